@@ -1,0 +1,170 @@
+package broker
+
+import (
+	"context"
+	"time"
+)
+
+// Category is one of the dashboard's panes: the messages of an entity grouped
+// by what can be done with them.
+type Category uint8
+
+// Categories, in pane order.
+const (
+	CategoryActive       Category = iota // active and not locked
+	CategoryLocked                       // locked (by anyone the endpoint can see)
+	CategoryDeferred                     // deferred and not locked
+	CategoryScheduled                    // scheduled
+	CategoryDeadLettered                 // everything in the dead-letter sub-queue
+)
+
+// Categories lists every category in pane order.
+var Categories = [...]Category{CategoryActive, CategoryLocked, CategoryDeferred, CategoryScheduled, CategoryDeadLettered}
+
+// String returns the pane title of the category.
+func (c Category) String() string {
+	switch c {
+	case CategoryActive:
+		return "Active"
+	case CategoryLocked:
+		return "Locked"
+	case CategoryDeferred:
+		return "Deferred"
+	case CategoryScheduled:
+		return "Scheduled"
+	case CategoryDeadLettered:
+		return "Dead-lettered"
+	}
+	return "Unknown"
+}
+
+// Count returns the count of c in n.
+func (n Counts) Count(c Category) int64 {
+	switch c {
+	case CategoryActive:
+		return n.Active
+	case CategoryLocked:
+		return n.Locked
+	case CategoryDeferred:
+		return n.Deferred
+	case CategoryScheduled:
+		return n.Scheduled
+	case CategoryDeadLettered:
+		return n.DeadLettered
+	}
+	return 0
+}
+
+// BrowseRequest asks for a window of messages of one category. Browsing never
+// locks a message and never changes its delivery count.
+type BrowseRequest struct {
+	Entity   string
+	Category Category
+	// FromSequence is the first sequence number wanted (inclusive); the window
+	// holds the messages of the category with sequence numbers >= FromSequence,
+	// in ascending order.
+	FromSequence int64
+	// Max is the most messages to return (the window size).
+	Max int
+}
+
+// ReceiveMode is how a receive hands messages over.
+type ReceiveMode uint8
+
+// Receive modes.
+const (
+	PeekLock ReceiveMode = iota
+	ReceiveAndDelete
+)
+
+// ReceiveRequest asks for up to Max messages from an entity (or its
+// dead-letter sub-queue) in sequence order, skipping locked ones.
+type ReceiveRequest struct {
+	Entity   string
+	SubQueue SubQueue
+	Mode     ReceiveMode
+	Max      int
+	// MaxWait is how long to wait for the first message when none is
+	// available; zero returns at once.
+	MaxWait time.Duration
+}
+
+// SettleKind is how a locked message is settled.
+type SettleKind uint8
+
+// Settlements.
+const (
+	Complete SettleKind = iota
+	Abandon
+	DeadLetter
+	Defer
+)
+
+// String returns the settlement's name.
+func (k SettleKind) String() string {
+	switch k {
+	case Complete:
+		return "complete"
+	case Abandon:
+		return "abandon"
+	case DeadLetter:
+		return "dead-letter"
+	case Defer:
+		return "defer"
+	}
+	return "unknown"
+}
+
+// Settlement settles one locked message.
+type Settlement struct {
+	Kind SettleKind
+	// Entity is the address the message was received from (with the
+	// dead-letter suffix for the dead-letter sub-queue).
+	Entity string
+	Token  LockToken
+	// Reason and Description of a dead-lettering.
+	Reason      string
+	Description string
+	// PropertiesToModify are merged into the application properties
+	// (abandon, defer and dead-letter).
+	PropertiesToModify map[string]any
+}
+
+// Client is what the dashboard polls and drives: the embedded engine and
+// remote endpoints implement it. Every method is safe for concurrent use and
+// honours ctx.
+type Client interface {
+	// Endpoint describes where the client is connected, for the status bar.
+	Endpoint() string
+	// Capabilities says what this endpoint can do.
+	Capabilities() Capabilities
+	// Entities lists queues, topics and subscriptions with their counts.
+	Entities(ctx context.Context) ([]Entity, error)
+	// Browse returns a window of messages of one category without locking.
+	Browse(ctx context.Context, req BrowseRequest) ([]*Message, error)
+	// Receive hands over messages under peek-lock or receive-and-delete.
+	Receive(ctx context.Context, req ReceiveRequest) ([]*Message, error)
+	// ReceiveDeferred locks deferred messages by sequence number.
+	ReceiveDeferred(ctx context.Context, entity string, seqs []int64) ([]*Message, error)
+	// Settle completes, abandons, dead-letters or defers a locked message.
+	Settle(ctx context.Context, s Settlement) error
+	// RenewLock extends a lock by the entity's lock duration and returns the
+	// new expiry.
+	RenewLock(ctx context.Context, entity string, token LockToken) (time.Time, error)
+	// Send sends messages to an entity and returns after the endpoint has
+	// accepted (and, when durable, stored) all of them.
+	Send(ctx context.Context, entity string, msgs []*Message) error
+	// Schedule sends messages that become active at the given time and
+	// returns their sequence numbers.
+	Schedule(ctx context.Context, entity string, at time.Time, msgs []*Message) ([]int64, error)
+	// CancelScheduled removes scheduled messages.
+	CancelScheduled(ctx context.Context, entity string, seqs []int64) error
+	// Purge removes every message of the entity's main queue or dead-letter
+	// sub-queue and returns how many were removed.
+	Purge(ctx context.Context, entity string, sub SubQueue) (int64, error)
+	// Events returns a stream of broker events and a function that ends the
+	// subscription, or a nil channel when the endpoint has no event stream.
+	Events() (<-chan Event, func())
+	// Close releases the client's resources; locks it holds are released.
+	Close() error
+}

@@ -1,0 +1,146 @@
+// Package store keeps the engine's entities and messages, in memory or
+// durably on disk with Pebble, behind one interface.
+//
+// A message is stored as two records: its Meta (small and mutable: state,
+// delivery count, times), which the engine reads at start to rebuild its
+// indexes, and the full message (written once, read when a message is
+// browsed or delivered). Locks are never stored: they are volatile in
+// Service Bus too.
+package store
+
+import (
+	"github.com/peeklock/peeklock/broker"
+)
+
+// Loc is where a message is stored: its entity, sub-queue and sequence number.
+// A dead-lettered message keeps its sequence number in the dead-letter
+// sub-queue, as in Service Bus.
+type Loc struct {
+	Entity uint32
+	Sub    broker.SubQueue
+	Seq    int64
+}
+
+// Meta is the mutable, indexed part of a stored message.
+type Meta struct {
+	State         broker.State
+	DeliveryCount uint32
+	EnqueuedTime  int64 // unix nanoseconds
+	ExpiresAt     int64 // unix nanoseconds; 0: never
+	ScheduledTime int64 // unix nanoseconds; 0: not scheduled
+	Size          int64
+	SessionID     string
+	MessageID     string
+}
+
+// EntityRecord is a stored entity definition. Entity IDs are assigned by the
+// engine and never reused.
+type EntityRecord struct {
+	ID     uint32
+	Entity broker.Entity // Counts are not stored
+}
+
+// OpKind says what an Op does.
+type OpKind uint8
+
+// Op kinds.
+const (
+	OpPutEntity     OpKind = iota // store Entity
+	OpDeleteEntity                // delete entity Loc.Entity with all its messages and its sequence
+	OpSetSequence                 // the highest sequence number assigned in Loc.Entity is Loc.Seq
+	OpPutMessage                  // store Meta and Message at Loc
+	OpPutMeta                     // replace the Meta at Loc, keep the message
+	OpDeleteMessage               // delete the message at Loc
+)
+
+// Op is one change in a Batch.
+type Op struct {
+	Kind    OpKind
+	Loc     Loc
+	Meta    Meta
+	Message *broker.Message
+	Entity  EntityRecord
+}
+
+// Batch is a list of changes applied atomically, in order.
+type Batch struct {
+	Ops []Op
+}
+
+// PutEntity stores an entity definition.
+func (b *Batch) PutEntity(rec EntityRecord) {
+	b.Ops = append(b.Ops, Op{Kind: OpPutEntity, Loc: Loc{Entity: rec.ID}, Entity: rec})
+}
+
+// DeleteEntity deletes an entity with all its messages.
+func (b *Batch) DeleteEntity(id uint32) {
+	b.Ops = append(b.Ops, Op{Kind: OpDeleteEntity, Loc: Loc{Entity: id}})
+}
+
+// SetSequence records the highest sequence number assigned in an entity, so
+// that numbers are never reused after a restart.
+func (b *Batch) SetSequence(id uint32, last int64) {
+	b.Ops = append(b.Ops, Op{Kind: OpSetSequence, Loc: Loc{Entity: id, Seq: last}})
+}
+
+// PutMessage stores a message with its meta. The store keeps msg: the caller
+// must not change it afterwards.
+func (b *Batch) PutMessage(loc Loc, meta Meta, msg *broker.Message) {
+	b.Ops = append(b.Ops, Op{Kind: OpPutMessage, Loc: loc, Meta: meta, Message: msg})
+}
+
+// PutMeta replaces a stored message's meta.
+func (b *Batch) PutMeta(loc Loc, meta Meta) {
+	b.Ops = append(b.Ops, Op{Kind: OpPutMeta, Loc: loc, Meta: meta})
+}
+
+// DeleteMessage deletes a stored message.
+func (b *Batch) DeleteMessage(loc Loc) {
+	b.Ops = append(b.Ops, Op{Kind: OpDeleteMessage, Loc: loc})
+}
+
+// Len returns the number of changes in the batch.
+func (b *Batch) Len() int { return len(b.Ops) }
+
+// Reset empties the batch for reuse.
+func (b *Batch) Reset() { clear(b.Ops); b.Ops = b.Ops[:0] }
+
+// Loader receives the stored state at start, entities first, then sequences,
+// then messages in (entity, sub-queue, sequence) order.
+type Loader interface {
+	Entity(rec EntityRecord) error
+	Sequence(entity uint32, last int64) error
+	Message(loc Loc, meta Meta) error
+}
+
+// Pending is a batch that has been applied in order but may not be on disk
+// yet. Wait returns when it is durable (at once for a memory store).
+type Pending interface {
+	Wait() error
+}
+
+// Store keeps entities and messages. Implementations are safe for concurrent
+// use.
+type Store interface {
+	// Load hands the stored state to l.
+	Load(l Loader) error
+	// Get returns the stored message at loc, with State and DeliveryCount
+	// taken from its current Meta. The result must not be changed (Clone it).
+	// A missing message is broker.ErrMessageNotFound.
+	Get(loc Loc) (*broker.Message, error)
+	// Apply applies b atomically and in order with every other Apply; the
+	// changes are visible to Get when Apply returns. A durable store
+	// shares one disk sync among concurrent batches (group commit): Wait on
+	// the result before acknowledging anything that must survive a crash.
+	Apply(b *Batch) (Pending, error)
+	// Durable reports whether the store survives a restart.
+	Durable() bool
+	// Close flushes and closes the store.
+	Close() error
+}
+
+// Done is a Pending that is already durable.
+type Done struct{}
+
+// Wait returns nil.
+func (Done) Wait() error { return nil }

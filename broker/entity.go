@@ -1,0 +1,168 @@
+package broker
+
+import (
+	"strings"
+	"time"
+)
+
+// EntityKind says what an entity is.
+type EntityKind uint8
+
+// Entity kinds.
+const (
+	KindQueue EntityKind = iota
+	KindTopic
+	KindSubscription
+)
+
+// String returns the kind's name.
+func (k EntityKind) String() string {
+	switch k {
+	case KindTopic:
+		return "topic"
+	case KindSubscription:
+		return "subscription"
+	}
+	return "queue"
+}
+
+// SubQueue selects an entity's main queue or its dead-letter sub-queue.
+type SubQueue uint8
+
+// Sub-queues.
+const (
+	SubQueueMain SubQueue = iota
+	SubQueueDeadLetter
+)
+
+// Address suffixes of Service Bus sub-queues and the subscription separator.
+const (
+	DeadLetterSuffix       = "/$DeadLetterQueue"
+	SubscriptionsSegment   = "/Subscriptions/"
+	MaxTimeToLive          = time.Duration(1<<63 - 1)
+	DefaultLockDuration    = 30 * time.Second
+	DefaultMaxDelivery     = 10
+	DefaultDuplicateWindow = 10 * time.Minute
+)
+
+// SplitAddress splits an address such as "orders/$DeadLetterQueue" into the
+// entity path and the sub-queue. Matching of the suffix ignores case, as
+// Service Bus does.
+func SplitAddress(addr string) (path string, sub SubQueue) {
+	if n := len(addr) - len(DeadLetterSuffix); n > 0 && strings.EqualFold(addr[n:], DeadLetterSuffix) {
+		return addr[:n], SubQueueDeadLetter
+	}
+	return addr, SubQueueMain
+}
+
+// SubscriptionPath returns the path of a subscription of a topic.
+func SubscriptionPath(topic, subscription string) string {
+	return topic + SubscriptionsSegment + subscription
+}
+
+// SplitSubscriptionPath splits "topic/Subscriptions/sub"; ok is false for any
+// other path.
+func SplitSubscriptionPath(path string) (topic, subscription string, ok bool) {
+	i := strings.Index(strings.ToLower(path), strings.ToLower(SubscriptionsSegment))
+	if i <= 0 {
+		return "", "", false
+	}
+	topic, subscription = path[:i], path[i+len(SubscriptionsSegment):]
+	if subscription == "" || strings.Contains(subscription, "/") {
+		return "", "", false
+	}
+	return topic, subscription, true
+}
+
+// EntitySettings are the per-entity settings of spec/semantics.md §1, named as
+// in the Service Bus emulator's Config.json. Zero durations and sizes mean
+// "the default" when an entity is created; Normalize fills them in.
+type EntitySettings struct {
+	LockDuration                        time.Duration
+	MaxDeliveryCount                    int32
+	DefaultMessageTimeToLive            time.Duration
+	DeadLetteringOnMessageExpiration    bool
+	RequiresDuplicateDetection          bool
+	DuplicateDetectionHistoryTimeWindow time.Duration
+	RequiresSession                     bool
+	ForwardTo                           string
+	ForwardDeadLetteredMessagesTo       string
+	MaxSizeInMegabytes                  int64
+	MaxMessageSizeInKilobytes           int64
+}
+
+// Defaults of entity settings.
+const (
+	DefaultMaxSizeInMegabytes        = 1024
+	DefaultMaxMessageSizeInKilobytes = 256
+)
+
+// Normalize returns s with every zero setting replaced by its default.
+func (s EntitySettings) Normalize() EntitySettings {
+	if s.LockDuration <= 0 {
+		s.LockDuration = DefaultLockDuration
+	}
+	if s.MaxDeliveryCount <= 0 {
+		s.MaxDeliveryCount = DefaultMaxDelivery
+	}
+	if s.DefaultMessageTimeToLive <= 0 {
+		s.DefaultMessageTimeToLive = MaxTimeToLive
+	}
+	if s.DuplicateDetectionHistoryTimeWindow <= 0 {
+		s.DuplicateDetectionHistoryTimeWindow = DefaultDuplicateWindow
+	}
+	if s.MaxSizeInMegabytes <= 0 {
+		s.MaxSizeInMegabytes = DefaultMaxSizeInMegabytes
+	}
+	if s.MaxMessageSizeInKilobytes <= 0 {
+		s.MaxMessageSizeInKilobytes = DefaultMaxMessageSizeInKilobytes
+	}
+	return s
+}
+
+// CorrelationFilter matches a message when every non-empty field equals the
+// message's property of the same name, and every entry of Properties equals
+// the application property of that name.
+type CorrelationFilter struct {
+	CorrelationID    string
+	MessageID        string
+	To               string
+	ReplyTo          string
+	Subject          string
+	SessionID        string
+	ReplyToSessionID string
+	ContentType      string
+	Properties       map[string]any
+}
+
+// Rule is a subscription rule. A nil Filter is the TrueFilter (matches all).
+// SQL filters are not implemented yet: a rule with SQL set is refused.
+type Rule struct {
+	Name   string
+	Filter *CorrelationFilter
+	SQL    string
+}
+
+// Counts are an entity's runtime message counts. Active counts available
+// (unlocked) active messages only; Locked counts every locked message of the
+// main queue (a locked deferred message counts as Locked, not Deferred).
+// Service Bus's ActiveMessageCount is Active+Locked.
+type Counts struct {
+	Active       int64
+	Locked       int64
+	Deferred     int64
+	Scheduled    int64
+	DeadLettered int64
+	Transfer     int64
+	SizeBytes    int64
+}
+
+// Entity is a queue, topic or subscription with its settings and counts.
+type Entity struct {
+	// Path is the address: "orders", "events", "events/Subscriptions/audit".
+	Path     string
+	Kind     EntityKind
+	Settings EntitySettings
+	Rules    []Rule // subscriptions only
+	Counts   Counts
+}

@@ -1,0 +1,157 @@
+package broker
+
+import (
+	"maps"
+	"time"
+)
+
+// State is a message's state inside its entity, as Service Bus reports it in
+// the x-opt-message-state annotation.
+type State uint8
+
+// Message states; the numbers are the wire values.
+const (
+	StateActive    State = 0
+	StateDeferred  State = 1
+	StateScheduled State = 2
+)
+
+// String returns the state's Service Bus name.
+func (s State) String() string {
+	switch s {
+	case StateActive:
+		return "Active"
+	case StateDeferred:
+		return "Deferred"
+	case StateScheduled:
+		return "Scheduled"
+	}
+	return "Unknown"
+}
+
+// BodyKind says how an AMQP client framed the payload.
+type BodyKind uint8
+
+// Body kinds. For BodyValue and BodySequence, Message.Body holds the AMQP
+// encoding of the value (or of the list of sequence sections), so that the
+// dashboard can render it as a tree and a listener can send it back unchanged.
+const (
+	BodyData     BodyKind = iota // one or more data sections: opaque bytes
+	BodyValue                    // an amqp-value section
+	BodySequence                 // amqp-sequence sections
+)
+
+// String returns the body kind's AMQP name.
+func (k BodyKind) String() string {
+	switch k {
+	case BodyValue:
+		return "amqp-value"
+	case BodySequence:
+		return "amqp-sequence"
+	}
+	return "data"
+}
+
+// Application properties that the broker sets when it dead-letters a message.
+const (
+	PropDeadLetterReason           = "DeadLetterReason"
+	PropDeadLetterErrorDescription = "DeadLetterErrorDescription"
+)
+
+// Dead-letter reasons the broker itself uses.
+const (
+	ReasonMaxDeliveryCountExceeded = "MaxDeliveryCountExceeded"
+	ReasonTTLExpired               = "TTLExpiredException"
+)
+
+// Message is a Service Bus message: an opaque payload plus broker properties
+// (spec/semantics.md §6) and application properties.
+//
+// Fields in the first group are set by the sender; the second group is set by
+// the broker and ignored on send.
+type Message struct {
+	MessageID        string
+	ContentType      string
+	CorrelationID    string
+	Subject          string // Label in older SDKs
+	To               string
+	ReplyTo          string
+	ReplyToSessionID string
+	SessionID        string
+	PartitionKey     string
+	ViaPartitionKey  string
+	// TimeToLive is relative to EnqueuedTime. Zero means the entity's
+	// DefaultMessageTimeToLive; a longer value is cut down to it.
+	TimeToLive time.Duration
+	// ScheduledEnqueueTime in the future makes the message Scheduled until then.
+	ScheduledEnqueueTime time.Time
+	// ApplicationProperties holds the application's own properties. Values are
+	// of the AMQP primitive kinds: string, bool, the sized integers, float32,
+	// float64, time.Time, time.Duration, []byte, UUID and nil.
+	ApplicationProperties map[string]any
+	Body                  []byte
+	BodyKind              BodyKind
+
+	SequenceNumber         int64
+	EnqueuedSequenceNumber int64
+	EnqueuedTime           time.Time
+	ExpiresAt              time.Time // zero: never
+	LockedUntil            time.Time // zero: not locked
+	LockToken              LockToken
+	// DeliveryCount is the number of times the message has been handed to a
+	// receiver, the current delivery included: the value the Service Bus SDKs
+	// show (AMQP header delivery-count + 1). A message never delivered has 0.
+	DeliveryCount    uint32
+	DeadLetterSource string
+	State            State
+	Size             int64
+}
+
+// DeadLetterReason returns the DeadLetterReason application property.
+func (m *Message) DeadLetterReason() string {
+	s, _ := m.ApplicationProperties[PropDeadLetterReason].(string)
+	return s
+}
+
+// DeadLetterErrorDescription returns the DeadLetterErrorDescription
+// application property.
+func (m *Message) DeadLetterErrorDescription() string {
+	s, _ := m.ApplicationProperties[PropDeadLetterErrorDescription].(string)
+	return s
+}
+
+// Locked reports whether the message carries a lock.
+func (m *Message) Locked() bool { return !m.LockToken.IsZero() }
+
+// Clone returns a deep copy: the body and the property map are copied, so the
+// copy can be changed without touching the original.
+func (m *Message) Clone() *Message {
+	c := *m
+	if m.Body != nil {
+		c.Body = append([]byte(nil), m.Body...)
+	}
+	if m.ApplicationProperties != nil {
+		c.ApplicationProperties = maps.Clone(m.ApplicationProperties)
+	}
+	return &c
+}
+
+// CopyForSend returns a copy that carries only what a sender sets: the broker
+// properties are cleared, so the copy can be sent again (edit and resend,
+// resubmit). The dead-letter properties are removed from the copy.
+func (m *Message) CopyForSend() *Message {
+	c := m.Clone()
+	c.SequenceNumber = 0
+	c.EnqueuedSequenceNumber = 0
+	c.EnqueuedTime = time.Time{}
+	c.ExpiresAt = time.Time{}
+	c.LockedUntil = time.Time{}
+	c.LockToken = LockToken{}
+	c.DeliveryCount = 0
+	c.DeadLetterSource = ""
+	c.State = StateActive
+	c.Size = 0
+	delete(c.ApplicationProperties, PropDeadLetterReason)
+	delete(c.ApplicationProperties, PropDeadLetterErrorDescription)
+	return c
+}
