@@ -32,9 +32,12 @@ func (s State) String() string {
 // BodyKind says how an AMQP client framed the payload.
 type BodyKind uint8
 
-// Body kinds. For BodyValue and BodySequence, Message.Body holds the AMQP
-// encoding of the value (or of the list of sequence sections), so that the
-// dashboard can render it as a tree and a listener can send it back unchanged.
+// Body kinds. For BodyValue and BodySequence, Message.Body holds the body
+// sections exactly as encoded on the wire, descriptors included: one
+// amqp-value section (0x00 0x53 0x77 ...), or the amqp-sequence sections
+// (0x00 0x53 0x76 ...) back to back. A listener sends them back unchanged, and
+// the dashboard decodes them (go-amqp's Message.UnmarshalBinary accepts them
+// as a message of body sections only) to render a tree.
 const (
 	BodyData     BodyKind = iota // one or more data sections: opaque bytes
 	BodyValue                    // an amqp-value section

@@ -1,0 +1,52 @@
+package broker
+
+import (
+	"context"
+	"time"
+)
+
+// ReadOnly wraps c so that every operation that changes something fails with
+// ErrReadOnly before it reaches the endpoint. Browsing, listing and events
+// pass through. The SSH server gives read-only sessions such a client, so the
+// role is enforced where the operation runs, not only by hiding keys.
+func ReadOnly(c Client) Client { return readOnly{c} }
+
+type readOnly struct{ Client }
+
+func refuse(op string) error {
+	return &Error{Code: CodeReadOnly, Message: op + " is not allowed in read-only mode"}
+}
+
+func (r readOnly) Receive(ctx context.Context, req ReceiveRequest) ([]*Message, error) {
+	return nil, refuse("receive")
+}
+
+func (r readOnly) ReceiveDeferred(context.Context, string, []int64) ([]*Message, error) {
+	return nil, refuse("receive deferred")
+}
+
+func (r readOnly) Settle(_ context.Context, s Settlement) error { return refuse(s.Kind.String()) }
+
+func (r readOnly) RenewLock(context.Context, string, LockToken) (time.Time, error) {
+	return time.Time{}, refuse("renew lock")
+}
+
+func (r readOnly) Send(context.Context, string, []*Message) error { return refuse("send") }
+
+func (r readOnly) Schedule(context.Context, string, time.Time, []*Message) ([]int64, error) {
+	return nil, refuse("schedule")
+}
+
+func (r readOnly) CancelScheduled(context.Context, string, []int64) error {
+	return refuse("cancel scheduled")
+}
+
+func (r readOnly) Purge(context.Context, string, SubQueue) (int64, error) {
+	return 0, refuse("purge")
+}
+
+// IsReadOnly reports whether c was made by ReadOnly.
+func IsReadOnly(c Client) bool {
+	_, ok := c.(readOnly)
+	return ok
+}

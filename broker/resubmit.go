@@ -1,0 +1,35 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+)
+
+// ResubmitTarget returns where a message dead-lettered in the sub-queue of
+// entity goes back to: the entity itself.
+func ResubmitTarget(entity string) string {
+	path, _ := SplitAddress(entity)
+	return path
+}
+
+// Resubmit sends a copy of a dead-lettered message back to target and only
+// then completes the original, which must be locked (received from the
+// dead-letter sub-queue, dlq, under peek-lock). This order is the no-loss
+// invariant of DESIGN.md: a failure before the copy is accepted leaves the
+// original where it was (its lock is abandoned); a failure after it leaves a
+// duplicate (same MessageId) in both places, never a gap.
+func Resubmit(ctx context.Context, c Client, dlq string, m *Message, target string) error {
+	if !m.Locked() {
+		return Errorf(CodeInvalid, "resubmit needs the dead-lettered message locked (sequence number %d)", m.SequenceNumber)
+	}
+	if err := c.Send(ctx, target, []*Message{m.CopyForSend()}); err != nil {
+		// Give the original back; its lock may be gone already, which is fine.
+		_ = c.Settle(context.WithoutCancel(ctx), Settlement{Kind: Abandon, Entity: dlq, Token: m.LockToken})
+		return fmt.Errorf("resubmit of sequence number %d: send to %q failed, original kept: %w", m.SequenceNumber, target, err)
+	}
+	if err := c.Settle(ctx, Settlement{Kind: Complete, Entity: dlq, Token: m.LockToken}); err != nil {
+		return fmt.Errorf("resubmit of sequence number %d: copy sent to %q but the original could not be completed, so it is there twice (MessageId %q): %w",
+			m.SequenceNumber, target, m.MessageID, err)
+	}
+	return nil
+}
