@@ -1,0 +1,5 @@
+// Package demo runs simulated producers and consumers against a broker, so
+// that `peeklock` alone shows messages moving, locks counting down and
+// expiring, redelivery, deferral, scheduling and dead-lettering at the
+// maximum delivery count within a minute.
+package demo

@@ -1,0 +1,203 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/peeklock/peeklock/broker"
+)
+
+// EntityAdmin creates entities; the embedded engine is one.
+type EntityAdmin interface {
+	CreateEntity(ctx context.Context, e broker.Entity) error
+}
+
+// Setup creates the entities of cfg that do not exist yet.
+func Setup(ctx context.Context, admin EntityAdmin, cfg Config) error {
+	for _, e := range cfg.Entities {
+		if err := admin.CreateEntity(ctx, e); err != nil && !errors.Is(err, broker.ErrAlreadyExists) {
+			return err
+		}
+	}
+	return nil
+}
+
+// Options tune a Run.
+type Options struct {
+	Clock  clockwork.Clock // nil: real time
+	Seed   uint64          // 0: random
+	Logger *slog.Logger    // nil: discard
+}
+
+// Run produces and consumes cfg's traffic on c until ctx is done. It starts
+// one producer per workload and the workload's consumers per receive path,
+// and nothing else: the number of goroutines is fixed by cfg.
+func Run(ctx context.Context, c broker.Client, cfg Config, opts Options) {
+	if opts.Clock == nil {
+		opts.Clock = clockwork.NewRealClock()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	seed := opts.Seed
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	var wg sync.WaitGroup
+	for i, w := range cfg.Workloads {
+		r := &runner{c: c, w: w, clock: opts.Clock, log: opts.Logger, gen: newGenerator(seed + uint64(i)*7919)}
+		if w.Rate > 0 {
+			wg.Go(func() { r.produce(ctx) })
+		}
+		for j, path := range w.Receive {
+			for k := range w.Consumers {
+				rng := rand.New(rand.NewPCG(seed, uint64(i*1000+j*100+k)))
+				wg.Go(func() { r.consume(ctx, path, rng) })
+			}
+		}
+	}
+	wg.Wait()
+}
+
+type runner struct {
+	c     broker.Client
+	w     Workload
+	clock clockwork.Clock
+	log   *slog.Logger
+	gen   *generator
+}
+
+// produce sends at the workload's rate.
+func (r *runner) produce(ctx context.Context) {
+	every := time.Duration(float64(time.Second) / r.w.Rate)
+	t := r.clock.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.Chan():
+		}
+		m := r.gen.message(r.w.Entity)
+		var err error
+		if r.gen.chance(r.w.Scheduled) {
+			at := r.clock.Now().Add(time.Duration(5+r.gen.intn(20)) * time.Second)
+			_, err = r.c.Schedule(ctx, r.w.Entity, at, []*broker.Message{m})
+		} else {
+			err = r.c.Send(ctx, r.w.Entity, []*broker.Message{m})
+		}
+		if err != nil && ctx.Err() == nil {
+			r.log.Debug("demo send failed", "entity", r.w.Entity, "err", err)
+		}
+	}
+}
+
+// consume receives one message at a time and settles it as the mix says.
+// Deferred messages are fetched back by sequence number a little later.
+func (r *runner) consume(ctx context.Context, path string, rng *rand.Rand) {
+	var deferred []int64
+	for ctx.Err() == nil {
+		if len(deferred) > 0 && rng.IntN(4) == 0 {
+			seq := deferred[0]
+			deferred = deferred[1:]
+			if ms, err := r.c.ReceiveDeferred(ctx, path, []int64{seq}); err == nil {
+				for _, m := range ms {
+					r.settle(ctx, path, m, broker.Complete, rng)
+				}
+			}
+		}
+		ms, err := r.c.Receive(ctx, broker.ReceiveRequest{Entity: path, Mode: broker.PeekLock, Max: 1, MaxWait: 2 * time.Second})
+		if err != nil {
+			if ctx.Err() == nil {
+				r.log.Debug("demo receive failed", "entity", path, "err", err)
+				r.sleep(ctx, time.Second)
+			}
+			continue
+		}
+		for _, m := range ms {
+			lo, hi := r.w.Processing[0], r.w.Processing[1]
+			work := lo
+			if hi > lo {
+				work += time.Duration(rng.Int64N(int64(hi - lo)))
+			}
+			kind, expire := r.pick(rng)
+			if expire {
+				continue // keep the lock until it runs out
+			}
+			r.sleep(ctx, work)
+			if kind == broker.Defer && len(deferred) < 100 {
+				deferred = append(deferred, m.SequenceNumber)
+			}
+			r.settle(ctx, path, m, kind, rng)
+		}
+	}
+}
+
+func (r *runner) pick(rng *rand.Rand) (broker.SettleKind, bool) {
+	mix := r.w.Mix
+	total := mix.total()
+	if total <= 0 {
+		return broker.Complete, false
+	}
+	n := rng.IntN(total)
+	for _, o := range []struct {
+		weight int
+		kind   broker.SettleKind
+		expire bool
+	}{
+		{mix.Complete, broker.Complete, false},
+		{mix.Abandon, broker.Abandon, false},
+		{mix.Expire, broker.Complete, true},
+		{mix.DeadLetter, broker.DeadLetter, false},
+		{mix.Defer, broker.Defer, false},
+	} {
+		if n < o.weight {
+			return o.kind, o.expire
+		}
+		n -= o.weight
+	}
+	return broker.Complete, false
+}
+
+func (r *runner) settle(ctx context.Context, path string, m *broker.Message, kind broker.SettleKind, rng *rand.Rand) {
+	s := broker.Settlement{Kind: kind, Entity: path, Token: m.LockToken}
+	if kind == broker.DeadLetter {
+		reason := deadLetterReasons[rng.IntN(len(deadLetterReasons))]
+		s.Reason, s.Description = reason[0], reason[1]
+	}
+	if err := r.c.Settle(ctx, s); err != nil {
+		if ctx.Err() == nil {
+			r.log.Debug("demo settle failed", "entity", path, "kind", kind, "err", err)
+		}
+		return
+	}
+	// A completed request gets a reply, so request/reply links show up.
+	if kind == broker.Complete && m.ReplyTo != "" {
+		reply := r.gen.reply(m)
+		if err := r.c.Send(ctx, m.ReplyTo, []*broker.Message{reply}); err != nil && ctx.Err() == nil {
+			r.log.Debug("demo reply failed", "to", m.ReplyTo, "err", err)
+		}
+	}
+}
+
+func (r *runner) sleep(ctx context.Context, d time.Duration) {
+	t := r.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.Chan():
+	}
+}
+
+var deadLetterReasons = [][2]string{
+	{"ValidationFailed", "field 'amount' must be positive"},
+	{"SchemaMismatch", "unknown field 'couponCode' in version 2"},
+	{"DownstreamUnavailable", "inventory service returned 503 three times"},
+	{"PoisonMessage", "deserialisation failed at byte 17"},
+}
