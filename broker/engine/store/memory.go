@@ -1,6 +1,9 @@
 package store
 
 import (
+	"cmp"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/peeklock/peeklock/broker"
@@ -28,28 +31,41 @@ func NewMemory() *Memory {
 	}
 }
 
-// Load hands nothing to l for a new store; a memory store is only ever loaded
-// empty by the engine, but Load works on a used one too (in map order for
-// messages, which is all the engine needs from a memory store).
+// Load hands l the entities in ID order, then the sequences, then the metas
+// in (entity, sub-queue, sequence) order, as the Store interface promises.
+// The engine only ever loads a memory store empty; sorting keeps the order
+// the same as the Pebble store's for tests that use both.
 func (s *Memory) Load(l Loader) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	for _, rec := range s.entities {
-		if err := l.Entity(rec); err != nil {
+	for _, id := range slices.Sorted(maps.Keys(s.entities)) {
+		if err := l.Entity(s.entities[id]); err != nil {
 			return err
 		}
 	}
-	for id, last := range s.seqs {
-		if err := l.Sequence(id, last); err != nil {
+	for _, id := range slices.Sorted(maps.Keys(s.seqs)) {
+		if err := l.Sequence(id, s.seqs[id]); err != nil {
 			return err
 		}
 	}
-	for loc, r := range s.messages {
-		if err := l.Message(loc, r.meta); err != nil {
+	locs := slices.SortedFunc(maps.Keys(s.messages), compareLocs)
+	for _, loc := range locs {
+		if err := l.Message(loc, s.messages[loc].meta); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// compareLocs orders locations by entity, sub-queue and sequence number.
+func compareLocs(a, b Loc) int {
+	if c := cmp.Compare(a.Entity, b.Entity); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Sub, b.Sub); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Seq, b.Seq)
 }
 
 // Get returns the message at loc.
@@ -73,8 +89,12 @@ func (s *Memory) Get(loc Loc) (*broker.Message, error) {
 	return &m, nil
 }
 
-// Apply applies b at once.
+// Apply applies b at once. A batch that the Pebble store would refuse
+// (see checkBatch) is refused here too, and nothing of it is applied.
 func (s *Memory) Apply(b *Batch) (Pending, error) {
+	if err := checkBatch(b); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := range b.Ops {

@@ -1,0 +1,34 @@
+package store
+
+import "github.com/peeklock/peeklock/broker"
+
+// checkBatch returns a CodeInvalid error for a batch that no store can
+// apply: an unknown op kind, a put without a message, or a property of a
+// type the durable store cannot keep. Both stores refuse the same batches,
+// so that the memory store never accepts what the Pebble store would not.
+func checkBatch(b *Batch) error {
+	for i := range b.Ops {
+		op := &b.Ops[i]
+		switch op.Kind {
+		case OpPutEntity:
+			for _, r := range op.Entity.Entity.Rules {
+				if r.Filter != nil {
+					if err := checkProps(r.Filter.Properties, "rule "+strconvQuote(r.Name)+" filter property"); err != nil {
+						return err
+					}
+				}
+			}
+		case OpPutMessage:
+			if op.Message == nil {
+				return broker.Errorf(broker.CodeInvalid, "put of message %d without a message", op.Loc.Seq)
+			}
+			if err := checkProps(op.Message.ApplicationProperties, "application property"); err != nil {
+				return err
+			}
+		case OpDeleteEntity, OpSetSequence, OpPutMeta, OpDeleteMessage:
+		default:
+			return broker.Errorf(broker.CodeInvalid, "unknown store op kind %d", op.Kind)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,537 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/peeklock/peeklock/broker"
+)
+
+// PebbleOptions configure a Pebble store. The zero value is the safe
+// default: every Apply is synced to disk before Wait returns.
+type PebbleOptions struct {
+	// CacheSize is the size of the block cache in bytes; 0 means 64 MiB.
+	CacheSize int64
+	// MemTableSize is the size of one memtable in bytes; 0 means 64 MiB. A
+	// clean Close flushes the memtables; after a crash, Open replays at most
+	// a few memtables' worth of write-ahead log.
+	MemTableSize uint64
+	// NoSync turns off the disk sync of each batch: Wait returns at once, and
+	// a crash of the machine (or, for the last few milliseconds of writes,
+	// of the process) may lose batches that were acknowledged. Only for
+	// tests and demos.
+	NoSync bool
+	// Logger receives Pebble's messages: information at Debug level, errors
+	// at Error level. Nil discards them. A fatal Pebble error (its commit
+	// pipeline broken, so that nothing written can be trusted to reach the
+	// disk) is logged and then ends the process with exit status 1, as
+	// Pebble's own default logger does: carrying on would acknowledge writes
+	// that may be lost.
+	Logger *slog.Logger
+
+	// fs replaces the operating system's file system (tests use a
+	// crash-simulating in-memory one).
+	fs vfs.FS
+}
+
+// Defaults of PebbleOptions.
+const (
+	DefaultPebbleCacheSize    = 64 << 20
+	DefaultPebbleMemTableSize = 64 << 20
+)
+
+// Pebble is a durable Store kept in a Pebble database in one directory.
+//
+// Apply hands each batch to Pebble's commit pipeline and returns once the
+// batch is in the write-ahead log's buffer and visible to readers; Wait then
+// waits for the log sync. Pebble's log writer syncs everything queued so far
+// with one fsync, so concurrent batches share their syncs (group commit).
+//
+// Lock order: closeMu (read) before applyMu.
+type Pebble struct {
+	db   *pebble.DB
+	sync bool
+	dir  string
+
+	// closeMu guards closed; every operation holds it for reading, Close for
+	// writing, so Pebble is never used after it is closed.
+	closeMu sync.RWMutex
+	closed  bool
+
+	// applyMu serialises the commit of batches, so that an OpPutMeta can
+	// check that its message exists at the moment its batch is ordered.
+	applyMu sync.Mutex
+
+	bufs sync.Pool // *[]byte: encoding scratch space
+}
+
+var _ Store = (*Pebble)(nil)
+
+// OpenPebble opens the Pebble store in dir, creating it when it does not
+// exist.
+func OpenPebble(dir string, opts PebbleOptions) (*Pebble, error) {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	po := &pebble.Options{
+		CacheSize:                   opts.CacheSize,
+		MemTableSize:                opts.MemTableSize,
+		MemTableStopWritesThreshold: 4,
+		// Writes stall only when L0 is far behind: bursts of sends are
+		// absorbed, and compactions catch up while receivers drain.
+		L0CompactionThreshold: 4,
+		L0StopWritesThreshold: 24,
+		// Use both cores for compactions when there is a backlog.
+		CompactionConcurrencyRange: func() (int, int) { return 1, 2 },
+		FormatMajorVersion:         pebble.FormatNewest,
+		Logger:                     pebbleLogger{logger},
+		FS:                         opts.fs,
+	}
+	if po.CacheSize <= 0 {
+		po.CacheSize = DefaultPebbleCacheSize
+	}
+	if po.MemTableSize == 0 {
+		po.MemTableSize = DefaultPebbleMemTableSize
+	}
+	db, err := pebble.Open(dir, po)
+	if err != nil {
+		return nil, pebbleError("open the store in "+dir, err)
+	}
+	s := &Pebble{db: db, sync: !opts.NoSync, dir: dir}
+	if err := s.checkFormat(); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// checkFormat records the key layout version in a new store and refuses a
+// store written with another layout.
+func (s *Pebble) checkFormat() error {
+	v, closer, err := s.db.Get(formatKey)
+	if errors.Is(err, pebble.ErrNotFound) {
+		iter, err := s.db.NewIter(nil)
+		if err != nil {
+			return pebbleError("check the store format", err)
+		}
+		empty := !iter.First()
+		if err := errors.Join(iter.Error(), iter.Close()); err != nil {
+			return pebbleError("check the store format", err)
+		}
+		if !empty {
+			return &broker.Error{Code: broker.CodeInvalid, Message: fmt.Sprintf("%s holds a Pebble database that is not a peeklock store", s.dir)}
+		}
+		if err := s.db.Set(formatKey, binary.AppendUvarint(nil, layoutVersion), pebble.Sync); err != nil {
+			return pebbleError("write the store format", err)
+		}
+		return nil
+	}
+	if err != nil {
+		return pebbleError("read the store format", err)
+	}
+	defer closer.Close()
+	if got, n := binary.Uvarint(v); n != len(v) || got != layoutVersion {
+		return &broker.Error{Code: broker.CodeInvalid, Message: fmt.Sprintf("store in %s has layout version %x, this build reads version %d", s.dir, v, layoutVersion)}
+	}
+	return nil
+}
+
+// Durable reports true.
+func (s *Pebble) Durable() bool { return true }
+
+// Close flushes the memtables, so that the next open replays no log, and
+// closes the database. Batches applied before Close are synced by it; a
+// second Close does nothing.
+func (s *Pebble) Close() error {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	err := s.db.Flush()
+	if cerr := s.db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return pebbleError("close the store", err)
+	}
+	return nil
+}
+
+// lock takes closeMu for reading and fails when the store is closed.
+func (s *Pebble) lock() error {
+	s.closeMu.RLock()
+	if s.closed {
+		s.closeMu.RUnlock()
+		return &broker.Error{Code: broker.CodeClosed, Message: "the store is closed"}
+	}
+	return nil
+}
+
+func (s *Pebble) unlock() { s.closeMu.RUnlock() }
+
+// Get returns the message at loc with State and DeliveryCount from its meta.
+func (s *Pebble) Get(loc Loc) (*broker.Message, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.unlock()
+	bk := makeMessageKey(spaceBody, loc)
+	v, closer, err := s.db.Get(bk[:])
+	if err != nil {
+		return nil, s.getError(loc, err)
+	}
+	msg, err := decodeMessage(v)
+	closer.Close()
+	if err != nil {
+		return nil, err
+	}
+	mk := makeMessageKey(spaceMeta, loc)
+	v, closer, err = s.db.Get(mk[:])
+	if err != nil {
+		return nil, s.getError(loc, err)
+	}
+	meta, err := decodeMeta(v)
+	closer.Close()
+	if err != nil {
+		return nil, err
+	}
+	msg.State, msg.DeliveryCount = meta.State, meta.DeliveryCount
+	return msg, nil
+}
+
+func (s *Pebble) getError(loc Loc, err error) error {
+	if errors.Is(err, pebble.ErrNotFound) {
+		return broker.Errorf(broker.CodeMessageNotFound, "no stored message with sequence number %d", loc.Seq)
+	}
+	return pebbleError(fmt.Sprintf("read message %d", loc.Seq), err)
+}
+
+// Load hands l the entities, then the sequences, then the metas in
+// (entity, sub-queue, sequence) order. It reads no message bodies. An error
+// of l ends Load and is returned unchanged. l must not call Close.
+func (s *Pebble) Load(l Loader) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.unlock()
+	if err := s.scan(spaceEntity, func(k, v []byte) error {
+		rec, err := decodeEntity(v)
+		if err != nil {
+			return err
+		}
+		if id, ok := parseEntityKey(k); !ok || id != rec.ID {
+			return corrupt("entity key %x holds entity %d", k, rec.ID)
+		}
+		return l.Entity(rec)
+	}); err != nil {
+		return err
+	}
+	if err := s.scan(spaceSequence, func(k, v []byte) error {
+		id, ok := parseEntityKey(k)
+		if !ok {
+			return corrupt("bad sequence key %x", k)
+		}
+		last, err := decodeSequence(v)
+		if err != nil {
+			return err
+		}
+		return l.Sequence(id, last)
+	}); err != nil {
+		return err
+	}
+	return s.scan(spaceMeta, func(k, v []byte) error {
+		loc, ok := parseMessageKey(k)
+		if !ok {
+			return corrupt("bad meta key %x", k)
+		}
+		meta, err := decodeMeta(v)
+		if err != nil {
+			return err
+		}
+		return l.Message(loc, meta)
+	})
+}
+
+// scan calls fn for every key of a key space, in key order. The slices are
+// valid only during the call.
+func (s *Pebble) scan(space byte, fn func(k, v []byte) error) error {
+	lo, hi := spaceSpan(space)
+	iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return pebbleError("scan the store", err)
+	}
+	for ok := iter.First(); ok; ok = iter.Next() {
+		v, err := iter.ValueAndErr()
+		if err != nil {
+			err = pebbleError("scan the store", err)
+		} else {
+			err = fn(iter.Key(), v)
+		}
+		if err != nil {
+			_ = iter.Close()
+			return err
+		}
+	}
+	if err := errors.Join(iter.Error(), iter.Close()); err != nil {
+		return pebbleError("scan the store", err)
+	}
+	return nil
+}
+
+// Apply builds one Pebble batch from b and commits it. With syncing on (the
+// default) the commit does not wait for the disk: the returned Pending's
+// Wait does. Nothing is applied when an op cannot be encoded (an
+// application property of an unknown type: CodeInvalid).
+func (s *Pebble) Apply(b *Batch) (Pending, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.unlock()
+	if len(b.Ops) == 0 {
+		return Done{}, nil
+	}
+	pb := s.db.NewBatch()
+	checks, err := s.build(pb, b)
+	if err != nil {
+		_ = pb.Close()
+		return nil, err
+	}
+
+	s.applyMu.Lock()
+	// A meta written for a message that neither this batch nor the store
+	// holds is dropped, as the memory store drops it: delete it again at the
+	// end of the batch.
+	for _, loc := range checks {
+		mk := makeMessageKey(spaceMeta, loc)
+		_, closer, err := s.db.Get(mk[:])
+		if err == nil {
+			closer.Close()
+			continue
+		}
+		if !errors.Is(err, pebble.ErrNotFound) {
+			s.applyMu.Unlock()
+			_ = pb.Close()
+			return nil, pebbleError("read a meta", err)
+		}
+		_ = pb.Delete(mk[:], nil)
+	}
+	if !s.sync {
+		err = pb.Commit(pebble.NoSync)
+		s.applyMu.Unlock()
+		_ = pb.Close()
+		if err != nil {
+			return nil, pebbleError("commit a batch", err)
+		}
+		return Done{}, nil
+	}
+	err = s.db.ApplyNoSyncWait(pb, pebble.Sync)
+	s.applyMu.Unlock()
+	if err != nil {
+		_ = pb.Close()
+		return nil, pebbleError("commit a batch", err)
+	}
+	return &pebblePending{b: pb}, nil
+}
+
+// maxBatchBytes bounds the encoded size of one batch, far below Pebble's
+// own limit of 4 GiB (which it enforces with a panic).
+const maxBatchBytes = 1 << 30
+
+// metaState says what a batch knows about a location while it is built.
+type metaState uint8
+
+const (
+	metaExists    metaState = iota + 1 // put by an earlier op of the batch
+	metaMissing                        // deleted by an earlier op of the batch
+	metaUnchecked                      // only metas put: the store must be asked
+)
+
+// build adds b's ops to pb. It returns the locations whose meta the batch
+// writes without knowing whether the message exists (no earlier op of the
+// batch put or deleted it, and no later op did either).
+func (s *Pebble) build(pb *pebble.Batch, b *Batch) ([]Loc, error) {
+	bufp := s.getBuf()
+	defer s.bufs.Put(bufp)
+	buf := *bufp
+	defer func() { *bufp = buf[:0] }()
+
+	var states map[Loc]metaState // only when the batch has an OpPutMeta
+	var deleted map[uint32]bool  // entities deleted earlier in the batch
+	for i := range b.Ops {
+		if b.Ops[i].Kind == OpPutMeta {
+			states = make(map[Loc]metaState)
+			break
+		}
+	}
+	for i := range b.Ops {
+		op := &b.Ops[i]
+		var err error
+		switch op.Kind {
+		case OpPutEntity:
+			buf, err = appendEntity(buf[:0], &op.Entity)
+			if err != nil {
+				return nil, err
+			}
+			k := makeEntityKey(spaceEntity, op.Entity.ID)
+			err = pb.Set(k[:], buf, nil)
+		case OpDeleteEntity:
+			id := op.Loc.Entity
+			for _, space := range [...]byte{spaceBody, spaceMeta} {
+				lo, hi := entitySpan(space, id)
+				if err = pb.DeleteRange(lo, hi, nil); err != nil {
+					break
+				}
+			}
+			ek, sk := makeEntityKey(spaceEntity, id), makeEntityKey(spaceSequence, id)
+			err = errors.Join(err, pb.Delete(ek[:], nil), pb.Delete(sk[:], nil))
+			if states != nil {
+				for loc := range states {
+					if loc.Entity == id {
+						delete(states, loc)
+					}
+				}
+				if deleted == nil {
+					deleted = make(map[uint32]bool)
+				}
+				deleted[id] = true
+			}
+		case OpSetSequence:
+			buf = appendSequence(buf[:0], op.Loc.Seq)
+			k := makeEntityKey(spaceSequence, op.Loc.Entity)
+			err = pb.Set(k[:], buf, nil)
+		case OpPutMessage:
+			if op.Message == nil {
+				return nil, broker.Errorf(broker.CodeInvalid, "put of message %d without a message", op.Loc.Seq)
+			}
+			buf, err = appendMessage(buf[:0], op.Message)
+			if err != nil {
+				return nil, err
+			}
+			if pb.Len()+len(buf) > maxBatchBytes {
+				return nil, broker.Errorf(broker.CodeInvalid, "batch of %d ops is larger than %d bytes", len(b.Ops), maxBatchBytes)
+			}
+			bk, mk := makeMessageKey(spaceBody, op.Loc), makeMessageKey(spaceMeta, op.Loc)
+			if err = pb.Set(bk[:], buf, nil); err == nil {
+				err = pb.Set(mk[:], appendMeta(buf[:0], &op.Meta), nil)
+			}
+			if states != nil {
+				states[op.Loc] = metaExists
+			}
+		case OpPutMeta:
+			st, ok := states[op.Loc]
+			if !ok {
+				st = metaUnchecked
+				if deleted[op.Loc.Entity] {
+					st = metaMissing
+				}
+				states[op.Loc] = st
+			}
+			if st == metaMissing {
+				continue
+			}
+			mk := makeMessageKey(spaceMeta, op.Loc)
+			err = pb.Set(mk[:], appendMeta(buf[:0], &op.Meta), nil)
+		case OpDeleteMessage:
+			bk, mk := makeMessageKey(spaceBody, op.Loc), makeMessageKey(spaceMeta, op.Loc)
+			err = errors.Join(pb.Delete(bk[:], nil), pb.Delete(mk[:], nil))
+			if states != nil {
+				states[op.Loc] = metaMissing
+			}
+		default:
+			return nil, broker.Errorf(broker.CodeInvalid, "unknown store op kind %d", op.Kind)
+		}
+		if err != nil {
+			return nil, pebbleError("build a batch", err)
+		}
+	}
+	var checks []Loc
+	for loc, st := range states {
+		if st == metaUnchecked {
+			checks = append(checks, loc)
+		}
+	}
+	return checks, nil
+}
+
+func (s *Pebble) getBuf() *[]byte {
+	if p, ok := s.bufs.Get().(*[]byte); ok {
+		return p
+	}
+	b := make([]byte, 0, 4096)
+	return &b
+}
+
+// pebblePending waits for the log sync of one committed batch.
+type pebblePending struct {
+	once sync.Once
+	b    *pebble.Batch
+	err  error
+}
+
+// Wait waits until the batch is synced to disk. It may be called more than
+// once and from several goroutines.
+func (p *pebblePending) Wait() error {
+	p.once.Do(func() {
+		if err := p.b.SyncWait(); err != nil {
+			p.err = pebbleError("sync the write-ahead log", err)
+		}
+		_ = p.b.Close()
+		p.b = nil
+	})
+	return p.err
+}
+
+func appendSequence(dst []byte, last int64) []byte {
+	dst = append(dst, codecVersion)
+	return binary.AppendVarint(dst, last)
+}
+
+func decodeSequence(b []byte) (int64, error) {
+	d := decoder{b: b, what: "sequence"}
+	d.version()
+	v := d.varint()
+	return v, d.finish()
+}
+
+// corrupt returns an ErrCorrupt error about a stored key.
+func corrupt(format string, args ...any) error {
+	return &broker.Error{Code: broker.CodeUnknown, Message: "corrupt store: " + fmt.Sprintf(format, args...), Err: ErrCorrupt}
+}
+
+// pebbleError wraps an error from Pebble.
+func pebbleError(doing string, err error) error {
+	var be *broker.Error
+	if errors.As(err, &be) {
+		return err
+	}
+	return &broker.Error{Code: broker.CodeUnknown, Message: "store: " + doing + ": " + err.Error(), Err: err}
+}
+
+// pebbleLogger passes Pebble's log lines to a slog.Logger.
+type pebbleLogger struct{ l *slog.Logger }
+
+func (p pebbleLogger) Infof(format string, args ...any) {
+	p.l.Debug(fmt.Sprintf(format, args...), "component", "pebble")
+}
+
+func (p pebbleLogger) Errorf(format string, args ...any) {
+	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
+}
+
+// Fatalf logs and exits: see PebbleOptions.Logger.
+func (p pebbleLogger) Fatalf(format string, args ...any) {
+	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble", "fatal", true)
+	exit(1)
+}
+
+// exit ends the process after a fatal Pebble error.
+var exit = os.Exit
