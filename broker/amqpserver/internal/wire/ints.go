@@ -1,0 +1,35 @@
+package wire
+
+// asUint64 returns an unsigned integer of any width as a uint64.
+func asUint64(v any) (uint64, bool) {
+	switch x := v.(type) {
+	case uint8:
+		return uint64(x), true
+	case uint16:
+		return uint64(x), true
+	case uint32:
+		return uint64(x), true
+	case uint64:
+		return x, true
+	case uint:
+		return uint64(x), true
+	}
+	return 0, false
+}
+
+// asInt64 returns a signed integer of any width as an int64.
+func asInt64(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int8:
+		return int64(x), true
+	case int16:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case int64:
+		return x, true
+	case int:
+		return int64(x), true
+	}
+	return 0, false
+}

@@ -1,0 +1,211 @@
+package wire
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/peeklock/peeklock/broker"
+)
+
+// Service Bus annotation keys (spec/amqp-dialect.md).
+const (
+	AnnotSequenceNumber        Symbol = "x-opt-sequence-number"
+	AnnotEnqueueSequenceNumber Symbol = "x-opt-enqueue-sequence-number"
+	AnnotEnqueuedTime          Symbol = "x-opt-enqueued-time"
+	AnnotLockedUntil           Symbol = "x-opt-locked-until"
+	AnnotScheduledEnqueueTime  Symbol = "x-opt-scheduled-enqueue-time"
+	AnnotPartitionKey          Symbol = "x-opt-partition-key"
+	AnnotViaPartitionKey       Symbol = "x-opt-via-partition-key"
+	AnnotDeadLetterSource      Symbol = "x-opt-deadletter-source"
+	AnnotMessageState          Symbol = "x-opt-message-state"
+	// AnnotLockToken is a delivery annotation.
+	AnnotLockToken Symbol = "x-opt-lock-token"
+)
+
+// MessageFormatBatch is the message format of a Service Bus batch: one
+// encoded message per data section.
+const MessageFormatBatch uint32 = 0x80013700
+
+// EncodeOptions says how EncodeMessage presents a message to a receiver.
+type EncodeOptions struct {
+	// LockToken adds the delivery annotation x-opt-lock-token carrying
+	// m.LockToken, as receive-by-sequence-number responses need.
+	LockToken bool
+	// DeliveryCount writes the header delivery-count as
+	// m.DeliveryCount-1 (the SDKs add one back); a message with
+	// DeliveryCount 0 gets no delivery count. Without it, as a sender
+	// writes a message, the header has no delivery count.
+	DeliveryCount bool
+}
+
+// EncodeMessage appends m as an AMQP message: header (ttl, delivery count),
+// delivery annotations (lock token, on request), message annotations (the
+// Service Bus broker properties that are set), properties, application
+// properties and the body. A BodyData body is one data section; BodyValue
+// and BodySequence bodies are written as the encoded sections they hold.
+//
+// Application property values outside the value model that no Go type
+// rule encodes are written as their fmt.Sprint text, so encoding never
+// fails.
+func EncodeMessage(dst []byte, m *broker.Message, opts EncodeOptions) []byte {
+	dst = appendHeader(dst, m, opts)
+	if opts.LockToken {
+		dst = AppendDescriptor(dst, descDeliveryAnnotations)
+		var start int
+		dst, start = beginCompound(dst, codeMap32)
+		dst = AppendUUID(AppendSymbol(dst, AnnotLockToken), UUID(m.LockToken))
+		dst = endCompound(dst, start, 2, codeMap8, codeMap32)
+	}
+	dst = appendMessageAnnotations(dst, m)
+	dst = appendProperties(dst, m)
+	dst = appendApplicationProperties(dst, m.ApplicationProperties)
+	return appendBody(dst, m)
+}
+
+// ttlMillis returns the header ttl for d, and false when d is not positive
+// or does not fit the header's uint milliseconds.
+func ttlMillis(d time.Duration) (uint32, bool) {
+	ms := d.Milliseconds()
+	if d <= 0 || ms > math.MaxUint32 {
+		return 0, false
+	}
+	return uint32(ms), true
+}
+
+func appendHeader(b []byte, m *broker.Message, opts EncodeOptions) []byte {
+	ttl, hasTTL := ttlMillis(m.TimeToLive)
+	hasDC := opts.DeliveryCount && m.DeliveryCount > 0
+	if !hasTTL && !hasDC {
+		return b
+	}
+	b, c := beginComposite(b, descHeader)
+	b = c.null(b) // durable
+	b = c.null(b) // priority
+	b = c.uint(b, ttl, hasTTL)
+	b = c.null(b) // first-acquirer
+	var dc uint32
+	if hasDC {
+		dc = m.DeliveryCount - 1
+	}
+	b = c.uint(b, dc, hasDC)
+	return c.end(b)
+}
+
+func appendMessageAnnotations(b []byte, m *broker.Message) []byte {
+	issued := m.SequenceNumber != 0 || m.State != broker.StateActive
+	if !issued && m.EnqueuedSequenceNumber == 0 && m.EnqueuedTime.IsZero() &&
+		m.LockedUntil.IsZero() && m.ScheduledEnqueueTime.IsZero() && m.PartitionKey == "" &&
+		m.ViaPartitionKey == "" && m.DeadLetterSource == "" {
+		return b
+	}
+	b = AppendDescriptor(b, descMessageAnnotations)
+	b, start := beginCompound(b, codeMap32)
+	n := 0
+	if m.SequenceNumber != 0 {
+		b = AppendLong(AppendSymbol(b, AnnotSequenceNumber), m.SequenceNumber)
+		n++
+	}
+	if m.EnqueuedSequenceNumber != 0 {
+		b = AppendLong(AppendSymbol(b, AnnotEnqueueSequenceNumber), m.EnqueuedSequenceNumber)
+		n++
+	}
+	if !m.EnqueuedTime.IsZero() {
+		b = AppendTimestamp(AppendSymbol(b, AnnotEnqueuedTime), m.EnqueuedTime)
+		n++
+	}
+	if !m.LockedUntil.IsZero() {
+		b = AppendTimestamp(AppendSymbol(b, AnnotLockedUntil), m.LockedUntil)
+		n++
+	}
+	if !m.ScheduledEnqueueTime.IsZero() {
+		b = AppendTimestamp(AppendSymbol(b, AnnotScheduledEnqueueTime), m.ScheduledEnqueueTime)
+		n++
+	}
+	if m.PartitionKey != "" {
+		b = AppendString(AppendSymbol(b, AnnotPartitionKey), m.PartitionKey)
+		n++
+	}
+	if m.ViaPartitionKey != "" {
+		b = AppendString(AppendSymbol(b, AnnotViaPartitionKey), m.ViaPartitionKey)
+		n++
+	}
+	if m.DeadLetterSource != "" {
+		b = AppendString(AppendSymbol(b, AnnotDeadLetterSource), m.DeadLetterSource)
+		n++
+	}
+	if issued {
+		b = AppendInt(AppendSymbol(b, AnnotMessageState), int32(m.State))
+		n++
+	}
+	return endCompound(b, start, 2*n, codeMap8, codeMap32)
+}
+
+// appendProperties writes the properties section. It is always written:
+// the Go SDK reads the header delivery count only when properties exist.
+func appendProperties(b []byte, m *broker.Message) []byte {
+	b, c := beginComposite(b, descProperties)
+	b = c.str(b, m.MessageID, m.MessageID != "")
+	b = c.null(b) // user-id
+	b = c.str(b, m.To, m.To != "")
+	b = c.str(b, m.Subject, m.Subject != "")
+	b = c.str(b, m.ReplyTo, m.ReplyTo != "")
+	b = c.str(b, m.CorrelationID, m.CorrelationID != "")
+	b = c.symbol(b, Symbol(m.ContentType), m.ContentType != "")
+	b = c.null(b) // content-encoding
+	expires := !m.ExpiresAt.IsZero()
+	b = c.timestamp(b, m.ExpiresAt, expires)
+	b = c.timestamp(b, m.EnqueuedTime, expires && !m.EnqueuedTime.IsZero())
+	b = c.str(b, m.SessionID, m.SessionID != "")
+	b = c.null(b) // group-sequence
+	b = c.str(b, m.ReplyToSessionID, m.ReplyToSessionID != "")
+	return c.end(b)
+}
+
+// appendApplicationProperties writes the application properties in sorted
+// key order; nil or empty properties write no section.
+func appendApplicationProperties(b []byte, props map[string]any) []byte {
+	if len(props) == 0 {
+		return b
+	}
+	var stack [16]string
+	keys := stack[:0]
+	for k := range props {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = AppendDescriptor(b, descApplicationProperties)
+	b, start := beginCompound(b, codeMap32)
+	for _, k := range keys {
+		b = AppendString(b, k)
+		b = appendPropertyValue(b, props[k])
+	}
+	return endCompound(b, start, 2*len(keys), codeMap8, codeMap32)
+}
+
+// appendPropertyValue writes one application property value; what cannot
+// be encoded becomes its text.
+func appendPropertyValue(b []byte, v any) []byte {
+	nb, err := AppendValue(b, v)
+	if err != nil {
+		return AppendString(b, fmt.Sprint(v))
+	}
+	return nb
+}
+
+func appendBody(b []byte, m *broker.Message) []byte {
+	switch m.BodyKind {
+	case broker.BodyValue:
+		if len(m.Body) == 0 {
+			return AppendNull(AppendDescriptor(b, descAMQPValue))
+		}
+		return append(b, m.Body...)
+	case broker.BodySequence:
+		if len(m.Body) == 0 {
+			return append(AppendDescriptor(b, descAMQPSequence), codeList0)
+		}
+		return append(b, m.Body...)
+	}
+	return AppendBinary(AppendDescriptor(b, descData), m.Body)
+}

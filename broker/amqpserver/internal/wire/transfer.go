@@ -1,0 +1,43 @@
+package wire
+
+import "fmt"
+
+// AppendTransferFrames appends the delivery t as transfer frames on
+// channel, none larger than maxFrameSize: when the payload does not fit
+// one frame it is split, the first frame carries every field of t, the
+// continuation frames carry only the handle, and all but the last have
+// More set (§2.6.14).
+func AppendTransferFrames(b []byte, channel uint16, t *Transfer, maxFrameSize uint32) ([]byte, error) {
+	whole := *t
+	whole.Payload = nil
+	head, err := whole.appendTo(nil)
+	if err != nil {
+		return b, err
+	}
+	if FrameHeaderSize+int64(len(head))+int64(len(t.Payload)) <= int64(maxFrameSize) {
+		return AppendFrame(b, FrameAMQP, channel, t)
+	}
+	start := len(b)
+	payload := t.Payload
+	frame := *t // the first frame: every field
+	for len(payload) > 0 {
+		frame.More = true
+		frame.Payload = nil
+		head, err := frame.appendTo(nil)
+		if err != nil {
+			return b[:start], err
+		}
+		room := int64(maxFrameSize) - FrameHeaderSize - int64(len(head))
+		if room <= 0 {
+			return b[:start], &EncodeError{Msg: fmt.Sprintf("max frame size %d leaves no room for a transfer payload", maxFrameSize)}
+		}
+		n := min(int64(len(payload)), room)
+		frame.Payload, payload = payload[:n], payload[n:]
+		frame.More = len(payload) > 0 || t.More
+		if b, err = AppendFrame(b, FrameAMQP, channel, &frame); err != nil {
+			return b[:start], err
+		}
+		frame = Transfer{Handle: t.Handle} // continuations: the handle only
+	}
+	return b, nil
+}
