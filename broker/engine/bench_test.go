@@ -1,0 +1,147 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/engine/store"
+)
+
+// benchLoop runs send + peek-lock receive + complete of 1 KiB messages in
+// batches of 64 on `workers` goroutines, each on its own queue slice of the
+// work, and reports messages per second.
+func benchLoop(b *testing.B, st store.Store, workers int) {
+	e, err := New(Options{Store: st})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	ctx := context.Background()
+	if err := e.CreateEntity(ctx, broker.Entity{Path: "bench"}); err != nil {
+		b.Fatal(err)
+	}
+	body := make([]byte, 1024)
+	const batch = 64
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	per := (b.N + workers - 1) / workers
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			msgs := make([]*broker.Message, batch)
+			ss := make([]broker.Settlement, 0, batch)
+			for done := 0; done < per; done += batch {
+				for i := range msgs {
+					msgs[i] = &broker.Message{Body: body}
+				}
+				if err := e.Send(ctx, "bench", msgs); err != nil {
+					b.Error(err)
+					return
+				}
+				got := 0
+				for got < batch {
+					ms, err := e.Receive(ctx, broker.ReceiveRequest{Entity: "bench", Max: batch - got})
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					ss = ss[:0]
+					for _, m := range ms {
+						ss = append(ss, broker.Settlement{Kind: broker.Complete, Entity: "bench", Token: m.LockToken})
+					}
+					if errs := e.SettleMany(ctx, ss); errs != nil {
+						b.Error(errs)
+						return
+					}
+					got += len(ms)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	el := time.Since(start)
+	b.ReportMetric(float64(per*workers)/el.Seconds(), "msg/s")
+}
+
+func BenchmarkMemoryLoop(b *testing.B) {
+	for _, w := range []int{1, 2, 8} {
+		b.Run("workers="+itoa(w), func(b *testing.B) { benchLoop(b, store.NewMemory(), w) })
+	}
+}
+
+func BenchmarkPebbleLoop(b *testing.B) {
+	for _, w := range []int{1, 16, 64} {
+		b.Run("workers="+itoa(w), func(b *testing.B) {
+			st, err := store.OpenPebble(b.TempDir(), store.PebbleOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchLoop(b, st, w)
+		})
+	}
+}
+
+func itoa(n int) string {
+	if n < 10 {
+		return string(rune('0' + n))
+	}
+	return itoa(n/10) + string(rune('0'+n%10))
+}
+
+// TestMemoryPerMessage measures the engine's heap per stored message (the
+// store's own copy excluded: a store that keeps nothing is used).
+func TestMemoryPerMessage(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("stores many messages")
+	}
+	n := 200_000
+	if os.Getenv("PEEKLOCK_BIG") != "" {
+		n = 1_000_000
+	}
+	e, err := New(Options{Store: nullStore{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx := context.Background()
+	e.CreateEntity(ctx, broker.Entity{Path: "q", Settings: broker.EntitySettings{DefaultMessageTimeToLive: time.Hour}})
+	msgs := make([]*broker.Message, 1000)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := 0; i < n; i += len(msgs) {
+		for j := range msgs {
+			// A 36-character message id, as SDKs generate them.
+			msgs[j] = &broker.Message{MessageID: "6f1c2a3b-4d5e-4f60-8a9b-0c1d2e3f" + itoa(1000+(i+j)%9000)}
+		}
+		if err := e.Send(ctx, "q", msgs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	per := float64(after.HeapAlloc-before.HeapAlloc) / float64(n)
+	t.Logf("engine memory per stored message: %.0f bytes (%d messages)", per, n)
+	if per > 256 {
+		t.Fatalf("%.0f bytes per message, budget 256", per)
+	}
+	runtime.KeepAlive(e)
+}
+
+// nullStore keeps nothing: it isolates the engine's own memory.
+type nullStore struct{}
+
+func (nullStore) Load(store.Loader) error { return nil }
+func (nullStore) Get(store.Loc) (*broker.Message, error) {
+	return nil, broker.ErrMessageNotFound
+}
+func (nullStore) Apply(*store.Batch) (store.Pending, error) { return store.Done{}, nil }
+func (nullStore) Durable() bool                             { return false }
+func (nullStore) Close() error                              { return nil }

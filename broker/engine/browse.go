@@ -1,0 +1,89 @@
+package engine
+
+import (
+	"context"
+	"slices"
+
+	"github.com/peeklock/peeklock/broker"
+)
+
+// Browse returns up to req.Max messages of one category with sequence
+// numbers >= req.FromSequence, in ascending order, without locking them or
+// changing their delivery count. Locked messages carry LockToken and
+// LockedUntil. The dead-lettered category holds the whole dead-letter
+// sub-queue (locked and deferred ones included). The cost is O(log n +
+// window) whatever the entity's size.
+func (e *Engine) Browse(ctx context.Context, req broker.BrowseRequest) ([]*broker.Message, error) {
+	if err := e.enter(); err != nil {
+		return nil, err
+	}
+	defer e.leave()
+	if err := checkCtx(ctx); err != nil {
+		return nil, err
+	}
+	en, sub, err := e.lookup(req.Entity)
+	if err != nil {
+		return nil, err
+	}
+	if req.Max <= 0 {
+		return nil, newErr(broker.CodeInvalid, en.path, "a browse asks for at least one message (Max is %d)", req.Max)
+	}
+	cat := req.Category
+	if sub == broker.SubQueueDeadLetter {
+		cat = broker.CategoryDeadLettered
+	}
+	if cat > broker.CategoryDeadLettered {
+		return nil, newErr(broker.CodeInvalid, en.path, "unknown category %d", cat)
+	}
+	if _, err := e.lockedDue(en); err != nil {
+		return nil, err
+	}
+	var trees []*tree
+	m, d := &en.q[broker.SubQueueMain], &en.q[broker.SubQueueDeadLetter]
+	switch cat {
+	case broker.CategoryActive:
+		trees = []*tree{m.active}
+	case broker.CategoryLocked:
+		trees = []*tree{m.locked}
+	case broker.CategoryDeferred:
+		trees = []*tree{m.deferred}
+	case broker.CategoryScheduled:
+		trees = []*tree{en.scheduled}
+	case broker.CategoryDeadLettered:
+		trees = []*tree{d.active, d.locked, d.deferred}
+	}
+	var picked []*entry
+	for _, t := range trees {
+		n := 0
+		ascendFrom(t, req.FromSequence, func(x *entry) bool {
+			picked = append(picked, x)
+			n++
+			return n < req.Max
+		})
+	}
+	if len(trees) > 1 {
+		slices.SortFunc(picked, func(a, b *entry) int { return cmpInt64(a.seq, b.seq) })
+		if len(picked) > req.Max {
+			picked = picked[:req.Max]
+		}
+	}
+	hs := make([]handout, len(picked))
+	for i, x := range picked {
+		hs[i] = handout{loc: x.loc(en.id), token: x.token, delivery: x.delivery, state: x.state}
+		if x.locked() {
+			hs[i].until = x.at
+		}
+	}
+	e.unlock(en)
+	return e.bodies(hs), nil
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,595 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/peeklock/peeklock/broker"
+)
+
+// Config is a parsed and checked Service Bus emulator Config.json: the
+// namespace name and the entities it defines, each topic followed by its
+// subscriptions.
+type Config struct {
+	Namespace string
+	Entities  []broker.Entity
+	// Logging is UserConfig.Logging.Type ("File", "Console", ...); the engine
+	// does not use it.
+	Logging string
+}
+
+// Defaults of the Service Bus emulator for properties a Config.json leaves
+// out. They differ from the service's (broker.EntitySettings.Normalize) on
+// purpose: a Config.json means what the emulator makes of it.
+const (
+	ConfigDefaultLockDuration     = time.Minute
+	ConfigDefaultMaxDeliveryCount = 3
+	ConfigDefaultTimeToLive       = time.Hour
+	ConfigDefaultDuplicateWindow  = 20 * time.Second
+)
+
+// Limits checked in a Config.json, as Service Bus enforces them.
+const (
+	maxConfigLockDuration    = 5 * time.Minute
+	maxConfigDuplicateWindow = 7 * day
+)
+
+// LoadConfigFile reads and parses a Config.json file.
+func LoadConfigFile(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		e := newErr(broker.CodeInvalid, "", "cannot read the configuration file %s: %v", path, err)
+		e.Err = err
+		return nil, e
+	}
+	cfg, err := ParseConfig(data)
+	if err != nil {
+		var be *broker.Error
+		if errors.As(err, &be) {
+			be.Message = path + ": " + be.Message
+		}
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// ParseConfig parses the Service Bus emulator's Config.json format:
+//
+//	{"UserConfig": {"Namespaces": [{"Name": "sbemulatorns",
+//	  "Queues": [{"Name": "q", "Properties": {"LockDuration": "PT1M", ...}}],
+//	  "Topics": [{"Name": "t", "Properties": {...},
+//	    "Subscriptions": [{"Name": "s", "Properties": {...},
+//	      "Rules": [{"Name": "r", "Properties": {"FilterType": "Correlation",
+//	        "CorrelationFilter": {"CorrelationId": "id1", "Label": "subject1",
+//	          "Properties": {"prop1": "value1"}}}}]}]}]}],
+//	  "Logging": {"Type": "File"}}}
+//
+// Property names match without regard to case; durations are ISO 8601
+// (ParseDuration). Besides the emulator's properties, queues and topics
+// accept MaxSizeInMegabytes and MaxMessageSizeInKilobytes. Anything
+// malformed or unknown is a *broker.Error with CodeInvalid that names the
+// JSON path and the problem; a SQL filter or action is CodeNotSupported.
+func ParseConfig(data []byte) (*Config, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var root any
+	if err := dec.Decode(&root); err != nil {
+		return nil, cfgErr("", "is not valid JSON: %v", err)
+	}
+	if dec.More() {
+		return nil, cfgErr("", "has more than one JSON value")
+	}
+	p := &cfgParser{}
+	cfg := p.parse(root)
+	if p.err != nil {
+		return nil, p.err
+	}
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+func cfgErr(path, format string, args ...any) *broker.Error {
+	where := "the configuration"
+	if path != "" {
+		where = path
+	}
+	return newErr(broker.CodeInvalid, "", "%s %s", where, fmt.Sprintf(format, args...))
+}
+
+// cfgParser walks the decoded JSON and keeps the first error.
+type cfgParser struct {
+	err error
+}
+
+func (p *cfgParser) fail(path, format string, args ...any) {
+	if p.err == nil {
+		p.err = cfgErr(path, format, args...)
+	}
+}
+
+// object is a JSON object whose keys are looked up without regard to case
+// and checked off, so that unknown keys can be reported.
+type object struct {
+	path string
+	m    map[string]any
+	used map[string]bool
+}
+
+func (p *cfgParser) object(path string, v any, optional bool) *object {
+	if v == nil && optional {
+		return &object{path: path}
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		p.fail(path, "must be a JSON object, not %s", jsonKind(v))
+		return &object{path: path}
+	}
+	return &object{path: path, m: m, used: make(map[string]bool)}
+}
+
+func (o *object) get(name string) (any, string, bool) {
+	for k, v := range o.m {
+		if strings.EqualFold(k, name) {
+			o.used[k] = true
+			return v, o.child(k), true
+		}
+	}
+	return nil, o.child(name), false
+}
+
+func (o *object) child(name string) string {
+	if o.path == "" {
+		return name
+	}
+	return o.path + "." + name
+}
+
+// rejectUnknown reports the first key not looked up (keys starting with '$',
+// such as "$schema", are allowed).
+func (p *cfgParser) rejectUnknown(o *object, allowed string) {
+	for k := range o.m {
+		if !o.used[k] && !strings.HasPrefix(k, "$") {
+			p.fail(o.child(k), "is not a known property here (known: %s)", allowed)
+			return
+		}
+	}
+}
+
+func (p *cfgParser) str(o *object, name string, required bool) string {
+	v, path, ok := o.get(name)
+	if !ok || v == nil {
+		if required {
+			p.fail(path, "is required")
+		}
+		return ""
+	}
+	s, isStr := v.(string)
+	if !isStr {
+		p.fail(path, "must be a string, not %s", jsonKind(v))
+	}
+	return s
+}
+
+func (p *cfgParser) boolean(o *object, name string, def bool) bool {
+	v, path, ok := o.get(name)
+	if !ok || v == nil {
+		return def
+	}
+	b, isBool := v.(bool)
+	if !isBool {
+		p.fail(path, "must be true or false, not %s", jsonKind(v))
+	}
+	return b
+}
+
+func (p *cfgParser) integer(o *object, name string, def, min, max int64) int64 {
+	v, path, ok := o.get(name)
+	if !ok || v == nil {
+		return def
+	}
+	n, isNum := v.(json.Number)
+	if !isNum {
+		p.fail(path, "must be a number, not %s", jsonKind(v))
+		return def
+	}
+	i, err := n.Int64()
+	if err != nil {
+		p.fail(path, "must be a whole number, not %s", n)
+		return def
+	}
+	if i < min || i > max {
+		p.fail(path, "is %d; it must be between %d and %d", i, min, max)
+	}
+	return i
+}
+
+func (p *cfgParser) duration(o *object, name string, def, max time.Duration) time.Duration {
+	v, path, ok := o.get(name)
+	if !ok || v == nil {
+		return def
+	}
+	s, isStr := v.(string)
+	if !isStr {
+		p.fail(path, "must be an ISO 8601 duration string such as \"PT1M\", not %s", jsonKind(v))
+		return def
+	}
+	d, err := ParseDuration(s)
+	if err != nil {
+		p.fail(path, "is invalid: %v", err)
+		return def
+	}
+	if d <= 0 {
+		p.fail(path, "must be longer than zero")
+	}
+	if max > 0 && d > max {
+		p.fail(path, "is %s; at most %s is allowed", s, FormatDuration(max))
+	}
+	return d
+}
+
+func (p *cfgParser) array(o *object, name string) ([]any, string) {
+	v, path, ok := o.get(name)
+	if !ok || v == nil {
+		return nil, path
+	}
+	a, isArr := v.([]any)
+	if !isArr {
+		p.fail(path, "must be a JSON array, not %s", jsonKind(v))
+	}
+	return a, path
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case json.Number:
+		return "a number"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func (p *cfgParser) parse(root any) *Config {
+	cfg := &Config{}
+	top := p.object("", root, false)
+	uc, ucPath, ok := top.get("UserConfig")
+	if !ok {
+		p.fail(ucPath, "is required")
+		return cfg
+	}
+	p.rejectUnknown(top, "UserConfig")
+	user := p.object(ucPath, uc, false)
+	nss, nsPath := p.array(user, "Namespaces")
+	if p.err == nil && len(nss) != 1 {
+		p.fail(nsPath, "must hold exactly one namespace, not %d", len(nss))
+	}
+	if logging, lp, ok := user.get("Logging"); ok && logging != nil {
+		lo := p.object(lp, logging, false)
+		cfg.Logging = p.str(lo, "Type", false)
+		p.rejectUnknown(lo, "Type")
+	}
+	p.rejectUnknown(user, "Namespaces, Logging")
+	for i, nsv := range nss {
+		ns := p.object(fmt.Sprintf("%s[%d]", nsPath, i), nsv, false)
+		cfg.Namespace = p.str(ns, "Name", true)
+		queues, qPath := p.array(ns, "Queues")
+		for j, qv := range queues {
+			cfg.Entities = append(cfg.Entities, p.queue(fmt.Sprintf("%s[%d]", qPath, j), qv))
+		}
+		topics, tPath := p.array(ns, "Topics")
+		for j, tv := range topics {
+			cfg.Entities = append(cfg.Entities, p.topic(fmt.Sprintf("%s[%d]", tPath, j), tv)...)
+		}
+		p.rejectUnknown(ns, "Name, Queues, Topics")
+	}
+	return cfg
+}
+
+const (
+	queueProps = "DeadLetteringOnMessageExpiration, DefaultMessageTimeToLive, DuplicateDetectionHistoryTimeWindow, " +
+		"ForwardDeadLetteredMessagesTo, ForwardTo, LockDuration, MaxDeliveryCount, RequiresDuplicateDetection, " +
+		"RequiresSession, MaxSizeInMegabytes, MaxMessageSizeInKilobytes"
+	topicProps = "DefaultMessageTimeToLive, DuplicateDetectionHistoryTimeWindow, RequiresDuplicateDetection, " +
+		"MaxSizeInMegabytes, MaxMessageSizeInKilobytes"
+	subscriptionProps = "DeadLetteringOnMessageExpiration, DefaultMessageTimeToLive, ForwardDeadLetteredMessagesTo, " +
+		"ForwardTo, LockDuration, MaxDeliveryCount, RequiresSession"
+)
+
+// receiverSettings reads the properties that queues and subscriptions share.
+func (p *cfgParser) receiverSettings(props *object) broker.EntitySettings {
+	return broker.EntitySettings{
+		LockDuration:                     p.duration(props, "LockDuration", ConfigDefaultLockDuration, maxConfigLockDuration),
+		MaxDeliveryCount:                 int32(p.integer(props, "MaxDeliveryCount", ConfigDefaultMaxDeliveryCount, 1, math.MaxInt32)),
+		DefaultMessageTimeToLive:         p.duration(props, "DefaultMessageTimeToLive", ConfigDefaultTimeToLive, 0),
+		DeadLetteringOnMessageExpiration: p.boolean(props, "DeadLetteringOnMessageExpiration", false),
+		RequiresSession:                  p.boolean(props, "RequiresSession", false),
+		ForwardTo:                        p.str(props, "ForwardTo", false),
+		ForwardDeadLetteredMessagesTo:    p.str(props, "ForwardDeadLetteredMessagesTo", false),
+	}
+}
+
+// senderSettings reads the properties that queues and topics share.
+func (p *cfgParser) senderSettings(props *object, s *broker.EntitySettings) {
+	s.DefaultMessageTimeToLive = p.duration(props, "DefaultMessageTimeToLive", ConfigDefaultTimeToLive, 0)
+	s.RequiresDuplicateDetection = p.boolean(props, "RequiresDuplicateDetection", false)
+	s.DuplicateDetectionHistoryTimeWindow = p.duration(props, "DuplicateDetectionHistoryTimeWindow", ConfigDefaultDuplicateWindow, maxConfigDuplicateWindow)
+	s.MaxSizeInMegabytes = p.integer(props, "MaxSizeInMegabytes", broker.DefaultMaxSizeInMegabytes, 1, 1<<20)
+	s.MaxMessageSizeInKilobytes = p.integer(props, "MaxMessageSizeInKilobytes", broker.DefaultMaxMessageSizeInKilobytes, 1, 100*1024)
+}
+
+func (p *cfgParser) queue(path string, v any) broker.Entity {
+	o := p.object(path, v, false)
+	name := p.str(o, "Name", true)
+	pv, pp, _ := o.get("Properties")
+	props := p.object(pp, pv, true)
+	s := p.receiverSettings(props)
+	p.senderSettings(props, &s)
+	p.rejectUnknown(props, queueProps)
+	p.rejectUnknown(o, "Name, Properties")
+	return broker.Entity{Path: name, Kind: broker.KindQueue, Settings: s}
+}
+
+func (p *cfgParser) topic(path string, v any) []broker.Entity {
+	o := p.object(path, v, false)
+	name := p.str(o, "Name", true)
+	pv, pp, _ := o.get("Properties")
+	props := p.object(pp, pv, true)
+	var s broker.EntitySettings
+	p.senderSettings(props, &s)
+	p.rejectUnknown(props, topicProps)
+	out := []broker.Entity{{Path: name, Kind: broker.KindTopic, Settings: s}}
+	subs, sPath := p.array(o, "Subscriptions")
+	for i, sv := range subs {
+		out = append(out, p.subscription(fmt.Sprintf("%s[%d]", sPath, i), name, sv))
+	}
+	p.rejectUnknown(o, "Name, Properties, Subscriptions")
+	return out
+}
+
+func (p *cfgParser) subscription(path, topic string, v any) broker.Entity {
+	o := p.object(path, v, false)
+	name := p.str(o, "Name", true)
+	pv, pp, _ := o.get("Properties")
+	props := p.object(pp, pv, true)
+	s := p.receiverSettings(props)
+	p.rejectUnknown(props, subscriptionProps)
+	ent := broker.Entity{Path: broker.SubscriptionPath(topic, name), Kind: broker.KindSubscription, Settings: s}
+	rules, rPath := p.array(o, "Rules")
+	for i, rv := range rules {
+		ent.Rules = append(ent.Rules, p.rule(fmt.Sprintf("%s[%d]", rPath, i), rv))
+	}
+	p.rejectUnknown(o, "Name, Properties, Rules")
+	return ent
+}
+
+func (p *cfgParser) rule(path string, v any) broker.Rule {
+	o := p.object(path, v, false)
+	r := broker.Rule{Name: p.str(o, "Name", true)}
+	pv, pp, ok := o.get("Properties")
+	if !ok {
+		p.fail(pp, "is required")
+		return r
+	}
+	props := p.object(pp, pv, false)
+	ft := p.str(props, "FilterType", true)
+	switch {
+	case strings.EqualFold(ft, "Correlation"):
+		cv, cp, ok := props.get("CorrelationFilter")
+		if !ok || cv == nil {
+			p.fail(cp, "is required when FilterType is Correlation")
+			break
+		}
+		r.Filter = p.correlation(cp, cv)
+	case strings.EqualFold(ft, "Sql"):
+		sv, sp, ok := props.get("SqlFilter")
+		if !ok || sv == nil {
+			p.fail(sp, "is required when FilterType is Sql")
+			break
+		}
+		so := p.object(sp, sv, false)
+		r.SQL = p.str(so, "SqlExpression", true)
+		p.rejectUnknown(so, "SqlExpression")
+		if p.err == nil {
+			p.err = newErr(broker.CodeNotSupported, "", "%s: SQL filters are not supported yet; use a correlation filter", sp)
+		}
+	case ft != "":
+		p.fail(pp+".FilterType", "is %q; it must be Correlation or Sql", ft)
+	}
+	if av, ap, ok := props.get("Action"); ok && av != nil {
+		ao := p.object(ap, av, false)
+		if expr := p.str(ao, "SqlExpression", false); expr != "" && p.err == nil {
+			p.err = newErr(broker.CodeNotSupported, "", "%s: SQL rule actions are not supported", ap)
+		}
+		p.rejectUnknown(ao, "SqlExpression")
+	}
+	p.rejectUnknown(props, "FilterType, CorrelationFilter, SqlFilter, Action")
+	p.rejectUnknown(o, "Name, Properties")
+	return r
+}
+
+func (p *cfgParser) correlation(path string, v any) *broker.CorrelationFilter {
+	o := p.object(path, v, false)
+	f := &broker.CorrelationFilter{
+		ContentType:      p.str(o, "ContentType", false),
+		CorrelationID:    p.str(o, "CorrelationId", false),
+		Subject:          p.str(o, "Label", false),
+		MessageID:        p.str(o, "MessageId", false),
+		ReplyTo:          p.str(o, "ReplyTo", false),
+		ReplyToSessionID: p.str(o, "ReplyToSessionId", false),
+		SessionID:        p.str(o, "SessionId", false),
+		To:               p.str(o, "To", false),
+	}
+	if subj := p.str(o, "Subject", false); subj != "" {
+		f.Subject = subj
+	}
+	if pv, pp, ok := o.get("Properties"); ok && pv != nil {
+		po := p.object(pp, pv, false)
+		f.Properties = make(map[string]any, len(po.m))
+		for k, val := range po.m {
+			switch val := val.(type) {
+			case string, bool:
+				f.Properties[k] = val
+			case json.Number:
+				if i, err := val.Int64(); err == nil {
+					f.Properties[k] = i
+				} else if x, err := val.Float64(); err == nil {
+					f.Properties[k] = x
+				} else {
+					p.fail(pp+"."+k, "is not a usable number: %s", val)
+				}
+			default:
+				p.fail(pp+"."+k, "must be a string, number or boolean, not %s", jsonKind(val))
+			}
+		}
+	}
+	p.rejectUnknown(o, "ContentType, CorrelationId, Label, Subject, MessageId, ReplyTo, ReplyToSessionId, SessionId, To, Properties")
+	return f
+}
+
+// check validates every entity definition and the references between them.
+func (c *Config) check() error {
+	seen := make(map[string]string, len(c.Entities))
+	for _, ent := range c.Entities {
+		if _, err := checkEntity(ent); err != nil {
+			return configEntityErr(ent, err)
+		}
+		k := pathKey(ent.Path)
+		if prev, dup := seen[k]; dup {
+			return newErr(broker.CodeInvalid, ent.Path, "the configuration defines %q twice (also as %q)", ent.Path, prev)
+		}
+		seen[k] = ent.Path
+	}
+	return nil
+}
+
+// configEntityErr names the configuration entity an error is about.
+func configEntityErr(ent broker.Entity, err error) error {
+	var be *broker.Error
+	if errors.As(err, &be) {
+		c := *be
+		c.Message = fmt.Sprintf("configuration %s %q: %s", ent.Kind, ent.Path, be.Message)
+		return &c
+	}
+	return err
+}
+
+// ApplyConfig makes the engine hold the configuration's entities: it creates
+// what is missing and updates what differs (which loses that entity's
+// locks); entities not in the configuration are left alone. Everything is
+// checked first, against the configuration and the existing entities (kinds,
+// RequiresSession, forwarding targets), and nothing is applied when anything
+// is wrong.
+func (e *Engine) ApplyConfig(ctx context.Context, cfg *Config) error {
+	if cfg == nil {
+		return newErr(broker.CodeInvalid, "", "no configuration")
+	}
+	if err := cfg.check(); err != nil {
+		return err
+	}
+	existing, err := e.Entities(ctx)
+	if err != nil {
+		return err
+	}
+	have := make(map[string]broker.Entity, len(existing))
+	for _, ent := range existing {
+		have[pathKey(ent.Path)] = ent
+	}
+	defined := make(map[string]broker.Entity, len(cfg.Entities))
+	for _, ent := range cfg.Entities {
+		defined[pathKey(ent.Path)] = ent
+	}
+	exists := func(path string) (broker.Entity, bool) {
+		if ent, ok := defined[pathKey(path)]; ok {
+			return ent, true
+		}
+		ent, ok := have[pathKey(path)]
+		return ent, ok
+	}
+	for _, ent := range cfg.Entities {
+		if old, ok := have[pathKey(ent.Path)]; ok {
+			if old.Kind != ent.Kind {
+				return newErr(broker.CodeInvalid, ent.Path, "configuration %s %q exists already as a %s", ent.Kind, ent.Path, old.Kind)
+			}
+			if old.Settings.RequiresSession != ent.Settings.RequiresSession {
+				return newErr(broker.CodeInvalid, ent.Path, "configuration %s %q: RequiresSession cannot change on an existing entity", ent.Kind, ent.Path)
+			}
+		}
+		if ent.Kind == broker.KindSubscription {
+			topic, _, _ := broker.SplitSubscriptionPath(ent.Path)
+			if t, ok := exists(topic); !ok || t.Kind != broker.KindTopic {
+				return newErr(broker.CodeInvalid, ent.Path, "configuration subscription %q: its topic %q is not defined", ent.Path, topic)
+			}
+		}
+		for name, to := range map[string]string{"ForwardTo": ent.Settings.ForwardTo, "ForwardDeadLetteredMessagesTo": ent.Settings.ForwardDeadLetteredMessagesTo} {
+			if to == "" {
+				continue
+			}
+			t, ok := exists(to)
+			if !ok {
+				return newErr(broker.CodeInvalid, ent.Path, "configuration %s %q: %s names %q, which is not defined", ent.Kind, ent.Path, name, to)
+			}
+			if t.Kind == broker.KindSubscription {
+				return newErr(broker.CodeInvalid, ent.Path, "configuration %s %q: %s names subscription %q; forward to a queue or topic", ent.Kind, ent.Path, name, to)
+			}
+		}
+	}
+	for _, ent := range cfg.Entities {
+		old, ok := have[pathKey(ent.Path)]
+		if !ok {
+			if err := e.CreateEntity(ctx, ent); err != nil {
+				return err
+			}
+			continue
+		}
+		if !sameDefinition(old, ent, defined) {
+			if ent.Kind == broker.KindSubscription && ent.Rules == nil {
+				ent.Rules = []broker.Rule{} // the configuration has none: remove them
+			}
+			if err := e.UpdateEntity(ctx, ent); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// sameDefinition reports whether an existing entity already matches a
+// configured one (settings after defaults, rules; a subscription's size
+// limits come from its topic).
+func sameDefinition(old, ent broker.Entity, defined map[string]broker.Entity) bool {
+	want := ent.Settings.Normalize()
+	if ent.Kind == broker.KindSubscription {
+		topic, _, _ := broker.SplitSubscriptionPath(ent.Path)
+		if t, ok := defined[pathKey(topic)]; ok {
+			ts := t.Settings.Normalize()
+			want.MaxSizeInMegabytes, want.MaxMessageSizeInKilobytes = ts.MaxSizeInMegabytes, ts.MaxMessageSizeInKilobytes
+		} else {
+			want.MaxSizeInMegabytes, want.MaxMessageSizeInKilobytes = old.Settings.MaxSizeInMegabytes, old.Settings.MaxMessageSizeInKilobytes
+		}
+	}
+	if old.Settings != want {
+		return false
+	}
+	if len(old.Rules) == 0 && len(ent.Rules) == 0 {
+		return true
+	}
+	return reflect.DeepEqual(old.Rules, ent.Rules)
+}

@@ -1,0 +1,376 @@
+package engine_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/engine"
+	"github.com/peeklock/peeklock/broker/engine/store"
+)
+
+// The crash test runs a durable engine under load in a child process (this
+// test binary again, running TestCrashChild), kills it with SIGKILL at a
+// random moment, restarts it on the same directory, and after the last round
+// checks what the child reported against what is stored:
+//
+//   - every send that was acknowledged is stored, or was completed;
+//   - no message whose completion was acknowledged is received again or
+//     stored;
+//   - a sequence number belongs to one message only, and numbers handed out
+//     after a restart are above every number seen before it.
+//
+// The child writes one line per event to stdout, after the call returned:
+//
+//	READY                        the engine is open and the load starts
+//	S <message id> <seq>         Send or Schedule returned (seq 0: Send)
+//	R <message id> <seq>         the message was received under peek-lock
+//	C <message id> <seq>         its Complete returned
+//	E <text>                     the child failed
+//
+// A line is a single write of less than PIPE_BUF bytes, so a kill never
+// leaves half a line.
+
+const (
+	crashDirEnv   = "PEEKLOCK_CRASH_DIR"
+	crashRoundEnv = "PEEKLOCK_CRASH_ROUND"
+	crashQueue    = "crash"
+	crashRounds   = 5
+)
+
+func TestCrash(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the crash test restarts a child process five times")
+	}
+	dir := t.TempDir()
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, 1))
+	t.Logf("seed %d", seed)
+
+	var events []crashEvent
+	for round := range crashRounds {
+		d := 100*time.Millisecond + time.Duration(rng.Int64N(int64(400*time.Millisecond)))
+		events = append(events, runCrashRound(t, dir, round, d)...)
+	}
+
+	s, err := store.OpenPebble(dir, store.PebbleOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(engine.Options{Store: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	stored := storedMessages(t, e)
+	checkCrashEvents(t, events, stored)
+}
+
+// crashEvent is one line of a child's output.
+type crashEvent struct {
+	round int
+	kind  byte // 'S', 'R' or 'C'
+	id    string
+	seq   int64
+}
+
+// runCrashRound starts the child, waits for it to be ready, lets it run for
+// d and kills it; it returns the events the child reported.
+func runCrashRound(t *testing.T, dir string, round int, d time.Duration) []crashEvent {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1", "-test.timeout=60s")
+	cmd.Env = append(os.Environ(), crashDirEnv+"="+dir, crashRoundEnv+"="+strconv.Itoa(round))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan struct{})
+	var events []crashEvent
+	var bad []string
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			line := sc.Text()
+			if line == "READY" {
+				close(ready)
+				continue
+			}
+			ev, ok := parseCrashLine(round, line)
+			if !ok {
+				bad = append(bad, line)
+				continue
+			}
+			events = append(events, ev)
+		}
+	}()
+	select {
+	case <-ready:
+	case <-done:
+	case <-time.After(15 * time.Second):
+	}
+	time.Sleep(d)
+	_ = cmd.Process.Kill() // SIGKILL
+	<-done
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != -1 {
+		t.Fatalf("round %d: the child ended by itself (%v) instead of being killed; bad lines %q; stderr:\n%s", round, err, bad, stderr.String())
+	}
+	if len(bad) > 0 {
+		t.Fatalf("round %d: unexpected output %q; stderr:\n%s", round, bad, stderr.String())
+	}
+	var n [256]int
+	for _, ev := range events {
+		n[ev.kind]++
+	}
+	t.Logf("round %d: killed after %v: %d sends, %d receives, %d completes acknowledged", round, d.Round(time.Millisecond), n['S'], n['R'], n['C'])
+	return events
+}
+
+func parseCrashLine(round int, line string) (crashEvent, bool) {
+	f := strings.Fields(line)
+	if len(f) != 3 || len(f[0]) != 1 || !strings.Contains("SRC", f[0]) {
+		return crashEvent{}, false
+	}
+	seq, err := strconv.ParseInt(f[2], 10, 64)
+	if err != nil {
+		return crashEvent{}, false
+	}
+	return crashEvent{round: round, kind: f[0][0], id: f[1], seq: seq}, true
+}
+
+// sentRound returns the round a message id was sent in ("r3-s1-42": 3).
+func sentRound(id string) int {
+	r, _, _ := strings.Cut(strings.TrimPrefix(id, "r"), "-")
+	n, err := strconv.Atoi(r)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// storedMessages browses every category of the queue: message id -> seq.
+func storedMessages(t *testing.T, e *engine.Engine) map[string]int64 {
+	t.Helper()
+	ctx := context.Background()
+	stored := make(map[string]int64)
+	for _, cat := range broker.Categories {
+		from := int64(0)
+		for {
+			page, err := e.Browse(ctx, broker.BrowseRequest{Entity: crashQueue, Category: cat, FromSequence: from, Max: 1000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page) == 0 {
+				break
+			}
+			for _, m := range page {
+				if old, ok := stored[m.MessageID]; ok {
+					t.Fatalf("message %s stored twice, as %d and %d", m.MessageID, old, m.SequenceNumber)
+				}
+				stored[m.MessageID] = m.SequenceNumber
+			}
+			from = page[len(page)-1].SequenceNumber + 1
+		}
+	}
+	return stored
+}
+
+func checkCrashEvents(t *testing.T, events []crashEvent, stored map[string]int64) {
+	t.Helper()
+	seqOf := make(map[string]int64) // message id -> seq, from every observation
+	idOf := make(map[int64]string)  // seq -> message id
+	observe := func(id string, seq int64, where string) {
+		if seq == 0 {
+			return
+		}
+		if old, ok := seqOf[id]; ok && old != seq {
+			t.Fatalf("message %s seen with sequence numbers %d and %d (%s)", id, old, seq, where)
+		}
+		if old, ok := idOf[seq]; ok && old != id {
+			t.Fatalf("sequence number %d used for %s and %s (%s)", seq, old, id, where)
+		}
+		seqOf[id], idOf[seq] = seq, id
+	}
+	sent := make(map[string]bool)
+	completed := make(map[string]int) // id -> round of the acknowledged complete
+	received := make(map[string]int)  // id -> round it was last received in
+	var sends, completes int
+	for _, ev := range events {
+		observe(ev.id, ev.seq, fmt.Sprintf("%c in round %d", ev.kind, ev.round))
+		switch ev.kind {
+		case 'S':
+			sent[ev.id] = true
+			sends++
+		case 'R':
+			if r, ok := completed[ev.id]; ok {
+				t.Fatalf("message %s received in round %d after its complete was acknowledged in round %d", ev.id, ev.round, r)
+			}
+			received[ev.id] = ev.round
+		case 'C':
+			completed[ev.id] = ev.round
+			completes++
+		}
+	}
+	for id, seq := range stored {
+		observe(id, seq, "stored at the end")
+		if r, ok := completed[id]; ok {
+			t.Fatalf("message %s is stored, but its complete was acknowledged in round %d", id, r)
+		}
+	}
+	// A message may be gone without an acknowledged complete when the kill
+	// came while its complete was in flight: after it was received.
+	inFlight := 0
+	for id := range sent {
+		if _, ok := stored[id]; ok {
+			continue
+		}
+		if _, ok := completed[id]; ok {
+			continue
+		}
+		if _, ok := received[id]; !ok {
+			t.Fatalf("acknowledged send of %s is lost: neither stored, nor received, nor completed", id)
+		}
+		inFlight++
+	}
+	// Numbers handed out in a round are above every number seen in the
+	// rounds before: a restart never reuses a number.
+	maxBefore := make([]int64, crashRounds+1)
+	minIn := make([]int64, crashRounds)
+	for id, seq := range seqOf {
+		r := sentRound(id)
+		if r < 0 || r >= crashRounds {
+			t.Fatalf("unexpected message id %q", id)
+		}
+		maxBefore[r+1] = max(maxBefore[r+1], seq)
+		if minIn[r] == 0 || seq < minIn[r] {
+			minIn[r] = seq
+		}
+	}
+	for r := 1; r <= crashRounds; r++ {
+		maxBefore[r] = max(maxBefore[r], maxBefore[r-1])
+	}
+	for r := 1; r < crashRounds; r++ {
+		if minIn[r] != 0 && minIn[r] <= maxBefore[r] {
+			t.Fatalf("round %d handed out sequence number %d, not above %d seen before it", r, minIn[r], maxBefore[r])
+		}
+	}
+	if sends == 0 || completes == 0 {
+		t.Fatalf("the load did nothing: %d sends and %d completes acknowledged", sends, completes)
+	}
+	t.Logf("%d sends and %d completes acknowledged over %d rounds; %d messages stored at the end; %d removed by a complete in flight at a kill",
+		sends, completes, crashRounds, len(stored), inFlight)
+}
+
+// TestCrashChild is the child of TestCrash: it runs the load until it is
+// killed.
+func TestCrashChild(t *testing.T) {
+	dir := os.Getenv(crashDirEnv)
+	if dir == "" {
+		t.Skip("run by TestCrash as a child process")
+	}
+	round, err := strconv.Atoi(os.Getenv(crashRoundEnv))
+	if err != nil {
+		crashFail("bad round: %v", err)
+	}
+	s, err := store.OpenPebble(dir, store.PebbleOptions{})
+	if err != nil {
+		crashFail("open store: %v", err)
+	}
+	e, err := engine.New(engine.Options{Store: s})
+	if err != nil {
+		crashFail("engine: %v", err)
+	}
+	ctx := context.Background()
+	if err := e.CreateEntity(ctx, broker.Entity{Path: crashQueue, Kind: broker.KindQueue}); err != nil && !errors.Is(err, broker.ErrAlreadyExists) {
+		crashFail("create queue: %v", err)
+	}
+	crashLine("READY")
+
+	const senders, receivers, perSend = 4, 4, 4
+	for w := range senders {
+		go func() {
+			body := bytes.Repeat([]byte{byte(w)}, 512)
+			for n := 0; ; n++ {
+				msgs := make([]*broker.Message, perSend)
+				for i := range msgs {
+					msgs[i] = &broker.Message{MessageID: fmt.Sprintf("r%d-s%d-%d-%d", round, w, n, i), Body: body}
+				}
+				seqs := make([]int64, perSend)
+				var err error
+				if w%2 == 0 {
+					err = e.Send(ctx, crashQueue, msgs)
+				} else {
+					// A schedule in the past is active at once and tells
+					// the sequence numbers.
+					seqs, err = e.Schedule(ctx, crashQueue, time.Unix(1, 0), msgs)
+				}
+				if err != nil {
+					crashFail("send: %v", err)
+				}
+				for i, m := range msgs {
+					crashLine(fmt.Sprintf("S %s %d", m.MessageID, seqs[i]))
+				}
+			}
+		}()
+	}
+	for range receivers {
+		go func() {
+			for {
+				msgs, err := e.Receive(ctx, broker.ReceiveRequest{Entity: crashQueue, Mode: broker.PeekLock, Max: 8, MaxWait: 50 * time.Millisecond})
+				if err != nil {
+					crashFail("receive: %v", err)
+				}
+				ss := make([]broker.Settlement, len(msgs))
+				for i, m := range msgs {
+					crashLine(fmt.Sprintf("R %s %d", m.MessageID, m.SequenceNumber))
+					ss[i] = broker.Settlement{Kind: broker.Complete, Entity: crashQueue, Token: m.LockToken}
+				}
+				errs := e.SettleMany(ctx, ss)
+				for i, m := range msgs {
+					if errs != nil && errs[i] != nil {
+						crashFail("complete %s: %v", m.MessageID, errs[i])
+					}
+					crashLine(fmt.Sprintf("C %s %d", m.MessageID, m.SequenceNumber))
+				}
+			}
+		}()
+	}
+	// The parent kills the child long before this.
+	time.Sleep(20 * time.Second)
+	crashFail("not killed after 20s")
+}
+
+var crashOut sync.Mutex
+
+// crashLine writes one line to stdout with a single write.
+func crashLine(s string) {
+	crashOut.Lock()
+	defer crashOut.Unlock()
+	_, _ = os.Stdout.WriteString(s + "\n")
+}
+
+// crashFail reports a failure of the child and exits; the parent sees an
+// exit instead of its kill and prints stderr.
+func crashFail(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "E "+format+"\n", args...)
+	os.Exit(2)
+}

@@ -1,0 +1,27 @@
+// Package engine is peeklock's embedded broker: the Service Bus message
+// semantics of /work/shared/spec/semantics.md (entities, sequence numbers,
+// peek-lock and settlement, lock expiry, dead-lettering, time to live,
+// scheduling, duplicate detection, sessions, topics and auto-forwarding) over
+// a store.Store, behind the broker.Client contract.
+//
+// # Model
+//
+// The store holds every message twice: a small Meta record and the full
+// message. The engine keeps, per entity, a compact index entry per message
+// (sequence number, state, delivery count, times, size, session and message
+// id) in ordered trees, one per category, so that receiving, settling and
+// browsing a window cost O(log n) and never scan an entity. Bodies stay in the
+// store and are read with Store.Get when a message is handed out or browsed.
+//
+// Locks are volatile, as in Service Bus: they live only in the index. A lock
+// is held under an owner id (a listener connection, an SSH session; 0 is the
+// engine's own broker.Client), and DropOwner loses every lock of an owner.
+//
+// # Time
+//
+// All time comes from a clockwork.Clock. Every operation on an entity first
+// processes what is due at Clock.Now() (lock expiry, scheduled activation,
+// time to live), and one sweeper goroutine sleeps until the earliest deadline
+// across all entities so that events flow for idle entities too. With a fake
+// clock, tests Advance it and then call any operation, or Tick.
+package engine

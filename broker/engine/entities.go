@@ -1,0 +1,417 @@
+package engine
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/engine/store"
+)
+
+// Limits of entity names, as in Service Bus.
+const (
+	maxPathLength             = 260
+	maxSubscriptionNameLength = 50
+	maxForwardHops            = 4
+)
+
+// idCounterEntity is the entity id under which the engine stores the highest
+// entity id assigned so far (as a sequence record: real entities start at 1),
+// so that ids are never reused, even after the newest entity was deleted.
+const idCounterEntity = 0
+
+func pathKey(path string) string { return strings.ToLower(path) }
+
+// validName checks one path segment: letters, digits, '.', '-', '_' and
+// (for queue and topic names) '/', starting and ending with a letter or
+// digit.
+func validName(name string, slash bool) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if alnum {
+			continue
+		}
+		if i == 0 || i == len(name)-1 {
+			return false
+		}
+		if c == '.' || c == '-' || c == '_' || slash && c == '/' {
+			continue
+		}
+		return false
+	}
+	return !strings.Contains(name, "//")
+}
+
+// checkEntity validates a definition; topicOf is the topic path of a
+// subscription.
+func checkEntity(ent broker.Entity) (topicPath string, err error) {
+	p := ent.Path
+	if len(p) > maxPathLength {
+		return "", newErr(broker.CodeInvalid, p, "the entity path is %d characters long; at most %d are allowed", len(p), maxPathLength)
+	}
+	topic, sub, isSub := broker.SplitSubscriptionPath(p)
+	switch ent.Kind {
+	case broker.KindQueue, broker.KindTopic:
+		if isSub || strings.Contains(strings.ToLower(p), strings.ToLower(broker.SubscriptionsSegment)) {
+			return "", newErr(broker.CodeInvalid, p, "a %s path must not contain %q", ent.Kind, broker.SubscriptionsSegment)
+		}
+		if !validName(p, true) {
+			return "", newErr(broker.CodeInvalid, p, "the %s name %q is not valid: use letters, digits, '.', '-', '_' and '/', starting and ending with a letter or digit", ent.Kind, p)
+		}
+		if len(ent.Rules) > 0 {
+			return "", newErr(broker.CodeInvalid, p, "only subscriptions have rules")
+		}
+	case broker.KindSubscription:
+		if !isSub {
+			return "", newErr(broker.CodeInvalid, p, "a subscription path has the form <topic>%s<subscription>", broker.SubscriptionsSegment)
+		}
+		if !validName(topic, true) {
+			return "", newErr(broker.CodeInvalid, p, "the topic name %q is not valid", topic)
+		}
+		if !validName(sub, false) || len(sub) > maxSubscriptionNameLength {
+			return "", newErr(broker.CodeInvalid, p, "the subscription name %q is not valid: at most %d letters, digits, '.', '-' and '_', starting and ending with a letter or digit", sub, maxSubscriptionNameLength)
+		}
+		for i, r := range ent.Rules {
+			if r.SQL != "" {
+				return "", newErr(broker.CodeNotSupported, p, "rule %d (%q) has a SQL filter; only correlation filters are supported", i, r.Name)
+			}
+			if r.Name == "" {
+				return "", newErr(broker.CodeInvalid, p, "rule %d has no name", i)
+			}
+			for j := range i {
+				if strings.EqualFold(ent.Rules[j].Name, r.Name) {
+					return "", newErr(broker.CodeInvalid, p, "two rules are named %q", r.Name)
+				}
+			}
+		}
+	default:
+		return "", newErr(broker.CodeInvalid, p, "unknown entity kind %d", ent.Kind)
+	}
+	if err := checkSettings(p, ent.Settings); err != nil {
+		return "", err
+	}
+	return topic, nil
+}
+
+func checkSettings(path string, s broker.EntitySettings) error {
+	switch {
+	case s.LockDuration < 0:
+		return newErr(broker.CodeInvalid, path, "LockDuration %v is negative", s.LockDuration)
+	case s.MaxDeliveryCount < 0:
+		return newErr(broker.CodeInvalid, path, "MaxDeliveryCount %d is negative", s.MaxDeliveryCount)
+	case s.DefaultMessageTimeToLive < 0:
+		return newErr(broker.CodeInvalid, path, "DefaultMessageTimeToLive %v is negative", s.DefaultMessageTimeToLive)
+	case s.DuplicateDetectionHistoryTimeWindow < 0:
+		return newErr(broker.CodeInvalid, path, "DuplicateDetectionHistoryTimeWindow %v is negative", s.DuplicateDetectionHistoryTimeWindow)
+	case s.MaxSizeInMegabytes < 0:
+		return newErr(broker.CodeInvalid, path, "MaxSizeInMegabytes %d is negative", s.MaxSizeInMegabytes)
+	case s.MaxMessageSizeInKilobytes < 0:
+		return newErr(broker.CodeInvalid, path, "MaxMessageSizeInKilobytes %d is negative", s.MaxMessageSizeInKilobytes)
+	case strings.EqualFold(s.ForwardTo, path):
+		return newErr(broker.CodeInvalid, path, "an entity cannot forward to itself")
+	case strings.EqualFold(s.ForwardDeadLetteredMessagesTo, path):
+		return newErr(broker.CodeInvalid, path, "an entity cannot forward its dead-lettered messages to itself")
+	}
+	for _, to := range []string{s.ForwardTo, s.ForwardDeadLetteredMessagesTo} {
+		if p, sub := broker.SplitAddress(to); sub == broker.SubQueueDeadLetter {
+			return newErr(broker.CodeInvalid, path, "cannot forward to the dead-letter sub-queue of %q", p)
+		}
+	}
+	return nil
+}
+
+// CreateEntity creates a queue, a topic, or a subscription (Path
+// "topic/Subscriptions/name", the topic must exist). Zero settings take their
+// defaults (broker.EntitySettings.Normalize); a subscription takes its size
+// limits from its topic. A rule with a SQL filter is refused with
+// CodeNotSupported.
+func (e *Engine) CreateEntity(ctx context.Context, ent broker.Entity) error {
+	if err := e.enter(); err != nil {
+		return err
+	}
+	defer e.leave()
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
+	p, err := e.createEntity(ent)
+	if err != nil {
+		return err
+	}
+	if err := p.Wait(); err != nil {
+		return storeErr("store the entity", ent.Path, err)
+	}
+	e.emitEntity(broker.EventEntityChanged, ent.Path, broker.SubQueueMain, "created")
+	return nil
+}
+
+func (e *Engine) createEntity(ent broker.Entity) (store.Pending, error) {
+	topicPath, err := checkEntity(ent)
+	if err != nil {
+		return nil, err
+	}
+	ent.Rules = slices.Clone(ent.Rules)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	key := pathKey(ent.Path)
+	if old := e.entities[key]; old != nil {
+		return nil, newErr(broker.CodeAlreadyExists, ent.Path, "a %s with the path %q exists already", old.kind, old.path)
+	}
+	var topic *entity
+	if ent.Kind == broker.KindSubscription {
+		topic = e.entities[pathKey(topicPath)]
+		if topic == nil || topic.kind != broker.KindTopic {
+			return nil, newErr(broker.CodeNotFound, ent.Path, "the topic %q of this subscription could not be found", topicPath)
+		}
+		topic.mu.Lock()
+		ent.Settings.MaxSizeInMegabytes = topic.settings.MaxSizeInMegabytes
+		ent.Settings.MaxMessageSizeInKilobytes = topic.settings.MaxMessageSizeInKilobytes
+		topic.mu.Unlock()
+	}
+	en := newEntity(e, e.nextID, ent)
+	en.topic = topic
+	var b store.Batch
+	b.PutEntity(store.EntityRecord{ID: en.id, Entity: stored(en.public())})
+	b.SetSequence(idCounterEntity, int64(en.id))
+	p, err := e.store.Apply(&b)
+	if err != nil {
+		return nil, storeErr("store the entity", ent.Path, err)
+	}
+	e.nextID++
+	e.entities[key] = en
+	if topic != nil {
+		topic.subs = append(topic.subs, en)
+	}
+	return p, nil
+}
+
+// stored strips the counts from an entity definition.
+func stored(ent broker.Entity) broker.Entity {
+	ent.Counts = broker.Counts{}
+	return ent
+}
+
+// UpdateEntity changes an entity's settings, and a subscription's rules
+// when ent.Rules is not nil (an empty, non-nil slice removes every rule: the
+// subscription then takes all messages). Path and Kind select the entity and
+// cannot change, nor can RequiresSession. Every lock the entity holds is lost, as Service Bus does
+// when settings change: settling such a lock fails with broker.ErrLockLost.
+// A topic passes its size limits on to its subscriptions.
+func (e *Engine) UpdateEntity(ctx context.Context, ent broker.Entity) error {
+	if err := e.enter(); err != nil {
+		return err
+	}
+	defer e.leave()
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
+	if _, err := checkEntity(ent); err != nil {
+		return err
+	}
+	en, sub, err := e.lookup(ent.Path)
+	if err != nil {
+		return err
+	}
+	if sub != broker.SubQueueMain {
+		return newErr(broker.CodeInvalid, ent.Path, "a dead-letter sub-queue has no settings of its own")
+	}
+	now, err := e.lockedDue(en)
+	if err != nil {
+		return err
+	}
+	if en.kind != ent.Kind {
+		e.unlock(en)
+		return newErr(broker.CodeInvalid, en.path, "%q is a %s, not a %s", en.path, en.kind, ent.Kind)
+	}
+	settings := ent.Settings.Normalize()
+	if settings.RequiresSession != en.settings.RequiresSession {
+		e.unlock(en)
+		return newErr(broker.CodeInvalid, en.path, "RequiresSession cannot be changed on an existing entity")
+	}
+	if en.topic != nil {
+		settings.MaxSizeInMegabytes = en.topic.settings.MaxSizeInMegabytes
+		settings.MaxMessageSizeInKilobytes = en.topic.settings.MaxMessageSizeInKilobytes
+	}
+	en.settings = settings
+	if en.kind == broker.KindSubscription && ent.Rules != nil {
+		en.rules = slices.Clone(ent.Rules)
+	}
+	en.loseAllLocks(now)
+	en.batch.PutEntity(store.EntityRecord{ID: en.id, Entity: stored(en.public())})
+	p, err := en.commit()
+	var subs []*entity
+	isTopic := en.kind == broker.KindTopic
+	e.unlock(en)
+	if err != nil {
+		return err
+	}
+	if err := p.Wait(); err != nil {
+		return storeErr("store the entity", en.path, err)
+	}
+	if isTopic {
+		e.mu.RLock()
+		subs = slices.Clone(en.subs)
+		e.mu.RUnlock()
+		for _, s := range subs {
+			if err := e.inheritLimits(s, settings); err != nil {
+				return err
+			}
+		}
+	}
+	e.emitEntity(broker.EventEntityChanged, en.path, broker.SubQueueMain, "updated")
+	return nil
+}
+
+// inheritLimits gives a subscription its topic's size limits.
+func (e *Engine) inheritLimits(s *entity, topic broker.EntitySettings) error {
+	if err := e.lockEntity(s); err != nil {
+		return nil // deleted meanwhile
+	}
+	s.settings.MaxSizeInMegabytes = topic.MaxSizeInMegabytes
+	s.settings.MaxMessageSizeInKilobytes = topic.MaxMessageSizeInKilobytes
+	s.batch.PutEntity(store.EntityRecord{ID: s.id, Entity: stored(s.public())})
+	p, err := s.commit()
+	e.unlock(s)
+	if err != nil {
+		return err
+	}
+	return p.Wait()
+}
+
+// loseAllLocks loses every message lock and session lock of the entity.
+func (en *entity) loseAllLocks(now int64) {
+	for {
+		s, ok := en.sessionLocks.Min()
+		if !ok {
+			break
+		}
+		en.loseSession(s, now, broker.EventLockLost, "session lock of "+quoteID(s.id)+" lost")
+	}
+	var locked []*entry
+	en.lockAt.Scan(func(x *entry) bool { locked = append(locked, x); return true })
+	for _, x := range locked {
+		en.release(x, now, broker.EventLockLost, nil)
+	}
+}
+
+// DeleteEntity deletes an entity with all its messages; deleting a topic
+// deletes its subscriptions. Receivers waiting on it return ErrNotFound.
+func (e *Engine) DeleteEntity(ctx context.Context, path string) error {
+	if err := e.enter(); err != nil {
+		return err
+	}
+	defer e.leave()
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
+	p, sub := broker.SplitAddress(path)
+	if sub != broker.SubQueueMain {
+		return newErr(broker.CodeInvalid, p, "a dead-letter sub-queue cannot be deleted on its own; delete the entity")
+	}
+	e.mu.Lock()
+	en := e.entities[pathKey(p)]
+	if en == nil {
+		e.mu.Unlock()
+		return errNotFound(p)
+	}
+	gone := append([]*entity{en}, en.subs...)
+	for _, x := range gone {
+		delete(e.entities, x.key)
+	}
+	if en.topic != nil {
+		en.topic.subs = slices.DeleteFunc(en.topic.subs, func(x *entity) bool { return x == en })
+	}
+	en.subs = nil
+	// Mark them deleted before the store forgets them, so that no operation
+	// in flight writes for them afterwards (every store write of an entity
+	// happens under its mutex after checking deleted).
+	for _, x := range gone {
+		x.mu.Lock()
+		x.deleted = true
+		x.batch = store.Batch{}
+		x.outbox = nil
+		x.waiters[0].wakeAll()
+		x.waiters[1].wakeAll()
+		for _, s := range x.sessions {
+			s.waiters.wakeAll()
+		}
+		x.mu.Unlock()
+	}
+	var b store.Batch
+	for _, x := range gone {
+		b.DeleteEntity(x.id)
+	}
+	pending, err := e.store.Apply(&b)
+	e.mu.Unlock()
+	e.forgetEntities(gone)
+	if err != nil {
+		return storeErr("delete the entity", p, err)
+	}
+	if err := pending.Wait(); err != nil {
+		return storeErr("delete the entity", p, err)
+	}
+	for _, x := range gone {
+		e.emitEntity(broker.EventEntityChanged, x.path, broker.SubQueueMain, "deleted")
+	}
+	return nil
+}
+
+// forgetEntities drops deleted entities from the owner registry.
+func (e *Engine) forgetEntities(gone []*entity) {
+	e.ownersMu.Lock()
+	defer e.ownersMu.Unlock()
+	for _, set := range e.owners {
+		for _, x := range gone {
+			delete(set, x)
+		}
+	}
+}
+
+// Entity returns an entity's definition with its current counts. Topics have
+// zero counts: their messages live in their subscriptions.
+func (e *Engine) Entity(ctx context.Context, path string) (broker.Entity, error) {
+	if err := e.enter(); err != nil {
+		return broker.Entity{}, err
+	}
+	defer e.leave()
+	if err := checkCtx(ctx); err != nil {
+		return broker.Entity{}, err
+	}
+	en, _, err := e.lookup(path)
+	if err != nil {
+		return broker.Entity{}, err
+	}
+	if _, err := e.lockedDue(en); err != nil {
+		return broker.Entity{}, err
+	}
+	ent := en.public()
+	e.unlock(en)
+	return ent, nil
+}
+
+// Entities lists every queue, topic and subscription with its counts, sorted
+// by path.
+func (e *Engine) Entities(ctx context.Context) ([]broker.Entity, error) {
+	if err := e.enter(); err != nil {
+		return nil, err
+	}
+	defer e.leave()
+	if err := checkCtx(ctx); err != nil {
+		return nil, err
+	}
+	list := e.entityList()
+	out := make([]broker.Entity, 0, len(list))
+	for _, en := range list {
+		if _, err := e.lockedDue(en); err != nil {
+			continue
+		}
+		out = append(out, en.public())
+		e.unlock(en)
+	}
+	slices.SortFunc(out, func(a, b broker.Entity) int { return strings.Compare(pathKey(a.Path), pathKey(b.Path)) })
+	return out, nil
+}

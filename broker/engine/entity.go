@@ -1,0 +1,322 @@
+package engine
+
+import (
+	crand "crypto/rand"
+	"encoding/binary"
+	"math/rand/v2"
+	"sync"
+
+	"github.com/tidwall/btree"
+
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/engine/store"
+)
+
+// entity is a queue, topic or subscription with its index. Everything below
+// mu is guarded by it, except subs (guarded by Engine.mu) and the fields set
+// at creation and never changed (eng, id, path, key, kind, topic).
+type entity struct {
+	mu    sync.Mutex // level 3 of the lock order written down in engine.go
+	eng   *Engine
+	id    uint32
+	path  string
+	key   string
+	kind  broker.EntityKind
+	topic *entity   // a subscription's topic
+	subs  []*entity // a topic's subscriptions; guarded by Engine.mu
+
+	deleted  bool
+	settings broker.EntitySettings // normalized
+	rules    []broker.Rule         // replaced, never changed in place
+
+	lastSeq int64
+	size    int64 // bytes of every stored message (main and dead-letter) plus sends in flight
+
+	q         [2]queueIndex // indexed by broker.SubQueue
+	scheduled *tree         // Scheduled messages by sequence number
+	schedAt   *tree         // Scheduled messages by (activation time, seq)
+	lockAt    *tree         // locked messages of both sub-queues by (expiry, seq)
+	ttl       *tree         // unlocked main-queue messages that expire, by (expiry, seq)
+	tokens    map[broker.LockToken]*entry
+
+	sessions     map[string]*session
+	free         *btree.BTreeG[*session] // unlocked sessions with available messages, by first seq
+	sessionLocks *btree.BTreeG[*session] // locked sessions by lock expiry
+
+	dup     map[string]int64 // message id -> end of its duplicate-detection window (unix ns)
+	dupq    []dupRecord      // the same in insertion order, for pruning
+	dupHead int
+
+	waiters [2]waitList // receivers waiting for a message, per sub-queue (and accept-next-session)
+	owners  map[uint64]struct{}
+	rng     *rand.ChaCha8
+
+	registered int64       // deadline registered with the sweeper; 0: none
+	batch      store.Batch // store changes made under mu, applied by commit
+	outbox     []outItem   // dead-lettered messages to forward after mu is released
+}
+
+type dupRecord struct {
+	id  string
+	end int64
+}
+
+func newEntity(eng *Engine, id uint32, ent broker.Entity) *entity {
+	en := &entity{
+		eng:          eng,
+		id:           id,
+		path:         ent.Path,
+		key:          pathKey(ent.Path),
+		kind:         ent.Kind,
+		settings:     ent.Settings.Normalize(),
+		rules:        ent.Rules,
+		q:            [2]queueIndex{newQueueIndex(), newQueueIndex()},
+		scheduled:    newSeqTree(),
+		schedAt:      newAtTree(),
+		lockAt:       newAtTree(),
+		ttl:          newExpiryTree(),
+		tokens:       make(map[broker.LockToken]*entry),
+		sessions:     make(map[string]*session),
+		free:         btree.NewBTreeGOptions(sessionByFree, btree.Options{NoLocks: true}),
+		sessionLocks: btree.NewBTreeGOptions(sessionByLock, btree.Options{NoLocks: true}),
+		dup:          make(map[string]int64),
+		rng:          newRNG(),
+	}
+	return en
+}
+
+func newRNG() *rand.ChaCha8 {
+	var seed [32]byte
+	_, _ = crand.Read(seed[:]) // never fails on supported platforms
+	return rand.NewChaCha8(seed)
+}
+
+// newToken returns a random version 4 UUID from the entity's ChaCha8 stream:
+// unguessable, and far cheaper than reading crypto/rand per lock.
+func (en *entity) newToken() broker.LockToken {
+	var t broker.LockToken
+	for t.IsZero() {
+		binary.LittleEndian.PutUint64(t[0:8], en.rng.Uint64())
+		binary.LittleEndian.PutUint64(t[8:16], en.rng.Uint64())
+		t[6] = t[6]&0x0f | 0x40
+		t[8] = t[8]&0x3f | 0x80
+	}
+	return t
+}
+
+// public returns the entity as the contract describes it, with counts.
+func (en *entity) public() broker.Entity {
+	ent := broker.Entity{Path: en.path, Kind: en.kind, Settings: en.settings}
+	if len(en.rules) > 0 {
+		ent.Rules = append([]broker.Rule(nil), en.rules...)
+	}
+	if en.kind != broker.KindTopic {
+		ent.Counts = en.counts()
+	}
+	return ent
+}
+
+func (en *entity) counts() broker.Counts {
+	m, d := &en.q[broker.SubQueueMain], &en.q[broker.SubQueueDeadLetter]
+	return broker.Counts{
+		Active:       int64(m.active.Len()),
+		Locked:       int64(m.locked.Len()),
+		Deferred:     int64(m.deferred.Len()),
+		Scheduled:    int64(en.scheduled.Len()),
+		DeadLettered: int64(d.len()),
+		SizeBytes:    en.size,
+	}
+}
+
+// sessionful reports whether x belongs to a session of a session-aware
+// entity (the dead-letter sub-queue is not session-aware).
+func (en *entity) sessionful(x *entry) bool {
+	return en.settings.RequiresSession && x.sub == broker.SubQueueMain
+}
+
+// index puts x into the trees its fields call for.
+func (en *entity) index(x *entry) {
+	q := &en.q[x.sub]
+	if x.locked() {
+		q.locked.Set(x)
+		en.lockAt.Set(x)
+		en.tokens[x.token] = x
+		if en.sessionful(x) {
+			en.session(x.session).locked[x] = struct{}{}
+		}
+		return
+	}
+	switch x.state {
+	case broker.StateActive:
+		q.active.Set(x)
+		if en.sessionful(x) {
+			s := en.session(x.session)
+			s.active.Set(x)
+			en.refreshFree(s)
+		}
+	case broker.StateDeferred:
+		q.deferred.Set(x)
+	case broker.StateScheduled:
+		en.scheduled.Set(x)
+		en.schedAt.Set(x)
+	}
+	if x.sub == broker.SubQueueMain && x.expires != 0 {
+		en.ttl.Set(x)
+	}
+}
+
+// unindex takes x out of every tree it is in; index(x) after changing its
+// fields puts it back.
+func (en *entity) unindex(x *entry) {
+	q := &en.q[x.sub]
+	if x.locked() {
+		q.locked.Delete(x)
+		en.lockAt.Delete(x)
+		delete(en.tokens, x.token)
+		if en.sessionful(x) {
+			if s := en.sessions[x.session]; s != nil {
+				delete(s.locked, x)
+			}
+		}
+		return
+	}
+	switch x.state {
+	case broker.StateActive:
+		q.active.Delete(x)
+		if en.sessionful(x) {
+			if s := en.sessions[x.session]; s != nil {
+				s.active.Delete(x)
+				en.refreshFree(s)
+			}
+		}
+	case broker.StateDeferred:
+		q.deferred.Delete(x)
+	case broker.StateScheduled:
+		en.scheduled.Delete(x)
+		en.schedAt.Delete(x)
+	}
+	if x.sub == broker.SubQueueMain && x.expires != 0 {
+		en.ttl.Delete(x)
+	}
+}
+
+// add indexes a new entry and counts it in its session. Its size was counted
+// when it was accepted (sends in flight count against the quota).
+func (en *entity) add(x *entry) {
+	if en.sessionful(x) {
+		en.session(x.session).count++
+	}
+	en.index(x)
+}
+
+// remove unindexes x for good, deletes it from the store and uncounts it.
+func (en *entity) remove(x *entry) {
+	en.unindex(x)
+	en.forget(x)
+	en.batch.DeleteMessage(x.loc(en.id))
+}
+
+// forget uncounts an entry that has already been unindexed.
+func (en *entity) forget(x *entry) {
+	x.gone = true
+	en.size -= int64(x.size)
+	en.leaveMain(x)
+}
+
+// leaveMain uncounts x from its session when it leaves the main queue.
+func (en *entity) leaveMain(x *entry) {
+	if !en.sessionful(x) {
+		return
+	}
+	if s := en.sessions[x.session]; s != nil {
+		s.count--
+		en.maybeDropSession(s)
+	}
+}
+
+// commit applies the store changes made under mu. The caller may Wait on the
+// result after releasing mu.
+func (en *entity) commit() (store.Pending, error) {
+	if en.batch.Len() == 0 {
+		return store.Done{}, nil
+	}
+	// Apply consumes the batch before it returns (Store.Apply makes the
+	// changes visible at once), so its ops slice is reused.
+	p, err := en.eng.store.Apply(&en.batch)
+	en.batch.Reset()
+	if err != nil {
+		en.eng.log.Error("store apply failed", "entity", en.path, "err", err)
+		return nil, storeErr("store the change", en.path, err)
+	}
+	return p, nil
+}
+
+// commitQuiet applies pending store changes of background work (expiry,
+// activation) and logs a failure; nobody waits for them.
+func (en *entity) commitQuiet() {
+	if _, err := en.commit(); err != nil {
+		en.eng.log.Error("background store change failed", "entity", en.path, "err", err)
+	}
+}
+
+// nextDeadline returns the earliest time (unix ns) something is due, or 0.
+func (en *entity) nextDeadline() int64 {
+	var next int64
+	consider := func(t int64) {
+		if t != 0 && (next == 0 || t < next) {
+			next = t
+		}
+	}
+	if x, ok := en.lockAt.Min(); ok {
+		consider(x.at)
+	}
+	if x, ok := en.schedAt.Min(); ok {
+		consider(x.at)
+	}
+	if x, ok := en.ttl.Min(); ok {
+		consider(x.expires)
+	}
+	if s, ok := en.sessionLocks.Min(); ok {
+		consider(s.lockedUntil)
+	}
+	return next
+}
+
+// scheduleNext tells the sweeper about the entity's next deadline when it is
+// earlier than the one already registered.
+func (en *entity) scheduleNext() {
+	if en.deleted {
+		return
+	}
+	next := en.nextDeadline()
+	if next != 0 && (en.registered == 0 || next < en.registered) {
+		en.registered = next
+		en.eng.sweep.register(en, next)
+	}
+}
+
+// maxMessageSize and maxTotalSize are the quota limits in bytes.
+func (en *entity) maxMessageSize() int64 { return en.settings.MaxMessageSizeInKilobytes * 1024 }
+func (en *entity) maxTotalSize() int64   { return en.settings.MaxSizeInMegabytes * 1024 * 1024 }
+
+// noteOwner records that owner holds a lock here, so DropOwner finds it.
+func (en *entity) noteOwner(owner uint64) {
+	if owner == 0 {
+		return
+	}
+	if _, ok := en.owners[owner]; ok {
+		return
+	}
+	if en.owners == nil {
+		en.owners = make(map[uint64]struct{})
+	}
+	en.owners[owner] = struct{}{}
+	en.eng.ownersMu.Lock()
+	set := en.eng.owners[owner]
+	if set == nil {
+		set = make(map[*entity]struct{})
+		en.eng.owners[owner] = set
+	}
+	set[en] = struct{}{}
+	en.eng.ownersMu.Unlock()
+}

@@ -1,0 +1,134 @@
+package engine
+
+import (
+	"github.com/tidwall/btree"
+
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/engine/store"
+)
+
+// entry is the engine's compact index record of one stored message: about
+// 100 bytes plus its message id and session id strings. The message itself
+// stays in the store.
+type entry struct {
+	seq      int64
+	enqueued int64 // unix ns
+	expires  int64 // unix ns; 0: never
+	// at is the lock expiry (unix ns) while the message is locked, and the
+	// scheduled enqueue time while it is Scheduled; 0 otherwise. A scheduled
+	// message is never locked, so one field serves both.
+	at       int64
+	owner    uint64           // lock owner while locked
+	token    broker.LockToken // zero: not locked
+	size     int32
+	delivery uint32
+	state    broker.State
+	sub      broker.SubQueue
+	// gone is set when the entry has left the index for good (settled,
+	// deleted, or on its way to another entity).
+	gone    bool
+	session string
+	msgID   string
+}
+
+func (x *entry) locked() bool { return !x.token.IsZero() }
+
+func (x *entry) loc(id uint32) store.Loc {
+	return store.Loc{Entity: id, Sub: x.sub, Seq: x.seq}
+}
+
+// meta returns the store's Meta for x.
+func (x *entry) meta() store.Meta {
+	m := store.Meta{
+		State:         x.state,
+		DeliveryCount: x.delivery,
+		EnqueuedTime:  x.enqueued,
+		ExpiresAt:     x.expires,
+		Size:          int64(x.size),
+		SessionID:     x.session,
+		MessageID:     x.msgID,
+	}
+	if x.state == broker.StateScheduled {
+		m.ScheduledTime = x.at
+	}
+	return m
+}
+
+// entryFromMeta rebuilds an index entry from a loaded Meta.
+func entryFromMeta(loc store.Loc, m store.Meta) *entry {
+	x := &entry{
+		seq:      loc.Seq,
+		enqueued: m.EnqueuedTime,
+		expires:  m.ExpiresAt,
+		size:     clampSize(m.Size),
+		delivery: m.DeliveryCount,
+		state:    m.State,
+		sub:      loc.Sub,
+		session:  m.SessionID,
+		msgID:    m.MessageID,
+	}
+	if x.state == broker.StateScheduled {
+		x.at = m.ScheduledTime
+	}
+	if x.state > broker.StateScheduled {
+		x.state = broker.StateActive
+	}
+	return x
+}
+
+func clampSize(n int64) int32 {
+	if n > 1<<31-1 {
+		return 1<<31 - 1
+	}
+	if n < 0 {
+		return 0
+	}
+	return int32(n)
+}
+
+// tree is an ordered set of entries: by sequence number (newSeqTree), by
+// (at, seq) (newAtTree), or by (expires, seq) (newExpiryTree). The engine's
+// own mutexes guard them, so the trees' locking is off.
+type tree = btree.BTreeG[*entry]
+
+var treeOpts = btree.Options{NoLocks: true, Degree: 32}
+
+func bySeq(a, b *entry) bool { return a.seq < b.seq }
+
+func byAt(a, b *entry) bool {
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	return a.seq < b.seq
+}
+
+func byExpiry(a, b *entry) bool {
+	if a.expires != b.expires {
+		return a.expires < b.expires
+	}
+	return a.seq < b.seq
+}
+
+func newSeqTree() *tree    { return btree.NewBTreeGOptions(bySeq, treeOpts) }
+func newAtTree() *tree     { return btree.NewBTreeGOptions(byAt, treeOpts) }
+func newExpiryTree() *tree { return btree.NewBTreeGOptions(byExpiry, treeOpts) }
+
+// queueIndex holds the unscheduled messages of a main queue or a dead-letter
+// sub-queue by category.
+type queueIndex struct {
+	active   *tree // Active and not locked
+	locked   *tree // locked (any state)
+	deferred *tree // Deferred and not locked
+}
+
+func newQueueIndex() queueIndex {
+	return queueIndex{active: newSeqTree(), locked: newSeqTree(), deferred: newSeqTree()}
+}
+
+func (q *queueIndex) len() int { return q.active.Len() + q.locked.Len() + q.deferred.Len() }
+
+// ascendFrom calls fn for the entries of t with sequence numbers >= from, in
+// order, until fn returns false.
+func ascendFrom(t *tree, from int64, fn func(*entry) bool) {
+	t.Ascend(&entry{seq: from}, fn)
+}

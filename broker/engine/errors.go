@@ -1,0 +1,73 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/peeklock/peeklock/broker"
+)
+
+// newErr builds a *broker.Error with a fresh tracking id, as Service Bus
+// gives every failure one.
+func newErr(code broker.Code, entity string, format string, args ...any) *broker.Error {
+	return &broker.Error{
+		Code:       code,
+		Message:    fmt.Sprintf(format, args...),
+		TrackingID: uuid.NewString(),
+		Entity:     entity,
+	}
+}
+
+func errClosed() error {
+	return newErr(broker.CodeClosed, "", "the embedded broker is closed")
+}
+
+func errNotFound(path string) error {
+	return newErr(broker.CodeNotFound, path, "the messaging entity %q could not be found", path)
+}
+
+// errLockLost is the answer to a settlement or renewal whose lock is not held.
+func errLockLost(path string, sub broker.SubQueue, token broker.LockToken) error {
+	where := "entity"
+	if sub == broker.SubQueueDeadLetter {
+		where = "dead-letter sub-queue"
+	}
+	return newErr(broker.CodeLockLost, path,
+		"the lock %s is not held on this %s: it expired, was lost, was already settled, or never existed", token, where)
+}
+
+func errSessionLockLost(path, session string) error {
+	return newErr(broker.CodeSessionLockLost, path,
+		"the session lock of session %q is not held by this receiver: it expired, was lost or released, or was never taken", session)
+}
+
+// storeErr wraps a store failure.
+func storeErr(what, path string, err error) error {
+	var be *broker.Error
+	if errors.As(err, &be) && be.TrackingID != "" {
+		return err
+	}
+	code := broker.CodeUnknown
+	if be != nil {
+		code = be.Code
+	}
+	e := newErr(code, path, "%s: %v", what, err)
+	e.Err = err
+	return e
+}
+
+// ctxErr turns a context error into a broker error that still matches
+// context.Canceled / context.DeadlineExceeded with errors.Is.
+func ctxErr(err error) error {
+	code := broker.CodeUnknown
+	msg := "the operation was cancelled"
+	if errors.Is(err, context.DeadlineExceeded) {
+		code, msg = broker.CodeTimeout, "the operation did not finish before its deadline"
+	}
+	e := newErr(code, "", "%s", msg)
+	e.Err = err
+	return e
+}

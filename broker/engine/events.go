@@ -1,0 +1,150 @@
+package engine
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/peeklock/peeklock/broker"
+)
+
+// hub fans events out to subscribers. Publishing never blocks: a subscriber
+// whose channel is full loses the event, and the next event it does get
+// carries the count in Event.Missed. With no subscriber, publishing costs one
+// atomic load.
+type hub struct {
+	buffer int
+	n      atomic.Int32
+	mu     sync.RWMutex // a leaf of the lock order in engine.go, taken before subscriber.mu
+	subs   []*subscriber
+	closed bool
+}
+
+type subscriber struct {
+	mu     sync.Mutex
+	ch     chan broker.Event
+	missed uint64
+	closed bool
+}
+
+func (s *subscriber) send(ev broker.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	ev.Missed = s.missed
+	select {
+	case s.ch <- ev:
+		s.missed = 0
+	default:
+		s.missed++
+	}
+}
+
+func (s *subscriber) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.closed = true
+		close(s.ch)
+	}
+}
+
+func (h *hub) active() bool { return h.n.Load() != 0 }
+
+func (h *hub) publish(ev broker.Event) {
+	h.mu.RLock()
+	for _, s := range h.subs {
+		s.send(ev)
+	}
+	h.mu.RUnlock()
+}
+
+func (h *hub) subscribe() (<-chan broker.Event, func()) {
+	s := &subscriber{ch: make(chan broker.Event, h.buffer)}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		s.close()
+		return s.ch, func() {}
+	}
+	h.subs = append(h.subs, s)
+	h.n.Store(int32(len(h.subs)))
+	h.mu.Unlock()
+	var once sync.Once
+	return s.ch, func() {
+		once.Do(func() {
+			h.mu.Lock()
+			for i, x := range h.subs {
+				if x == s {
+					h.subs = append(h.subs[:i], h.subs[i+1:]...)
+					break
+				}
+			}
+			h.n.Store(int32(len(h.subs)))
+			h.mu.Unlock()
+			s.close()
+		})
+	}
+}
+
+func (h *hub) closeAll() {
+	h.mu.Lock()
+	subs := h.subs
+	h.subs = nil
+	h.closed = true
+	h.n.Store(0)
+	h.mu.Unlock()
+	for _, s := range subs {
+		s.close()
+	}
+}
+
+// Events subscribes to the engine's event stream. Each subscriber has its own
+// bounded channel (Options.EventBuffer); a subscriber that falls behind loses
+// events and learns how many from Event.Missed. The returned function ends
+// the subscription and closes the channel; Close ends them all.
+func (e *Engine) Events() (<-chan broker.Event, func()) {
+	return e.events.subscribe()
+}
+
+// emit publishes an event about message x with x's lock token.
+func (en *entity) emit(kind broker.EventKind, x *entry, reason string) {
+	if !en.eng.events.active() {
+		return
+	}
+	en.emitToken(kind, x, x.token, reason)
+}
+
+// emitToken publishes an event about message x with the given lock token.
+func (en *entity) emitToken(kind broker.EventKind, x *entry, token broker.LockToken, reason string) {
+	if !en.eng.events.active() {
+		return
+	}
+	en.eng.events.publish(broker.Event{
+		Kind:      kind,
+		Time:      en.eng.clock.Now(),
+		Entity:    en.path,
+		SubQueue:  x.sub,
+		Sequence:  x.seq,
+		MessageID: x.msgID,
+		Token:     token,
+		Reason:    reason,
+	})
+}
+
+// emitEntity publishes an event about the entity itself.
+func (e *Engine) emitEntity(kind broker.EventKind, path string, sub broker.SubQueue, reason string) {
+	if !e.events.active() {
+		return
+	}
+	e.events.publish(broker.Event{Kind: kind, Time: e.clock.Now(), Entity: path, SubQueue: sub, Reason: reason})
+}
+
+// emitSession publishes an event about a session lock.
+func (en *entity) emitSession(kind broker.EventKind, id string, token broker.LockToken, reason string) {
+	if !en.eng.events.active() {
+		return
+	}
+	en.eng.events.publish(broker.Event{Kind: kind, Time: en.eng.clock.Now(), Entity: en.path, Token: token, Reason: reason})
+}

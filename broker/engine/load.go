@@ -1,0 +1,121 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/engine/store"
+)
+
+// loader rebuilds the engine's state from the store at start.
+type loader struct {
+	e      *Engine
+	byID   map[uint32]*entity
+	seqs   map[uint32]int64
+	now    int64
+	maxID  uint32
+	orphan int
+	late   []lateEntry // main-queue messages that reached MaxDeliveryCount
+}
+
+type lateEntry struct {
+	en *entity
+	x  *entry
+}
+
+func (l *loader) Entity(rec store.EntityRecord) error {
+	if rec.ID == idCounterEntity {
+		return fmt.Errorf("stored entity %q has the reserved id 0", rec.Entity.Path)
+	}
+	en := newEntity(l.e, rec.ID, rec.Entity)
+	l.byID[rec.ID] = en
+	l.maxID = max(l.maxID, rec.ID)
+	return nil
+}
+
+func (l *loader) Sequence(id uint32, last int64) error {
+	l.seqs[id] = last
+	return nil
+}
+
+func (l *loader) Message(loc store.Loc, meta store.Meta) error {
+	en := l.byID[loc.Entity]
+	if en == nil || loc.Sub > broker.SubQueueDeadLetter {
+		l.orphan++
+		return nil
+	}
+	x := entryFromMeta(loc, meta)
+	en.size += int64(x.size)
+	en.lastSeq = max(en.lastSeq, x.seq)
+	en.add(x)
+	if x.sub == broker.SubQueueMain && int64(x.delivery) >= int64(en.settings.MaxDeliveryCount) {
+		l.late = append(l.late, lateEntry{en, x})
+	}
+	if en.settings.RequiresDuplicateDetection && x.msgID != "" && x.sub == broker.SubQueueMain {
+		if end := expiry(x.enqueued, en.settings.DuplicateDetectionHistoryTimeWindow); end > l.now {
+			if old, ok := en.dup[x.msgID]; !ok || old < end {
+				en.dup[x.msgID] = end
+				en.dupq = append(en.dupq, dupRecord{id: x.msgID, end: end})
+			}
+		}
+	}
+	return nil
+}
+
+// load reads the store: entities, sequence numbers (never reused), and
+// messages. Locks are not stored, so every formerly locked message is simply
+// available again; its delivery was counted when it was handed out.
+func (e *Engine) load() error {
+	l := &loader{e: e, byID: make(map[uint32]*entity), seqs: make(map[uint32]int64), now: e.now()}
+	if err := e.store.Load(l); err != nil {
+		return storeErr("load the store", "", err)
+	}
+	if l.orphan > 0 {
+		e.log.Warn("stored messages of unknown entities ignored", "count", l.orphan)
+	}
+	e.nextID = max(l.maxID, uint32(l.seqs[idCounterEntity])) + 1
+	// Topics first, so subscriptions find them.
+	for _, en := range l.byID {
+		en.lastSeq = max(en.lastSeq, l.seqs[en.id])
+		if en.kind != broker.KindSubscription {
+			e.entities[en.key] = en
+		}
+	}
+	for _, en := range l.byID {
+		if en.kind != broker.KindSubscription {
+			continue
+		}
+		topicPath, _, _ := broker.SplitSubscriptionPath(en.path)
+		t := e.entities[pathKey(topicPath)]
+		if t == nil || t.kind != broker.KindTopic {
+			e.log.Warn("stored subscription without its topic ignored", "entity", en.path)
+			continue
+		}
+		en.topic = t
+		t.subs = append(t.subs, en)
+		e.entities[en.key] = en
+	}
+	for _, le := range l.late {
+		// Its last lock was lost in the restart and the next delivery would
+		// exceed the maximum: dead-letter it now, as a lost lock would.
+		le.en.unindex(le.x)
+		le.en.deadLetter(le.x, broker.ReasonMaxDeliveryCountExceeded,
+			fmt.Sprintf("Message could not be consumed after %d delivery attempts.", le.en.settings.MaxDeliveryCount), nil)
+	}
+	for _, en := range e.entities {
+		if en.kind == broker.KindTopic {
+			// A subscription's stored messages carry its topic's numbers.
+			for _, s := range en.subs {
+				en.lastSeq = max(en.lastSeq, s.lastSeq)
+			}
+		}
+	}
+	for _, en := range e.entities {
+		// Apply the dead-letter moves, register the deadlines, and forward
+		// dead-lettered messages where ForwardDeadLetteredMessagesTo says.
+		en.mu.Lock()
+		en.commitQuiet()
+		e.unlock(en)
+	}
+	return nil
+}

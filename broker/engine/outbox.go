@@ -1,0 +1,72 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/peeklock/peeklock/broker"
+)
+
+// outItem is a dead-lettered message on its way to the entity named by
+// ForwardDeadLetteredMessagesTo. It has left the source's index but stays in
+// the source's store until the target has accepted the copy, so that a crash
+// in between keeps it (in the source's main queue) rather than losing it.
+type outItem struct {
+	x      *entry
+	to     string
+	set    map[string]any // DeadLetterReason and DeadLetterErrorDescription
+	props  map[string]any // PropertiesToModify of the settlement
+	reason string
+}
+
+// flushOutbox forwards dead-lettered messages after the source mutex was
+// released. A forward that fails (target missing or full) puts the message in
+// the source's own dead-letter sub-queue instead.
+func (e *Engine) flushOutbox(src *entity, items []outItem) {
+	for _, it := range items {
+		x := it.x
+		loc := x.loc(src.id)
+		msg, err := e.store.Get(loc)
+		if err != nil {
+			e.log.Error("dead-lettered message missing", "entity", src.path, "seq", x.seq, "err", err)
+			if src.mu.Lock(); !src.deleted {
+				src.size -= int64(x.size)
+			}
+			src.mu.Unlock()
+			continue
+		}
+		c := acceptCopy(msg)
+		c.ApplicationProperties = mergeProps(msg.ApplicationProperties, it.props, it.set)
+		c.DeadLetterSource = src.path
+		c.ScheduledEnqueueTime = time.Time{}
+		c.Size = messageSize(c)
+		var ferr error
+		target, _, lerr := e.lookup(it.to)
+		if lerr != nil {
+			ferr = lerr
+		} else {
+			_, ferr = e.deliver(target, []*broker.Message{c}, 1)
+		}
+		if e.lockEntity(src) != nil {
+			continue
+		}
+		if ferr == nil {
+			src.size -= int64(x.size)
+			src.batch.DeleteMessage(loc)
+			src.commitQuiet()
+			src.emit(broker.EventDeadLettered, x, it.reason)
+			src.emit(broker.EventForwarded, x, target.path)
+		} else {
+			e.log.Warn("forwarding a dead-lettered message failed; kept in the source's dead-letter sub-queue",
+				"entity", src.path, "seq", x.seq, "to", it.to, "err", ferr)
+			x.gone = false
+			src.rewriteTo(x, broker.SubQueueDeadLetter, it.props, it.set)
+			x.sub = broker.SubQueueDeadLetter
+			x.state = broker.StateActive
+			src.index(x)
+			src.commitQuiet()
+			src.emit(broker.EventDeadLettered, x, it.reason)
+			src.notify(x)
+		}
+		e.unlock(src)
+	}
+}

@@ -1,0 +1,95 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/engine/store"
+)
+
+// purgeChunk bounds the store batches of a purge.
+const purgeChunk = 10000
+
+// Purge removes every message of an entity's main queue (active, locked,
+// deferred and scheduled) or of its dead-letter sub-queue, and returns how
+// many it removed. Locks on removed messages are lost. Purging a topic purges
+// each of its subscriptions.
+func (e *Engine) Purge(ctx context.Context, addr string, sub broker.SubQueue) (int64, error) {
+	if err := e.enter(); err != nil {
+		return 0, err
+	}
+	defer e.leave()
+	if err := checkCtx(ctx); err != nil {
+		return 0, err
+	}
+	en, s, err := e.lookup(addr)
+	if err != nil {
+		return 0, err
+	}
+	if s == broker.SubQueueDeadLetter {
+		sub = broker.SubQueueDeadLetter
+	}
+	if sub > broker.SubQueueDeadLetter {
+		return 0, newErr(broker.CodeInvalid, en.path, "unknown sub-queue %d", sub)
+	}
+	targets := []*entity{en}
+	if en.kind == broker.KindTopic {
+		e.mu.RLock()
+		targets = append([]*entity(nil), en.subs...)
+		e.mu.RUnlock()
+	}
+	var n int64
+	for _, t := range targets {
+		k, err := e.purge(t, sub)
+		n += k
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+func (e *Engine) purge(en *entity, sub broker.SubQueue) (int64, error) {
+	if _, err := e.lockedDue(en); err != nil {
+		return 0, err
+	}
+	var xs []*entry
+	collect := func(t *tree) {
+		t.Scan(func(x *entry) bool { xs = append(xs, x); return true })
+	}
+	q := &en.q[sub]
+	collect(q.active)
+	collect(q.locked)
+	collect(q.deferred)
+	if sub == broker.SubQueueMain {
+		collect(en.scheduled)
+	}
+	var pend []store.Pending
+	for i, x := range xs {
+		if x.locked() {
+			en.emit(broker.EventLockLost, x, "purged")
+		}
+		en.remove(x)
+		if (i+1)%purgeChunk == 0 {
+			p, err := en.commit()
+			if err != nil {
+				e.unlock(en)
+				return int64(i + 1), err
+			}
+			pend = append(pend, p)
+		}
+	}
+	p, err := en.commit()
+	e.unlock(en)
+	if err != nil {
+		return int64(len(xs)), err
+	}
+	pend = append(pend, p)
+	for _, p := range pend {
+		if err := p.Wait(); err != nil {
+			return int64(len(xs)), storeErr("purge", en.path, err)
+		}
+	}
+	e.emitEntity(broker.EventPurged, en.path, sub, "")
+	return int64(len(xs)), nil
+}

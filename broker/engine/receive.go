@@ -1,0 +1,330 @@
+package engine
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/engine/store"
+)
+
+// Receive hands over messages as the engine's own client (owner 0); see
+// ReceiveAs.
+func (e *Engine) Receive(ctx context.Context, req broker.ReceiveRequest) ([]*broker.Message, error) {
+	return e.ReceiveAs(ctx, 0, req)
+}
+
+// ReceiveAs hands over up to req.Max available messages of an entity or its
+// dead-letter sub-queue, in sequence order, under owner. In PeekLock mode each
+// gets an exclusive lock (a random LockToken, LockedUntil = now +
+// LockDuration) and its DeliveryCount goes up at hand-out. In
+// ReceiveAndDelete mode they are removed. With req.MaxWait > 0 it waits (and
+// honours ctx) until at least one message is available or the wait ends,
+// returning an empty result then. A topic, and the main queue of a
+// session-aware entity (use AcceptSession and ReceiveSession), are refused
+// with CodeInvalid.
+//
+// The returned messages share Body and ApplicationProperties with the store:
+// treat them as read-only (Clone before changing).
+func (e *Engine) ReceiveAs(ctx context.Context, owner uint64, req broker.ReceiveRequest) ([]*broker.Message, error) {
+	if err := e.enter(); err != nil {
+		return nil, err
+	}
+	defer e.leave()
+	en, sub, err := e.receivable(req)
+	if err != nil {
+		return nil, err
+	}
+	if sub == broker.SubQueueMain && en.requiresSession() {
+		return nil, newErr(broker.CodeInvalid, en.path, "the entity requires sessions: accept a session and receive from it")
+	}
+	return e.receive(ctx, en, owner, req, sub, nil)
+}
+
+// receivable checks a receive request and finds its entity.
+func (e *Engine) receivable(req broker.ReceiveRequest) (*entity, broker.SubQueue, error) {
+	en, sub, err := e.lookup(req.Entity)
+	if err != nil {
+		return nil, sub, err
+	}
+	if req.SubQueue == broker.SubQueueDeadLetter {
+		sub = broker.SubQueueDeadLetter
+	}
+	if en.kind == broker.KindTopic {
+		return nil, sub, newErr(broker.CodeInvalid, en.path, "messages cannot be received from a topic; receive from one of its subscriptions")
+	}
+	if req.Max <= 0 {
+		return nil, sub, newErr(broker.CodeInvalid, en.path, "a receive asks for at least one message (Max is %d)", req.Max)
+	}
+	if req.Mode != broker.PeekLock && req.Mode != broker.ReceiveAndDelete {
+		return nil, sub, newErr(broker.CodeInvalid, en.path, "unknown receive mode %d", req.Mode)
+	}
+	if req.MaxWait < 0 {
+		return nil, sub, newErr(broker.CodeInvalid, en.path, "MaxWait %v is negative", req.MaxWait)
+	}
+	return en, sub, nil
+}
+
+func (en *entity) requiresSession() bool {
+	en.mu.Lock()
+	defer en.mu.Unlock()
+	return en.settings.RequiresSession
+}
+
+// receive takes messages from the sub-queue, or from session s (by id) when
+// sessionID is non-nil, waiting up to req.MaxWait for the first.
+func (e *Engine) receive(ctx context.Context, en *entity, owner uint64, req broker.ReceiveRequest, sub broker.SubQueue, sessionID *string) ([]*broker.Message, error) {
+	var dt deadlineTimer
+	defer func() {
+		if dt.stop != nil {
+			dt.stop()
+		}
+	}()
+	for {
+		if err := checkCtx(ctx); err != nil {
+			return nil, err
+		}
+		now, err := e.lockedDue(en)
+		if err != nil {
+			return nil, err
+		}
+		src := en.q[sub].active
+		list := &en.waiters[sub]
+		var s *session
+		if sessionID != nil {
+			s = en.sessions[*sessionID]
+			if s == nil || !s.isLocked() || s.owner != owner {
+				e.unlock(en)
+				return nil, errSessionLockLost(en.path, *sessionID)
+			}
+			src, list = s.active, &s.waiters
+		}
+		if req.Mode == broker.ReceiveAndDelete {
+			out := en.takeAndDelete(src, req.Max, now)
+			if len(out) > 0 || req.MaxWait == 0 {
+				_, err := en.commit()
+				e.unlock(en)
+				return out, err
+			}
+		} else {
+			hs := en.takeLocked(src, req.Max, owner, now)
+			if len(hs) > 0 || req.MaxWait == 0 {
+				_, err := en.commit()
+				e.unlock(en)
+				if err != nil {
+					return nil, err
+				}
+				return e.bodies(hs), nil
+			}
+		}
+		// Nothing available: wait for a wake-up, the deadline, ctx or Close.
+		en.commitQuiet()
+		if dt.c == nil {
+			dt = e.newDeadline(req.MaxWait)
+		}
+		w := list.add()
+		e.unlock(en)
+		r := e.block(ctx, w, dt, func() {
+			en.mu.Lock()
+			if !list.remove(w) {
+				list.wake(1) // pass the wake-up on
+			}
+			if s != nil {
+				en.maybeDropSession(s)
+			}
+			e.unlock(en)
+		})
+		switch r {
+		case waitTimeout:
+			return nil, nil
+		case waitCancelled:
+			return nil, ctxErr(ctx.Err())
+		case waitClosed:
+			return nil, errClosed()
+		}
+	}
+}
+
+// handout is what a hand-out needs to build the message outside the mutex.
+type handout struct {
+	loc      store.Loc
+	token    broker.LockToken
+	until    int64
+	delivery uint32
+	state    broker.State
+}
+
+// takeLocked locks up to max messages from src (a tree of available
+// messages) for owner. The new delivery count goes to the store's Meta in the
+// batch, which the caller applies without waiting for a disk sync: after a
+// crash a restart therefore counts the hand-outs that reached the store,
+// possibly one fewer than really happened.
+func (en *entity) takeLocked(src *tree, max int, owner uint64, now int64) []handout {
+	var hs []handout
+	for len(hs) < max {
+		x, ok := src.Min()
+		if !ok {
+			break
+		}
+		if x.sub == broker.SubQueueMain && x.expires != 0 && x.expires <= now {
+			en.unindex(x)
+			en.expire(x) // never deliver an expired message
+			continue
+		}
+		hs = append(hs, en.lock(x, owner, now))
+	}
+	return hs
+}
+
+// lock puts an available (or deferred) message under a new lock.
+func (en *entity) lock(x *entry, owner uint64, now int64) handout {
+	en.unindex(x)
+	x.delivery++
+	x.token = en.newToken()
+	x.owner = owner
+	x.at = lockExpiry(now, en.settings.LockDuration)
+	en.index(x)
+	en.noteOwner(owner)
+	loc := x.loc(en.id)
+	en.batch.PutMeta(loc, x.meta())
+	en.emit(broker.EventLocked, x, "")
+	return handout{loc: loc, token: x.token, until: x.at, delivery: x.delivery, state: x.state}
+}
+
+// lockExpiry is now+d, saturating (a lock never wraps into the past).
+func lockExpiry(now int64, d time.Duration) int64 {
+	if int64(d) > math.MaxInt64-now {
+		return math.MaxInt64
+	}
+	return now + int64(d)
+}
+
+// takeAndDelete removes up to max messages from src and returns them
+// (ReceiveAndDelete). Their bodies are read under the mutex, before the
+// delete is applied.
+func (en *entity) takeAndDelete(src *tree, max int, now int64) []*broker.Message {
+	var out []*broker.Message
+	for len(out) < max {
+		x, ok := src.Min()
+		if !ok {
+			break
+		}
+		en.unindex(x)
+		if x.sub == broker.SubQueueMain && x.expires != 0 && x.expires <= now {
+			en.expire(x)
+			continue
+		}
+		msg, err := en.eng.store.Get(x.loc(en.id))
+		en.forget(x)
+		en.batch.DeleteMessage(x.loc(en.id))
+		if err != nil {
+			en.eng.log.Error("stored message missing", "entity", en.path, "seq", x.seq, "err", err)
+			continue
+		}
+		x.delivery++
+		m := *msg
+		m.SequenceNumber, m.DeliveryCount, m.State = x.seq, x.delivery, x.state
+		m.LockToken, m.LockedUntil = broker.LockToken{}, time.Time{}
+		out = append(out, &m)
+		en.emit(broker.EventReceived, x, "")
+	}
+	return out
+}
+
+// bodies reads the hand-outs' messages from the store and sets their lock.
+// A message settled or purged meanwhile is left out.
+func (e *Engine) bodies(hs []handout) []*broker.Message {
+	out := make([]*broker.Message, 0, len(hs))
+	for _, h := range hs {
+		msg, err := e.store.Get(h.loc)
+		if err != nil {
+			continue
+		}
+		m := *msg
+		m.SequenceNumber, m.DeliveryCount, m.State = h.loc.Seq, h.delivery, h.state
+		m.LockToken, m.LockedUntil = h.token, time.Time{}
+		if h.until != 0 {
+			m.LockedUntil = time.Unix(0, h.until).UTC()
+		}
+		out = append(out, &m)
+	}
+	return out
+}
+
+// ReceiveDeferred locks deferred messages by sequence number as the engine's
+// own client (owner 0); see ReceiveDeferredAs.
+func (e *Engine) ReceiveDeferred(ctx context.Context, entity string, seqs []int64) ([]*broker.Message, error) {
+	return e.ReceiveDeferredAs(ctx, 0, entity, seqs)
+}
+
+// ReceiveDeferredAs locks deferred messages of an entity (or of its
+// dead-letter sub-queue, by address suffix) by sequence number under owner.
+// Every number must name a deferred message that is not locked; otherwise
+// nothing is locked and the error is ErrMessageNotFound. The messages are
+// then settled like any other; the delivery count goes up at hand-out.
+func (e *Engine) ReceiveDeferredAs(ctx context.Context, owner uint64, entity string, seqs []int64) ([]*broker.Message, error) {
+	if err := e.enter(); err != nil {
+		return nil, err
+	}
+	defer e.leave()
+	if err := checkCtx(ctx); err != nil {
+		return nil, err
+	}
+	en, sub, err := e.lookup(entity)
+	if err != nil {
+		return nil, err
+	}
+	if en.kind == broker.KindTopic {
+		return nil, newErr(broker.CodeInvalid, en.path, "a topic has no deferred messages; use one of its subscriptions")
+	}
+	if sub == broker.SubQueueMain && en.requiresSession() {
+		return nil, newErr(broker.CodeInvalid, en.path, "the entity requires sessions: receive deferred messages through the session (ReceiveSessionDeferred)")
+	}
+	return e.receiveDeferred(en, owner, sub, seqs, nil)
+}
+
+// receiveDeferred locks deferred messages; with sessionID set they must
+// belong to that session, whose lock owner must hold.
+func (e *Engine) receiveDeferred(en *entity, owner uint64, sub broker.SubQueue, seqs []int64, sessionID *string) ([]*broker.Message, error) {
+	now, err := e.lockedDue(en)
+	if err != nil {
+		return nil, err
+	}
+	if sessionID != nil {
+		if s := en.sessions[*sessionID]; s == nil || !s.isLocked() || s.owner != owner {
+			e.unlock(en)
+			return nil, errSessionLockLost(en.path, *sessionID)
+		}
+	}
+	q := &en.q[sub]
+	xs := make([]*entry, 0, len(seqs))
+	seen := make(map[int64]bool, len(seqs))
+	for _, seq := range seqs {
+		if seen[seq] {
+			continue
+		}
+		seen[seq] = true
+		probe := &entry{seq: seq}
+		x, ok := q.deferred.Get(probe)
+		if !ok || sessionID != nil && x.session != *sessionID {
+			msg := "no deferred message with sequence number %d"
+			if y, ok := q.locked.Get(probe); ok && y.state == broker.StateDeferred {
+				msg = "the deferred message with sequence number %d is locked by another receiver"
+			}
+			e.unlock(en)
+			return nil, newErr(broker.CodeMessageNotFound, en.path, msg, seq)
+		}
+		xs = append(xs, x)
+	}
+	hs := make([]handout, 0, len(xs))
+	for _, x := range xs {
+		hs = append(hs, en.lock(x, owner, now))
+	}
+	_, err = en.commit()
+	e.unlock(en)
+	if err != nil {
+		return nil, err
+	}
+	return e.bodies(hs), nil
+}

@@ -1,0 +1,546 @@
+package engine
+
+import (
+	"context"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/engine/store"
+)
+
+// Send sends messages to a queue, a topic (fanned out to the subscriptions
+// whose rules match) or a subscription (delivered there only, as a resubmit
+// from its dead-letter sub-queue does), and returns when all are stored; with
+// a durable store, when they are on disk. A message whose MessageId was seen
+// within the duplicate-detection window of an entity that requires it is
+// accepted and dropped.
+//
+// The engine keeps each message's Body and ApplicationProperties without
+// copying them: the caller must not change them after Send.
+func (e *Engine) Send(ctx context.Context, entity string, msgs []*broker.Message) error {
+	if err := e.enter(); err != nil {
+		return err
+	}
+	defer e.leave()
+	_, err := e.send(ctx, entity, msgs, time.Time{})
+	return err
+}
+
+// Schedule sends messages that become active at `at` and returns their
+// sequence numbers, in order (0 for a message dropped as a duplicate). For a
+// topic these are the topic's numbers, which its subscriptions share; for an
+// entity that auto-forwards, its own numbers.
+func (e *Engine) Schedule(ctx context.Context, entity string, at time.Time, msgs []*broker.Message) ([]int64, error) {
+	if err := e.enter(); err != nil {
+		return nil, err
+	}
+	defer e.leave()
+	if at.IsZero() {
+		return nil, newErr(broker.CodeInvalid, entity, "a scheduled send needs a ScheduledEnqueueTime")
+	}
+	return e.send(ctx, entity, msgs, at)
+}
+
+func (e *Engine) send(ctx context.Context, addr string, msgs []*broker.Message, at time.Time) ([]int64, error) {
+	if err := checkCtx(ctx); err != nil {
+		return nil, err
+	}
+	en, sub, err := e.lookup(addr)
+	if err != nil {
+		return nil, err
+	}
+	if sub != broker.SubQueueMain {
+		return nil, newErr(broker.CodeInvalid, en.path, "messages cannot be sent to a dead-letter sub-queue")
+	}
+	if len(msgs) == 0 {
+		return nil, nil
+	}
+	copies := make([]*broker.Message, len(msgs))
+	for i, m := range msgs {
+		if m == nil {
+			return nil, newErr(broker.CodeInvalid, en.path, "message %d of the batch is nil", i)
+		}
+		if m.TimeToLive < 0 {
+			return nil, newErr(broker.CodeInvalid, en.path, "message %d has a negative TimeToLive (%v)", i, m.TimeToLive)
+		}
+		c := acceptCopy(m)
+		if !at.IsZero() {
+			c.ScheduledEnqueueTime = at
+		}
+		copies[i] = c
+	}
+	return e.deliver(en, copies, 0)
+}
+
+// acceptCopy returns a shallow copy of m with the broker-set properties
+// cleared and the size computed.
+func acceptCopy(m *broker.Message) *broker.Message {
+	c := *m
+	c.SequenceNumber = 0
+	c.EnqueuedSequenceNumber = 0
+	c.EnqueuedTime = time.Time{}
+	c.ExpiresAt = time.Time{}
+	c.LockedUntil = time.Time{}
+	c.LockToken = broker.LockToken{}
+	c.DeliveryCount = 0
+	c.DeadLetterSource = ""
+	c.State = broker.StateActive
+	c.Size = messageSize(&c)
+	return &c
+}
+
+// deliver stores msgs (private copies) in en, or passes them on: a topic fans
+// out, an entity with ForwardTo forwards. hop counts auto-forwarding hops.
+func (e *Engine) deliver(en *entity, msgs []*broker.Message, hop int) ([]int64, error) {
+	if hop > maxForwardHops {
+		return nil, newErr(broker.CodeInvalid, en.path, "auto-forwarding stops after %d hops; check the ForwardTo chain that leads here", maxForwardHops)
+	}
+	switch en.kind {
+	case broker.KindTopic:
+		return e.sendTopic(en, msgs, hop)
+	case broker.KindSubscription:
+		// A subscription's sequence numbers come from its topic, so that they
+		// stay unique when messages arrive both by fan-out and directly.
+		seqs, p, err := e.topicAccept(en.topic, msgs, false)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := e.storeOrForward(en, msgs, seqs, hop); err != nil {
+			return nil, err
+		}
+		if err := p.Wait(); err != nil {
+			return nil, storeErr("store the sequence number", en.topic.path, err)
+		}
+		return seqs, nil
+	}
+	return e.storeOrForward(en, msgs, nil, hop)
+}
+
+// sendTopic fans msgs out to the subscriptions whose rules match. Quota and
+// session checks run for every subscription before anything is stored, so a
+// refused send stores nothing (unless a subscription fills up in between).
+func (e *Engine) sendTopic(t *entity, msgs []*broker.Message, hop int) ([]int64, error) {
+	e.mu.RLock()
+	subs := slices.Clone(t.subs)
+	e.mu.RUnlock()
+	type target struct {
+		en  *entity
+		idx []int
+	}
+	targets := make([]target, 0, len(subs))
+	for _, s := range subs {
+		if err := e.lockEntity(s); err != nil {
+			continue
+		}
+		rules, st, room := s.rules, s.settings, s.maxTotalSize()-s.size
+		e.unlock(s)
+		var idx []int
+		var total int64
+		for i, m := range msgs {
+			if !matches(rules, m) {
+				continue
+			}
+			if st.RequiresSession && m.SessionID == "" && st.ForwardTo == "" {
+				return nil, newErr(broker.CodeInvalid, t.path, "message %d has no SessionId but subscription %q requires sessions", i, s.path)
+			}
+			idx = append(idx, i)
+			total += m.Size
+		}
+		if total > room {
+			return nil, newErr(broker.CodeQuotaExceeded, t.path, "subscription %q is full: %d bytes more do not fit in %d MB", s.path, total, st.MaxSizeInMegabytes)
+		}
+		if len(idx) > 0 {
+			targets = append(targets, target{s, idx})
+		}
+	}
+	seqs, p, err := e.topicAccept(t, msgs, true)
+	if err != nil {
+		return nil, err
+	}
+	var firstErr error
+	for _, tg := range targets {
+		part := make([]*broker.Message, 0, len(tg.idx))
+		pre := make([]int64, 0, len(tg.idx))
+		for _, i := range tg.idx {
+			if seqs[i] == 0 {
+				continue
+			}
+			c := *msgs[i]
+			part = append(part, &c)
+			pre = append(pre, seqs[i])
+		}
+		if len(part) == 0 {
+			continue
+		}
+		if _, err := e.storeOrForward(tg.en, part, pre, hop); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	if err := p.Wait(); err != nil && firstErr == nil {
+		firstErr = storeErr("store the sequence number", t.path, err)
+	}
+	return seqs, firstErr
+}
+
+// topicAccept checks sizes against the topic's limit, drops duplicates (when
+// dedupe and the topic requires it: seq 0) and assigns the topic's sequence
+// numbers. The time-to-live cap of the topic is applied to the copies.
+func (e *Engine) topicAccept(t *entity, msgs []*broker.Message, dedupe bool) ([]int64, store.Pending, error) {
+	if err := e.lockEntity(t); err != nil {
+		return nil, nil, err
+	}
+	now := e.now()
+	t.pruneDup(now)
+	for i, m := range msgs {
+		if m.Size > t.maxMessageSize() {
+			e.unlock(t)
+			return nil, nil, errTooLarge(t, i, m)
+		}
+	}
+	seqs := make([]int64, len(msgs))
+	for i, m := range msgs {
+		if dedupe && t.settings.RequiresDuplicateDetection && t.isDuplicate(m.MessageID, now) {
+			continue
+		}
+		t.lastSeq++
+		seqs[i] = t.lastSeq
+		m.TimeToLive = effectiveTTL(m.TimeToLive, t.settings.DefaultMessageTimeToLive)
+	}
+	t.batch.SetSequence(t.id, t.lastSeq)
+	p, err := t.commit()
+	e.unlock(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	return seqs, p, nil
+}
+
+func errTooLarge(en *entity, i int, m *broker.Message) error {
+	return newErr(broker.CodeMessageTooLarge, en.path, "message %d is %d bytes; the limit is %d KB (%d bytes)",
+		i, m.Size, en.settings.MaxMessageSizeInKilobytes, en.maxMessageSize())
+}
+
+// storeOrForward stores msgs in a queue or subscription, or forwards them
+// when it has ForwardTo. pre holds sequence numbers assigned by a topic (0:
+// dropped), or is nil to assign the entity's own. The sequence numbers are
+// assigned and the batch applied under the entity mutex; a durable store is
+// waited on outside it, and only then do the messages become visible.
+func (e *Engine) storeOrForward(en *entity, msgs []*broker.Message, pre []int64, hop int) ([]int64, error) {
+	if err := e.lockEntity(en); err != nil {
+		return nil, err
+	}
+	now := e.now()
+	en.processDue(now)
+	st := en.settings
+	forward := st.ForwardTo != ""
+	var total int64
+	for i, m := range msgs {
+		if pre != nil && pre[i] == 0 {
+			continue
+		}
+		if pre == nil && m.Size > en.maxMessageSize() {
+			e.unlock(en)
+			return nil, errTooLarge(en, i, m)
+		}
+		if st.RequiresSession && m.SessionID == "" && !forward {
+			e.unlock(en)
+			return nil, newErr(broker.CodeInvalid, en.path, "message %d has no SessionId but the entity requires sessions", i)
+		}
+		total += m.Size
+	}
+	if !forward && en.size+total > en.maxTotalSize() {
+		e.unlock(en)
+		return nil, newErr(broker.CodeQuotaExceeded, en.path, "the entity is full: %d bytes stored, %d more do not fit in %d MB",
+			en.size, total, st.MaxSizeInMegabytes)
+	}
+	seqs := pre
+	lastSeq := en.lastSeq
+	var dups []string
+	if seqs == nil {
+		seqs = make([]int64, len(msgs))
+		for i, m := range msgs {
+			if st.RequiresDuplicateDetection && en.isDuplicate(m.MessageID, now) {
+				total -= m.Size
+				continue
+			}
+			if st.RequiresDuplicateDetection && m.MessageID != "" {
+				dups = append(dups, m.MessageID)
+			}
+			en.lastSeq++
+			seqs[i] = en.lastSeq
+		}
+		en.batch.SetSequence(en.id, en.lastSeq)
+	}
+	if forward {
+		return e.forward(en, msgs, seqs, hop)
+	}
+	entries := make([]*entry, 0, len(msgs))
+	for i, m := range msgs {
+		if seqs[i] == 0 {
+			continue
+		}
+		entries = append(entries, en.accept(m, seqs[i], now))
+	}
+	en.size += total
+	p, err := en.commit()
+	if err != nil {
+		en.size -= total
+		en.lastSeq = lastSeq
+		for _, id := range dups {
+			delete(en.dup, id)
+		}
+		e.unlock(en)
+		return nil, err
+	}
+	if _, ok := p.(store.Done); ok {
+		en.show(entries)
+		e.unlock(en)
+		return seqs, nil
+	}
+	e.unlock(en)
+	if err := p.Wait(); err != nil {
+		if e.lockEntity(en) == nil {
+			en.size -= total
+			e.unlock(en)
+		}
+		return nil, storeErr("store the messages", en.path, err)
+	}
+	if err := e.lockEntity(en); err != nil {
+		return nil, err
+	}
+	en.show(entries)
+	e.unlock(en)
+	return seqs, nil
+}
+
+// accept fills in the broker properties of m as stored in en under seq, adds
+// the store write to the batch, and returns its (not yet indexed) entry.
+func (en *entity) accept(m *broker.Message, seq, now int64) *entry {
+	start := now
+	state := broker.StateActive
+	if !m.ScheduledEnqueueTime.IsZero() {
+		if at := m.ScheduledEnqueueTime.UnixNano(); at > now {
+			start, state = at, broker.StateScheduled
+		}
+	}
+	ttl := effectiveTTL(m.TimeToLive, en.settings.DefaultMessageTimeToLive)
+	exp := expiry(start, ttl)
+	m.SequenceNumber = seq
+	m.EnqueuedTime = time.Unix(0, start).UTC()
+	m.TimeToLive = ttl
+	m.ExpiresAt = time.Time{}
+	if exp != 0 {
+		m.ExpiresAt = time.Unix(0, exp).UTC()
+	}
+	m.State = state
+	x := &entry{
+		seq:      seq,
+		enqueued: start,
+		expires:  exp,
+		size:     clampSize(m.Size),
+		state:    state,
+		session:  m.SessionID,
+		msgID:    m.MessageID,
+	}
+	if state == broker.StateScheduled {
+		x.at = start
+	}
+	en.batch.PutMessage(x.loc(en.id), x.meta(), m)
+	return x
+}
+
+// show makes accepted entries visible.
+func (en *entity) show(entries []*entry) {
+	for _, x := range entries {
+		en.add(x)
+		if x.state == broker.StateScheduled {
+			en.emit(broker.EventScheduled, x, "")
+		} else {
+			en.emit(broker.EventSent, x, "")
+		}
+		en.notify(x)
+	}
+}
+
+// forward passes msgs on to en's ForwardTo target, each with
+// EnqueuedSequenceNumber set to the number it got here. Called with en
+// locked; returns with it released.
+func (e *Engine) forward(en *entity, msgs []*broker.Message, seqs []int64, hop int) ([]int64, error) {
+	to := en.settings.ForwardTo
+	p, err := en.commit()
+	e.unlock(en)
+	if err != nil {
+		return nil, err
+	}
+	target, _, err := e.lookup(to)
+	if err != nil {
+		return nil, newErr(broker.CodeNotFound, en.path, "the auto-forwarding target %q does not exist", to)
+	}
+	fw := make([]*broker.Message, 0, len(msgs))
+	for i, m := range msgs {
+		if seqs[i] == 0 {
+			continue
+		}
+		c := *m
+		if c.EnqueuedSequenceNumber == 0 {
+			c.EnqueuedSequenceNumber = seqs[i]
+		}
+		fw = append(fw, &c)
+	}
+	if len(fw) > 0 {
+		if _, err := e.deliver(target, fw, hop+1); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.Wait(); err != nil {
+		return nil, storeErr("store the sequence number", en.path, err)
+	}
+	if e.events.active() {
+		for i, m := range msgs {
+			if seqs[i] != 0 {
+				en.emit(broker.EventForwarded, &entry{seq: seqs[i], msgID: m.MessageID}, target.path)
+			}
+		}
+	}
+	return seqs, nil
+}
+
+// effectiveTTL applies the entity default: zero means the default, and a
+// longer value is cut down to it.
+func effectiveTTL(ttl, def time.Duration) time.Duration {
+	if ttl <= 0 || ttl > def {
+		return def
+	}
+	return ttl
+}
+
+// expiry returns start+ttl in unix ns, or 0 (never) for MaxTimeToLive or
+// when the sum does not fit.
+func expiry(start int64, ttl time.Duration) int64 {
+	if ttl >= broker.MaxTimeToLive || int64(ttl) > math.MaxInt64-start {
+		return 0
+	}
+	return start + int64(ttl)
+}
+
+// isDuplicate reports whether id was seen within the window, and records it
+// when not.
+func (en *entity) isDuplicate(id string, now int64) bool {
+	if id == "" {
+		return false
+	}
+	if end, ok := en.dup[id]; ok && end > now {
+		return true
+	}
+	end := expiry(now, en.settings.DuplicateDetectionHistoryTimeWindow)
+	if end == 0 {
+		end = math.MaxInt64
+	}
+	en.dup[id] = end
+	en.dupq = append(en.dupq, dupRecord{id: id, end: end})
+	return false
+}
+
+// pruneDup forgets message ids whose window has passed.
+func (en *entity) pruneDup(now int64) {
+	for en.dupHead < len(en.dupq) && en.dupq[en.dupHead].end <= now {
+		r := en.dupq[en.dupHead]
+		if en.dup[r.id] == r.end {
+			delete(en.dup, r.id)
+		}
+		en.dupq[en.dupHead] = dupRecord{}
+		en.dupHead++
+	}
+	if en.dupHead == len(en.dupq) {
+		en.dupq, en.dupHead = en.dupq[:0], 0
+	} else if en.dupHead > 1024 && en.dupHead*2 > len(en.dupq) {
+		n := copy(en.dupq, en.dupq[en.dupHead:])
+		clear(en.dupq[n:])
+		en.dupq, en.dupHead = en.dupq[:n], 0
+	}
+}
+
+// CancelScheduled removes scheduled messages by sequence number. On a queue
+// or subscription every number must be a scheduled message
+// (ErrMessageNotFound otherwise, and nothing is cancelled). On a topic each
+// number is cancelled in every subscription that has it; numbers found in
+// none are reported with ErrMessageNotFound after the others are cancelled.
+func (e *Engine) CancelScheduled(ctx context.Context, entity string, seqs []int64) error {
+	if err := e.enter(); err != nil {
+		return err
+	}
+	defer e.leave()
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
+	en, sub, err := e.lookup(entity)
+	if err != nil {
+		return err
+	}
+	if sub != broker.SubQueueMain {
+		return newErr(broker.CodeInvalid, en.path, "a dead-letter sub-queue has no scheduled messages")
+	}
+	if en.kind != broker.KindTopic {
+		_, err := e.cancelIn(en, seqs, true)
+		return err
+	}
+	e.mu.RLock()
+	subs := slices.Clone(en.subs)
+	e.mu.RUnlock()
+	found := make(map[int64]bool, len(seqs))
+	for _, s := range subs {
+		got, err := e.cancelIn(s, seqs, false)
+		if err != nil && broker.CodeOf(err) != broker.CodeNotFound {
+			return err
+		}
+		for _, q := range got {
+			found[q] = true
+		}
+	}
+	for _, q := range seqs {
+		if !found[q] {
+			return newErr(broker.CodeMessageNotFound, en.path, "no subscription has a scheduled message with sequence number %d", q)
+		}
+	}
+	return nil
+}
+
+// cancelIn cancels the scheduled messages of en among seqs and returns the
+// numbers it found; with all, a missing number cancels nothing.
+func (e *Engine) cancelIn(en *entity, seqs []int64, all bool) ([]int64, error) {
+	if _, err := e.lockedDue(en); err != nil {
+		return nil, err
+	}
+	var xs []*entry
+	for _, q := range seqs {
+		x, ok := en.scheduled.Get(&entry{seq: q})
+		if !ok {
+			if all {
+				e.unlock(en)
+				return nil, newErr(broker.CodeMessageNotFound, en.path, "no scheduled message with sequence number %d", q)
+			}
+			continue
+		}
+		xs = append(xs, x)
+	}
+	found := make([]int64, 0, len(xs))
+	for _, x := range xs {
+		if x.gone {
+			continue // listed twice
+		}
+		en.remove(x)
+		en.emit(broker.EventCancelled, x, "")
+		found = append(found, x.seq)
+	}
+	p, err := en.commit()
+	e.unlock(en)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Wait(); err != nil {
+		return nil, storeErr("cancel scheduled messages", en.path, err)
+	}
+	return found, nil
+}

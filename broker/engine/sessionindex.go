@@ -1,0 +1,107 @@
+package engine
+
+import "github.com/peeklock/peeklock/broker"
+
+// session is one SessionId of a session-aware entity. It exists while it has
+// messages in the main queue, is locked, has state, or has waiters.
+type session struct {
+	id          string
+	active      *tree               // available messages, by sequence number
+	locked      map[*entry]struct{} // its messages locked under peek-lock
+	count       int                 // its messages in the main queue, any state
+	token       broker.LockToken    // session lock; zero: not locked
+	owner       uint64
+	lockedUntil int64 // unix ns while locked
+	state       []byte
+	waiters     waitList
+	freeSeq     int64 // key in entity.free while listed there; 0: not listed
+	lockKey     int64 // key in entity.sessionLocks while listed there; 0: not listed
+}
+
+func sessionByFree(a, b *session) bool {
+	if a.freeSeq != b.freeSeq {
+		return a.freeSeq < b.freeSeq
+	}
+	return a.id < b.id
+}
+
+func sessionByLock(a, b *session) bool {
+	if a.lockKey != b.lockKey {
+		return a.lockKey < b.lockKey
+	}
+	return a.id < b.id
+}
+
+func (s *session) isLocked() bool { return !s.token.IsZero() }
+
+// session returns the session with that id, creating it.
+func (en *entity) session(id string) *session {
+	s := en.sessions[id]
+	if s == nil {
+		s = &session{id: id, active: newSeqTree(), locked: make(map[*entry]struct{})}
+		en.sessions[id] = s
+	}
+	return s
+}
+
+// refreshFree lists s in entity.free when it is unlocked and has available
+// messages, keyed by its first sequence number, and unlists it otherwise.
+func (en *entity) refreshFree(s *session) {
+	var want int64
+	if !s.isLocked() {
+		if x, ok := s.active.Min(); ok {
+			want = x.seq
+		}
+	}
+	if s.freeSeq == want {
+		return
+	}
+	if s.freeSeq != 0 {
+		en.free.Delete(s)
+		s.freeSeq = 0
+	}
+	if want != 0 {
+		s.freeSeq = want
+		en.free.Set(s)
+		// A session became free: wake one receiver waiting to accept any session.
+		en.waiters[broker.SubQueueMain].wake(1)
+	}
+}
+
+// setSessionLock locks s (owner, token, until) or unlocks it (zero token).
+func (en *entity) setSessionLock(s *session, owner uint64, token broker.LockToken, until int64) {
+	if s.lockKey != 0 {
+		en.sessionLocks.Delete(s)
+		s.lockKey = 0
+	}
+	s.owner, s.token, s.lockedUntil = owner, token, until
+	if !token.IsZero() {
+		s.lockKey = until
+		en.sessionLocks.Set(s)
+	}
+	en.refreshFree(s)
+}
+
+// maybeDropSession forgets a session that holds nothing any more.
+func (en *entity) maybeDropSession(s *session) {
+	if s.count <= 0 && !s.isLocked() && s.state == nil && s.waiters.empty() && s.active.Len() == 0 && len(s.locked) == 0 {
+		if s.freeSeq != 0 {
+			en.free.Delete(s)
+			s.freeSeq = 0
+		}
+		delete(en.sessions, s.id)
+	}
+}
+
+// loseSession ends a session lock: its message locks are lost too (released
+// under the max-delivery rule) and the session is free again.
+func (en *entity) loseSession(s *session, now int64, kind broker.EventKind, reason string) {
+	token := s.token
+	en.setSessionLock(s, 0, broker.LockToken{}, 0)
+	for x := range s.locked {
+		en.release(x, now, broker.EventLockLost, nil)
+	}
+	en.emitSession(kind, s.id, token, reason)
+	s.waiters.wakeAll()
+	en.maybeDropSession(s)
+}

@@ -1,0 +1,292 @@
+package engine
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/peeklock/peeklock/broker"
+)
+
+// SessionLock is a held session lock, as AcceptSession returns it.
+type SessionLock struct {
+	Entity      string
+	SessionID   string
+	Token       broker.LockToken
+	LockedUntil time.Time
+}
+
+// SessionInfo describes one session of a session-aware entity.
+type SessionInfo struct {
+	SessionID string
+	// Available counts its messages that can be received now; Messages
+	// counts all its messages in the main queue (locked, deferred and
+	// scheduled included).
+	Available   int
+	Messages    int
+	Locked      bool
+	Owner       uint64
+	Token       broker.LockToken
+	LockedUntil time.Time
+	StateSize   int
+}
+
+// sessionEntity finds a session-aware queue or subscription.
+func (e *Engine) sessionEntity(addr string) (*entity, error) {
+	en, sub, err := e.lookup(addr)
+	if err != nil {
+		return nil, err
+	}
+	if sub != broker.SubQueueMain {
+		return nil, newErr(broker.CodeInvalid, en.path, "a dead-letter sub-queue has no sessions")
+	}
+	if en.kind == broker.KindTopic {
+		return nil, newErr(broker.CodeInvalid, en.path, "a topic has no sessions; use one of its subscriptions")
+	}
+	if !en.requiresSession() {
+		return nil, newErr(broker.CodeInvalid, en.path, "the entity does not require sessions")
+	}
+	return en, nil
+}
+
+// AcceptSession takes the session lock of a session-aware entity for owner:
+// of sessionID when given (the session need not have messages yet; it fails
+// with broker.ErrSessionCannotLock when another receiver holds it), or of the
+// unlocked session whose first available message is oldest. With no such
+// session it waits up to maxWait (honouring ctx) and then fails with
+// CodeTimeout. The lock lasts the entity's LockDuration and is renewed with
+// RenewSessionLock; when it expires or is released, the message locks taken
+// through it are lost too.
+func (e *Engine) AcceptSession(ctx context.Context, owner uint64, entity, sessionID string, maxWait time.Duration) (SessionLock, error) {
+	if err := e.enter(); err != nil {
+		return SessionLock{}, err
+	}
+	defer e.leave()
+	en, err := e.sessionEntity(entity)
+	if err != nil {
+		return SessionLock{}, err
+	}
+	var dt deadlineTimer
+	defer func() {
+		if dt.stop != nil {
+			dt.stop()
+		}
+	}()
+	for {
+		if err := checkCtx(ctx); err != nil {
+			return SessionLock{}, err
+		}
+		now, err := e.lockedDue(en)
+		if err != nil {
+			return SessionLock{}, err
+		}
+		var s *session
+		if sessionID != "" {
+			s = en.session(sessionID)
+			if s.isLocked() {
+				e.unlock(en)
+				return SessionLock{}, newErr(broker.CodeSessionCannotLock, en.path, "the session %q is locked by another receiver", sessionID)
+			}
+		} else if f, ok := en.free.Min(); ok {
+			s = f
+		}
+		if s != nil {
+			token := en.newToken()
+			en.setSessionLock(s, owner, token, lockExpiry(now, en.settings.LockDuration))
+			en.noteOwner(owner)
+			en.emitSession(broker.EventLocked, s.id, token, "session "+quoteID(s.id)+" accepted")
+			lock := SessionLock{Entity: en.path, SessionID: s.id, Token: token, LockedUntil: time.Unix(0, s.lockedUntil).UTC()}
+			e.unlock(en)
+			return lock, nil
+		}
+		if maxWait <= 0 {
+			e.unlock(en)
+			return SessionLock{}, newErr(broker.CodeTimeout, en.path, "no unlocked session has messages available")
+		}
+		list := &en.waiters[broker.SubQueueMain]
+		if dt.c == nil {
+			dt = e.newDeadline(maxWait)
+		}
+		w := list.add()
+		e.unlock(en)
+		r := e.block(ctx, w, dt, func() {
+			en.mu.Lock()
+			if !list.remove(w) {
+				list.wake(1) // pass the wake-up on
+			}
+			e.unlock(en)
+		})
+		switch r {
+		case waitTimeout:
+			return SessionLock{}, newErr(broker.CodeTimeout, en.path, "no unlocked session had messages available within %v", maxWait)
+		case waitCancelled:
+			return SessionLock{}, ctxErr(ctx.Err())
+		case waitClosed:
+			return SessionLock{}, errClosed()
+		}
+	}
+}
+
+// ReceiveSession receives messages of one session, in sequence order, for
+// the owner that holds its session lock (broker.ErrSessionLockLost
+// otherwise). req.Entity names the entity; Max, Mode and MaxWait work as in
+// ReceiveAs. Message locks are separate locks with the entity's
+// LockDuration, but they are lost with the session lock.
+func (e *Engine) ReceiveSession(ctx context.Context, owner uint64, sessionID string, req broker.ReceiveRequest) ([]*broker.Message, error) {
+	if err := e.enter(); err != nil {
+		return nil, err
+	}
+	defer e.leave()
+	en, sub, err := e.receivable(req)
+	if err != nil {
+		return nil, err
+	}
+	if sub != broker.SubQueueMain {
+		return nil, newErr(broker.CodeInvalid, en.path, "a dead-letter sub-queue has no sessions")
+	}
+	if !en.requiresSession() {
+		return nil, newErr(broker.CodeInvalid, en.path, "the entity does not require sessions")
+	}
+	return e.receive(ctx, en, owner, req, sub, &sessionID)
+}
+
+// ReceiveSessionDeferred locks deferred messages of a session by sequence
+// number, for the owner that holds the session lock.
+func (e *Engine) ReceiveSessionDeferred(ctx context.Context, owner uint64, entity, sessionID string, seqs []int64) ([]*broker.Message, error) {
+	if err := e.enter(); err != nil {
+		return nil, err
+	}
+	defer e.leave()
+	if err := checkCtx(ctx); err != nil {
+		return nil, err
+	}
+	en, err := e.sessionEntity(entity)
+	if err != nil {
+		return nil, err
+	}
+	return e.receiveDeferred(en, owner, broker.SubQueueMain, seqs, &sessionID)
+}
+
+// heldSession runs fn on a session whose lock owner holds, under the entity
+// mutex.
+func (e *Engine) heldSession(ctx context.Context, owner uint64, entity, sessionID string, fn func(en *entity, s *session, now int64) error) error {
+	if err := e.enter(); err != nil {
+		return err
+	}
+	defer e.leave()
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
+	en, err := e.sessionEntity(entity)
+	if err != nil {
+		return err
+	}
+	now, err := e.lockedDue(en)
+	if err != nil {
+		return err
+	}
+	defer e.unlock(en)
+	s := en.sessions[sessionID]
+	if s == nil || !s.isLocked() || s.owner != owner {
+		return errSessionLockLost(en.path, sessionID)
+	}
+	return fn(en, s, now)
+}
+
+// RenewSessionLock extends a held session lock to now + LockDuration and
+// returns the new expiry.
+func (e *Engine) RenewSessionLock(ctx context.Context, owner uint64, addr, sessionID string) (time.Time, error) {
+	var until time.Time
+	err := e.heldSession(ctx, owner, addr, sessionID, func(en *entity, s *session, now int64) error {
+		en.setSessionLock(s, owner, s.token, lockExpiry(now, en.settings.LockDuration))
+		until = time.Unix(0, s.lockedUntil).UTC()
+		en.emitSession(broker.EventRenewed, s.id, s.token, "session "+quoteID(s.id)+" renewed")
+		return nil
+	})
+	return until, err
+}
+
+// ReleaseSession gives a held session lock back (the receiver closed); the
+// message locks taken through it are lost.
+func (e *Engine) ReleaseSession(ctx context.Context, owner uint64, addr, sessionID string) error {
+	return e.heldSession(ctx, owner, addr, sessionID, func(en *entity, s *session, now int64) error {
+		en.loseSession(s, now, broker.EventLockLost, "session "+quoteID(s.id)+" released")
+		return nil
+	})
+}
+
+// SetSessionState replaces the opaque state of a held session (nil clears
+// it). Session state is kept in memory only: it does not survive a restart.
+func (e *Engine) SetSessionState(ctx context.Context, owner uint64, addr, sessionID string, state []byte) error {
+	return e.heldSession(ctx, owner, addr, sessionID, func(en *entity, s *session, now int64) error {
+		if state == nil {
+			s.state = nil
+		} else {
+			s.state = slices.Clone(state)
+		}
+		return nil
+	})
+}
+
+// SessionState returns a copy of a session's state (nil when it has none).
+// Reading needs no session lock, so the dashboard can show it.
+func (e *Engine) SessionState(ctx context.Context, entity, sessionID string) ([]byte, error) {
+	if err := e.enter(); err != nil {
+		return nil, err
+	}
+	defer e.leave()
+	if err := checkCtx(ctx); err != nil {
+		return nil, err
+	}
+	en, err := e.sessionEntity(entity)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := e.lockedDue(en); err != nil {
+		return nil, err
+	}
+	defer e.unlock(en)
+	if s := en.sessions[sessionID]; s != nil && s.state != nil {
+		return slices.Clone(s.state), nil
+	}
+	return nil, nil
+}
+
+// Sessions lists the sessions of a session-aware entity that have messages,
+// a lock or state, sorted by id.
+func (e *Engine) Sessions(ctx context.Context, entity string) ([]SessionInfo, error) {
+	if err := e.enter(); err != nil {
+		return nil, err
+	}
+	defer e.leave()
+	if err := checkCtx(ctx); err != nil {
+		return nil, err
+	}
+	en, err := e.sessionEntity(entity)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := e.lockedDue(en); err != nil {
+		return nil, err
+	}
+	out := make([]SessionInfo, 0, len(en.sessions))
+	for _, s := range en.sessions {
+		info := SessionInfo{
+			SessionID: s.id,
+			Available: s.active.Len(),
+			Messages:  s.count,
+			Locked:    s.isLocked(),
+			Owner:     s.owner,
+			Token:     s.token,
+			StateSize: len(s.state),
+		}
+		if info.Locked {
+			info.LockedUntil = time.Unix(0, s.lockedUntil).UTC()
+		}
+		out = append(out, info)
+	}
+	e.unlock(en)
+	slices.SortFunc(out, func(a, b SessionInfo) int { return strings.Compare(a.SessionID, b.SessionID) })
+	return out, nil
+}

@@ -1,0 +1,203 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/peeklock/peeklock/broker"
+)
+
+// Settle completes, abandons, dead-letters or defers one locked message. A
+// lock that expired, was lost (settings changed, owner dropped, purge),
+// was already settled or never existed fails with broker.ErrLockLost and
+// touches nothing. Complete returns when the removal is stored (durable
+// stores: on disk).
+func (e *Engine) Settle(ctx context.Context, s broker.Settlement) error {
+	if err := e.enter(); err != nil {
+		return err
+	}
+	defer e.leave()
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
+	var one [1]error
+	e.settleGroup([]broker.Settlement{s}, one[:])
+	return one[0]
+}
+
+// SettleMany settles many locked messages at once: consecutive settlements
+// of the same entity share one mutex hold and one store batch. It returns nil
+// when every settlement succeeded, and otherwise one error per settlement
+// (nil for those that succeeded).
+func (e *Engine) SettleMany(ctx context.Context, ss []broker.Settlement) []error {
+	if err := e.enter(); err != nil {
+		return fill(len(ss), err)
+	}
+	defer e.leave()
+	if err := checkCtx(ctx); err != nil {
+		return fill(len(ss), err)
+	}
+	errs := make([]error, len(ss))
+	for i := 0; i < len(ss); {
+		j := i + 1
+		for j < len(ss) && ss[j].Entity == ss[i].Entity {
+			j++
+		}
+		e.settleGroup(ss[i:j], errs[i:j])
+		i = j
+	}
+	for _, err := range errs {
+		if err != nil {
+			return errs
+		}
+	}
+	return nil
+}
+
+func fill(n int, err error) []error {
+	errs := make([]error, n)
+	for i := range errs {
+		errs[i] = err
+	}
+	return errs
+}
+
+// settleGroup settles settlements that all address the same entity.
+func (e *Engine) settleGroup(ss []broker.Settlement, errs []error) {
+	en, sub, err := e.lookup(ss[0].Entity)
+	if err == nil {
+		var now int64
+		now, err = e.lockedDue(en)
+		if err == nil {
+			for i := range ss {
+				errs[i] = en.settle(&ss[i], sub, now)
+			}
+			p, cerr := en.commit()
+			e.unlock(en)
+			if cerr == nil {
+				cerr = p.Wait()
+				if cerr != nil {
+					cerr = storeErr("store the settlement", en.path, cerr)
+				}
+			}
+			if cerr != nil {
+				for i := range errs {
+					if errs[i] == nil {
+						errs[i] = cerr
+					}
+				}
+			}
+			return
+		}
+	}
+	for i := range errs {
+		errs[i] = err
+	}
+}
+
+// settle applies one settlement under the entity mutex.
+func (en *entity) settle(s *broker.Settlement, sub broker.SubQueue, now int64) error {
+	x := en.tokens[s.Token]
+	if x == nil || x.sub != sub {
+		return errLockLost(en.path, sub, s.Token)
+	}
+	switch s.Kind {
+	case broker.Complete:
+		en.remove(x)
+		en.emit(broker.EventCompleted, x, "")
+	case broker.Abandon:
+		en.release(x, now, broker.EventAbandoned, s.PropertiesToModify)
+	case broker.DeadLetter:
+		if x.sub == broker.SubQueueDeadLetter {
+			return newErr(broker.CodeInvalid, en.path, "the message with sequence number %d is in the dead-letter sub-queue already", x.seq)
+		}
+		en.unindex(x)
+		en.unlockEntry(x)
+		en.deadLetter(x, s.Reason, s.Description, s.PropertiesToModify)
+	case broker.Defer:
+		en.unindex(x)
+		token := en.unlockEntry(x)
+		x.state = broker.StateDeferred
+		if len(s.PropertiesToModify) > 0 {
+			en.rewrite(x, s.PropertiesToModify, nil)
+		} else {
+			en.batch.PutMeta(x.loc(en.id), x.meta())
+		}
+		en.index(x)
+		en.emitToken(broker.EventDeferred, x, token, "")
+	default:
+		return newErr(broker.CodeInvalid, en.path, "unknown settlement kind %d", s.Kind)
+	}
+	return nil
+}
+
+// unlockEntry clears the lock fields of an unindexed entry and returns the
+// token it had.
+func (en *entity) unlockEntry(x *entry) broker.LockToken {
+	t := x.token
+	x.token, x.owner, x.at = broker.LockToken{}, 0, 0
+	return t
+}
+
+// RenewLock extends a message lock to now + LockDuration and returns the new
+// expiry; an expired, lost or unknown lock fails with broker.ErrLockLost.
+func (e *Engine) RenewLock(ctx context.Context, entity string, token broker.LockToken) (time.Time, error) {
+	if err := e.enter(); err != nil {
+		return time.Time{}, err
+	}
+	defer e.leave()
+	if err := checkCtx(ctx); err != nil {
+		return time.Time{}, err
+	}
+	ts, err := e.renewLocks(entity, []broker.LockToken{token})
+	if err != nil {
+		return time.Time{}, err
+	}
+	return ts[0], nil
+}
+
+// RenewLocks renews several locks of one entity at once (the management
+// operation renews a list); any lost lock fails the call with
+// broker.ErrLockLost and renews nothing.
+func (e *Engine) RenewLocks(ctx context.Context, entity string, tokens []broker.LockToken) ([]time.Time, error) {
+	if err := e.enter(); err != nil {
+		return nil, err
+	}
+	defer e.leave()
+	if err := checkCtx(ctx); err != nil {
+		return nil, err
+	}
+	return e.renewLocks(entity, tokens)
+}
+
+func (e *Engine) renewLocks(entity string, tokens []broker.LockToken) ([]time.Time, error) {
+	en, sub, err := e.lookup(entity)
+	if err != nil {
+		return nil, err
+	}
+	now, err := e.lockedDue(en)
+	if err != nil {
+		return nil, err
+	}
+	defer e.unlock(en)
+	xs := make([]*entry, len(tokens))
+	for i, t := range tokens {
+		x := en.tokens[t]
+		if x == nil || x.sub != sub {
+			return nil, errLockLost(en.path, sub, t)
+		}
+		xs[i] = x
+	}
+	out := make([]time.Time, len(xs))
+	until := lockExpiry(now, en.settings.LockDuration)
+	for i, x := range xs {
+		if x.at != until {
+			en.lockAt.Delete(x)
+			x.at = until
+			en.lockAt.Set(x)
+		}
+		out[i] = time.Unix(0, until).UTC()
+		en.emit(broker.EventRenewed, x, "")
+	}
+	return out, nil
+}

@@ -1,0 +1,120 @@
+package engine
+
+import (
+	"container/heap"
+	"sync"
+	"time"
+)
+
+// sweeper is the one goroutine that processes deadlines of idle entities: it
+// sleeps on the clock until the earliest registered deadline and is woken
+// early when an earlier one is registered. Entities register their next
+// deadline after every operation (entity.scheduleNext); stale registrations
+// are harmless (processing an entity with nothing due costs O(log n)).
+type sweeper struct {
+	mu   sync.Mutex // a leaf of the lock order in engine.go
+	h    deadlines
+	next int64         // the deadline the loop sleeps until; 0: none
+	wake chan struct{} // capacity 1
+}
+
+type deadline struct {
+	at int64
+	en *entity
+}
+
+type deadlines []deadline
+
+func (d deadlines) Len() int           { return len(d) }
+func (d deadlines) Less(i, j int) bool { return d[i].at < d[j].at }
+func (d deadlines) Swap(i, j int)      { d[i], d[j] = d[j], d[i] }
+func (d *deadlines) Push(x any)        { *d = append(*d, x.(deadline)) }
+func (d *deadlines) Pop() any {
+	old := *d
+	x := old[len(old)-1]
+	old[len(old)-1] = deadline{}
+	*d = old[:len(old)-1]
+	return x
+}
+
+func (s *sweeper) init() { s.wake = make(chan struct{}, 1) }
+
+// register asks for en to be processed at (unix ns).
+func (s *sweeper) register(en *entity, at int64) {
+	s.mu.Lock()
+	heap.Push(&s.h, deadline{at: at, en: en})
+	early := s.next == 0 || at < s.next
+	if early {
+		s.next = at
+	}
+	s.mu.Unlock()
+	if early {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// takeDue pops the entities due at now and returns the next deadline.
+func (s *sweeper) takeDue(now int64, due []*entity) ([]*entity, int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.h) > 0 && s.h[0].at <= now {
+		d := heap.Pop(&s.h).(deadline)
+		due = append(due, d.en)
+	}
+	s.next = 0
+	if len(s.h) > 0 {
+		s.next = s.h[0].at
+	}
+	return due, s.next
+}
+
+func (e *Engine) sweepLoop() {
+	defer e.wg.Done()
+	var due []*entity
+	for {
+		now := e.now()
+		var next int64
+		due, next = e.sweep.takeDue(now, due[:0])
+		if len(due) > 0 {
+			e.sweepEntities(due, now)
+			clear(due)
+			continue
+		}
+		var timer <-chan time.Time
+		var stop func() bool
+		if next != 0 {
+			t := e.clock.NewTimer(time.Duration(next - now))
+			timer, stop = t.Chan(), t.Stop
+		}
+		select {
+		case <-e.sweep.wake:
+		case <-timer:
+		case <-e.done:
+			if stop != nil {
+				stop()
+			}
+			return
+		}
+		if stop != nil {
+			stop()
+		}
+	}
+}
+
+func (e *Engine) sweepEntities(due []*entity, now int64) {
+	for _, en := range due {
+		en.mu.Lock()
+		if en.deleted {
+			en.mu.Unlock()
+			continue
+		}
+		if en.registered <= now {
+			en.registered = 0
+		}
+		en.processDue(e.now())
+		e.unlock(en)
+	}
+}
