@@ -1,0 +1,100 @@
+package demo_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/demo"
+	"github.com/peeklock/peeklock/broker/engine"
+)
+
+// TestDemoShowsEveryState runs a fast version of the demo on the real engine
+// in real time and checks that it produces what the dashboard is meant to
+// show: active, locked, deferred, scheduled and dead-lettered messages, with
+// dead-lettering at the maximum delivery count among them.
+func TestDemoShowsEveryState(t *testing.T) {
+	e, err := engine.New(engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	fast := broker.EntitySettings{LockDuration: 150 * time.Millisecond, MaxDeliveryCount: 2}
+	cfg := demo.Config{
+		Entities: []broker.Entity{{Path: "work", Kind: broker.KindQueue, Settings: fast}},
+		Workloads: []demo.Workload{{
+			Entity: "work", Receive: []string{"work"}, Rate: 300, Consumers: 2,
+			Processing: [2]time.Duration{time.Millisecond, 3 * time.Millisecond},
+			Mix:        demo.Mix{Complete: 30, Abandon: 10, Expire: 30, DeadLetter: 10, Defer: 20},
+			Scheduled:  0.2,
+		}},
+	}
+	if err := demo.Setup(ctx, e, cfg); err != nil {
+		t.Fatal(err)
+	}
+	// Setup twice is fine: existing entities are left alone.
+	if err := demo.Setup(ctx, e, cfg); err != nil {
+		t.Fatalf("second setup: %v", err)
+	}
+	events, stop := e.Events()
+	defer stop()
+	go demo.Run(ctx, e, cfg, demo.Options{Seed: 42})
+
+	seen := map[broker.EventKind]int{}
+	maxDelivery := 0
+	deadline := time.After(10 * time.Second)
+	want := []broker.EventKind{broker.EventSent, broker.EventScheduled, broker.EventLocked, broker.EventCompleted,
+		broker.EventAbandoned, broker.EventDeferred, broker.EventDeadLettered, broker.EventLockExpired}
+	for {
+		select {
+		case ev := <-events:
+			seen[ev.Kind]++
+			if ev.Kind == broker.EventDeadLettered && ev.Reason == broker.ReasonMaxDeliveryCountExceeded {
+				maxDelivery++
+			}
+		case <-deadline:
+			t.Fatalf("after 10 s the demo produced %v and %d max-delivery dead-letterings", seen, maxDelivery)
+		}
+		done := maxDelivery > 0
+		for _, k := range want {
+			done = done && seen[k] > 0
+		}
+		if done {
+			break
+		}
+	}
+	ent, err := e.Entity(ctx, "work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ent.Counts.DeadLettered == 0 {
+		t.Errorf("no dead-lettered messages in the counts: %+v", ent.Counts)
+	}
+}
+
+func TestDefaultConfigIsValid(t *testing.T) {
+	e, err := engine.New(engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	cfg := demo.DefaultConfig()
+	if err := demo.Setup(context.Background(), e, cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range cfg.Workloads {
+		for _, p := range append([]string{w.Entity}, w.Receive...) {
+			ent, err := e.Entity(context.Background(), p)
+			if err != nil {
+				t.Fatalf("workload entity %s: %v", p, err)
+			}
+			if ent.Kind != broker.KindTopic && ent.Settings.LockDuration > 15*time.Second {
+				t.Errorf("%s: lock duration %v; the demo needs short locks to show expiry", p, ent.Settings.LockDuration)
+			}
+		}
+	}
+}
