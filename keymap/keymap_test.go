@@ -1,0 +1,95 @@
+package keymap
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// TestDefaultsMatchDesign checks the defaults of DESIGN.md's key table,
+// which are part of the interface.
+func TestDefaultsMatchDesign(t *testing.T) {
+	km := DefaultKeyMap()
+	want := map[string][]string{
+		"up": {"up", "k"}, "down": {"down", "j"}, "page_up": {"pgup"}, "page_down": {"pgdown"},
+		"top": {"g", "home"}, "bottom": {"G", "end"}, "next_pane": {"tab"}, "prev_pane": {"shift+tab"},
+		"pane_active": {"1"}, "pane_locked": {"2"}, "pane_deferred": {"3"}, "pane_scheduled": {"4"},
+		"pane_dead_lettered": {"5"}, "detail": {"enter"}, "back": {"esc"}, "lock": {"l"},
+		"complete": {"c"}, "abandon": {"a"}, "dead_letter": {"d"}, "defer": {"f"}, "renew": {"r"},
+		"auto_renew": {"R"}, "resubmit": {"s"}, "compose": {"n"}, "edit": {"e"}, "purge": {"P"},
+		"select": {"space"}, "filter": {"/"}, "copy": {"y"}, "export": {"x"}, "pause": {"p"},
+		"help": {"?"}, "quit": {"q", "ctrl+c"},
+	}
+	got := map[string][]string{}
+	for _, n := range km.All() {
+		got[n.Name] = n.Binding.Keys()
+		if n.Binding.Help().Desc == "" {
+			t.Errorf("%s has no help text", n.Name)
+		}
+	}
+	for name, keys := range want {
+		if strings.Join(got[name], ",") != strings.Join(keys, ",") {
+			t.Errorf("%s: keys %v, want %v", name, got[name], keys)
+		}
+	}
+}
+
+func TestNoKeyIsBoundTwice(t *testing.T) {
+	km := DefaultKeyMap()
+	seen := map[string]string{}
+	for _, n := range km.All() {
+		for _, k := range n.Binding.Keys() {
+			if other, ok := seen[k]; ok {
+				t.Errorf("key %q is bound to %s and %s", k, other, n.Name)
+			}
+			seen[k] = n.Name
+		}
+	}
+}
+
+func TestRebind(t *testing.T) {
+	km := DefaultKeyMap()
+	if err := km.Rebind(map[string][]string{"complete": {"C", "ctrl+d"}, "Dead-Letter": {"D"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := km.Complete.Keys(); strings.Join(got, ",") != "C,ctrl+d" || km.Complete.Help().Key != "C/ctrl+d" {
+		t.Fatalf("complete: %v %q", got, km.Complete.Help().Key)
+	}
+	if got := km.DeadLetter.Keys(); len(got) != 1 || got[0] != "D" {
+		t.Fatalf("dead-letter: %v", got)
+	}
+	if !Pressed(tea.KeyPressMsg{Code: 'd', Mod: tea.ModCtrl}, km.Complete) {
+		t.Fatal("ctrl+d does not press complete")
+	}
+}
+
+func TestRebindRefusesUnknownAndEmpty(t *testing.T) {
+	km := DefaultKeyMap()
+	err := km.Rebind(map[string][]string{"complete": {"C"}, "explode": {"x"}})
+	var re *RebindError
+	if !errors.As(err, &re) || re.Action != "explode" || !strings.Contains(err.Error(), "unknown action") {
+		t.Fatalf("got %v", err)
+	}
+	if km.Complete.Keys()[0] != "c" {
+		t.Fatal("a failed rebind changed the key map")
+	}
+	if err := km.Rebind(map[string][]string{"quit": {}}); !errors.As(err, &re) || re.Reason != "no keys given" {
+		t.Fatalf("got %v", err)
+	}
+	if err := km.Rebind(map[string][]string{"quit": {" "}}); !errors.As(err, &re) || re.Reason != "empty key" {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestPressedIgnoresEnabled(t *testing.T) {
+	km := DefaultKeyMap()
+	km.Complete.SetEnabled(false)
+	if !Pressed(tea.KeyPressMsg{Code: 'c', Text: "c"}, km.Complete) {
+		t.Fatal("a disabled binding must still be recognised to explain itself")
+	}
+	if Pressed(tea.KeyPressMsg{Code: 'x', Text: "x"}, km.Complete) {
+		t.Fatal("x is not complete")
+	}
+}

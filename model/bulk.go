@@ -1,0 +1,452 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/ui"
+)
+
+// bulkJob is bulk work in progress: settling a selection, resubmitting, a
+// purge. It runs in a command with bounded concurrency and reports
+// progress on a channel that a re-armed command reads, so the screen stays
+// live meanwhile.
+type bulkJob struct {
+	id        int
+	title     string
+	verb      string // "resubmitted", "completed", …
+	total     int
+	done      int
+	failed    int
+	failures  []string
+	notes     []string
+	start     time.Time
+	cancel    context.CancelFunc
+	cancelled bool
+	ch        chan jobEvent
+	// keys are the held locks the job works on; when it ends, those it
+	// did not get to are free to be settled again.
+	keys []heldKey
+}
+
+// jobEvent is one outcome of bulk work.
+type jobEvent struct {
+	// total, when > 0, sets the number of items (known late for a whole
+	// queue).
+	total int
+	// ok or err is the outcome of one item; label names it.
+	ok    bool
+	err   error
+	label string
+	// key is the held lock the item was about, for the model to update.
+	key   *heldKey
+	until time.Time
+	// note is a line for the final report.
+	note string
+}
+
+// jobProgressMsg carries outcomes read from a job's channel.
+type jobProgressMsg struct {
+	id     int
+	events []jobEvent
+	closed bool
+}
+
+// maxReportFailures bounds the failures listed in a report.
+const maxReportFailures = 8
+
+// startJob starts bulk work: run reports each outcome through report.
+func (m *Model) startJob(title, verb string, total int, run func(ctx context.Context, report func(jobEvent))) tea.Cmd {
+	if m.job != nil {
+		m.setErr(&ActionError{Action: title, Reason: "other bulk work is running (esc cancels it)"})
+		return nil
+	}
+	m.jobSeq++
+	ctx, cancel := context.WithCancel(context.Background())
+	j := &bulkJob{id: m.jobSeq, title: title, verb: verb, total: total, start: m.now, cancel: cancel, ch: make(chan jobEvent, 256)}
+	m.job = j
+	ch := j.ch
+	runCmd := func() tea.Msg {
+		defer close(ch)
+		defer cancel()
+		run(ctx, func(e jobEvent) { ch <- e })
+		return nil
+	}
+	return tea.Batch(runCmd, waitJob(j.id, ch))
+}
+
+// waitJob reads the next outcomes of a job; Update re-arms it.
+func waitJob(id int, ch <-chan jobEvent) tea.Cmd {
+	return func() tea.Msg {
+		e, ok := <-ch
+		if !ok {
+			return jobProgressMsg{id: id, closed: true}
+		}
+		evs := []jobEvent{e}
+		for len(evs) < 512 {
+			select {
+			case e, ok := <-ch:
+				if !ok {
+					return jobProgressMsg{id: id, events: evs, closed: true}
+				}
+				evs = append(evs, e)
+			default:
+				return jobProgressMsg{id: id, events: evs}
+			}
+		}
+		return jobProgressMsg{id: id, events: evs}
+	}
+}
+
+// cancelJob cancels the running job; its report follows.
+func (m *Model) cancelJob() {
+	if m.job == nil || m.job.cancelled {
+		return
+	}
+	m.job.cancelled = true
+	m.job.cancel()
+}
+
+// onJob takes progress of the running job.
+func (m *Model) onJob(msg tea.Msg) tea.Cmd {
+	pm, ok := msg.(jobProgressMsg)
+	if !ok || m.job == nil || pm.id != m.job.id {
+		return nil
+	}
+	j := m.job
+	for _, e := range pm.events {
+		if e.total > 0 {
+			j.total = e.total
+		}
+		if e.note != "" {
+			j.notes = append(j.notes, e.note)
+		}
+		switch {
+		case e.ok:
+			j.done++
+			if e.key != nil {
+				if e.until.IsZero() {
+					delete(m.held, *e.key)
+				} else if h := m.held[*e.key]; h != nil {
+					c := h.msg.Clone()
+					c.LockedUntil = e.until
+					h.msg, h.renewing = c, false
+				}
+			}
+		case e.err != nil:
+			j.failed++
+			if len(j.failures) < maxReportFailures {
+				j.failures = append(j.failures, e.label+": "+e.err.Error())
+			}
+			if e.key != nil {
+				if h := m.held[*e.key]; h != nil {
+					h.settling, h.renewing = false, false
+				}
+				if errors.Is(e.err, broker.ErrLockLost) {
+					m.lostHeld(*e.key)
+				}
+			}
+		}
+	}
+	if !pm.closed {
+		return tea.Batch(waitJob(j.id, j.ch), m.requestRefresh())
+	}
+	m.job = nil
+	for _, k := range j.keys {
+		if h := m.held[k]; h != nil {
+			h.settling, h.renewing = false, false
+		}
+	}
+	m.finishReport(j)
+	return m.requestRefresh()
+}
+
+// finishReport opens the report of a finished job.
+func (m *Model) finishReport(j *bulkJob) {
+	state := "done"
+	if j.cancelled {
+		state = "cancelled"
+	}
+	lines := []string{fmt.Sprintf("%d %s, %d failed, in %s", j.done, j.verb, j.failed, ui.Short(m.now.Sub(j.start)))}
+	for _, n := range j.notes {
+		lines = append(lines, ui.Sanitize(n))
+	}
+	if j.failed > 0 {
+		lines = append(lines, "Failures:")
+		for _, f := range j.failures {
+			lines = append(lines, "  "+ui.Sanitize(f))
+		}
+		if j.failed > len(j.failures) {
+			lines = append(lines, fmt.Sprintf("  … and %d more", j.failed-len(j.failures)))
+		}
+	}
+	m.openReport(j.title+": "+state, lines)
+	if j.failed > 0 {
+		m.setErr(fmt.Errorf("%s: %d of %d failed; first: %s", j.title, j.failed, j.done+j.failed, j.failures[0]))
+	} else {
+		m.setInfo(fmt.Sprintf("%s: %d %s", j.title, j.done, j.verb))
+	}
+}
+
+// forEach runs fn on every item with at most n at once, until ctx ends.
+func forEach[T any](ctx context.Context, n int, items []T, fn func(T)) {
+	sem := make(chan struct{}, max(1, n))
+	var wg sync.WaitGroup
+	for _, it := range items {
+		select {
+		case <-ctx.Done():
+			wg.Wait()
+			return
+		case sem <- struct{}{}:
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			fn(it)
+		}()
+	}
+	wg.Wait()
+}
+
+// busy refuses new bulk work while a job runs.
+func (m *Model) busy(title string) bool {
+	if m.job == nil {
+		return false
+	}
+	m.setErr(&ActionError{Action: title, Reason: "other bulk work is running (esc cancels it)"})
+	return true
+}
+
+// startSettleJob settles several held locks.
+func (m *Model) startSettleJob(keys []heldKey, s broker.Settlement) tea.Cmd {
+	if m.busy(s.Kind.String()) {
+		return nil
+	}
+	type item struct {
+		k     heldKey
+		token broker.LockToken
+	}
+	items := make([]item, 0, len(keys))
+	for _, k := range keys {
+		h := m.held[k]
+		h.settling = true
+		items = append(items, item{k, h.msg.LockToken})
+	}
+	c, timeout, n := m.client, m.opts.Timeout, m.opts.Concurrency
+	title := fmt.Sprintf("%s %d messages", s.Kind, len(keys))
+	cmd := m.startJob(title, pastTense(s.Kind), len(items), func(ctx context.Context, report func(jobEvent)) {
+		forEach(ctx, n, items, func(it item) {
+			cctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			st := s
+			st.Entity, st.Token = it.k.address, it.token
+			err := c.Settle(cctx, st)
+			k := it.k
+			report(jobEvent{ok: err == nil, err: err, label: fmt.Sprintf("sequence number %d", k.seq), key: &k})
+		})
+	})
+	m.jobKeys(keys)
+	return cmd
+}
+
+// jobKeys records the held locks of the job just started.
+func (m *Model) jobKeys(keys []heldKey) {
+	if m.job != nil {
+		m.job.keys = keys
+	}
+}
+
+// startRenewJob renews many held locks.
+func (m *Model) startRenewJob(keys []heldKey) tea.Cmd {
+	if m.busy("renew") {
+		return nil
+	}
+	type item struct {
+		k     heldKey
+		token broker.LockToken
+	}
+	var items []item
+	for _, k := range keys {
+		h := m.held[k]
+		h.renewing = true
+		items = append(items, item{k, h.msg.LockToken})
+	}
+	c, timeout, n := m.client, m.opts.Timeout, m.opts.Concurrency
+	defer m.jobKeys(keys)
+	return m.startJob(fmt.Sprintf("renew %d locks", len(items)), "renewed", len(items), func(ctx context.Context, report func(jobEvent)) {
+		forEach(ctx, n, items, func(it item) {
+			cctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			until, err := c.RenewLock(cctx, it.k.address, it.token)
+			k := it.k
+			report(jobEvent{ok: err == nil, err: err, label: fmt.Sprintf("sequence number %d", k.seq), key: &k, until: until})
+		})
+	})
+}
+
+// startPurgeJob purges an entity's main queue or dead-letter queue.
+func (m *Model) startPurgeJob(entity string, sub broker.SubQueue) tea.Cmd {
+	c, timeout := m.client, m.opts.Timeout
+	where := entity
+	if sub == broker.SubQueueDeadLetter {
+		where += broker.DeadLetterSuffix
+	}
+	return m.startJob("purge "+where, "purged", 1, func(ctx context.Context, report func(jobEvent)) {
+		cctx, cancel := context.WithTimeout(ctx, 10*timeout)
+		defer cancel()
+		n, err := c.Purge(cctx, entity, sub)
+		if err != nil {
+			report(jobEvent{err: err, label: where})
+			return
+		}
+		report(jobEvent{ok: true, label: where, note: fmt.Sprintf("%d message(s) removed from %s", n, where)})
+	})
+}
+
+// maxResubmitScan bounds how many dead-lettered messages a resubmit of a
+// selection locks while it looks for the selected ones.
+const maxResubmitScan = 5000
+
+// startResubmitJob resubmits the dead-lettered messages with the given
+// sequence numbers: each is locked (the held ones already are; the others
+// are received from the head of the dead-letter queue until found, and the
+// messages received on the way are abandoned at the end), then sent back
+// with broker.Resubmit, which completes the original only after the copy
+// is accepted.
+func (m *Model) startResubmitJob(seqs []int64) tea.Cmd {
+	if m.busy("resubmit") {
+		return nil
+	}
+	entity := m.entity
+	dlq := entity + broker.DeadLetterSuffix
+	target := broker.ResubmitTarget(dlq)
+	want := make(map[int64]bool, len(seqs))
+	var ready []*broker.Message
+	var keys []heldKey
+	for _, s := range seqs {
+		if h := m.held[heldKey{dlq, s}]; h != nil && !h.settling {
+			h.settling = true
+			ready = append(ready, h.msg)
+			keys = append(keys, heldKey{dlq, s})
+			continue
+		}
+		want[s] = true
+	}
+	defer m.jobKeys(keys)
+	c, timeout, n := m.client, m.opts.Timeout, m.opts.Concurrency
+	title := fmt.Sprintf("resubmit %d message(s) to %s", len(seqs), target)
+	return m.startJob(title, "resubmitted", len(seqs), func(ctx context.Context, report func(jobEvent)) {
+		resubmitAll := func(msgs []*broker.Message) {
+			forEach(ctx, n, msgs, func(x *broker.Message) {
+				cctx, cancel := context.WithTimeout(ctx, timeout)
+				defer cancel()
+				err := broker.Resubmit(cctx, c, dlq, x, target)
+				k := heldKey{dlq, x.SequenceNumber}
+				report(jobEvent{ok: err == nil, err: err, label: fmt.Sprintf("sequence number %d", x.SequenceNumber), key: &k})
+			})
+		}
+		resubmitAll(ready)
+		if len(want) == 0 {
+			return
+		}
+		var aside []*broker.Message // received on the way; abandoned at the end
+		defer func() {
+			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+			defer cancel()
+			for _, x := range aside {
+				_ = c.Settle(actx, broker.Settlement{Kind: broker.Abandon, Entity: dlq, Token: x.LockToken})
+			}
+		}()
+		scanned := 0
+		for len(want) > 0 && scanned < maxResubmitScan && ctx.Err() == nil {
+			rctx, cancel := context.WithTimeout(ctx, timeout)
+			got, err := c.Receive(rctx, broker.ReceiveRequest{Entity: entity, SubQueue: broker.SubQueueDeadLetter, Mode: broker.PeekLock, Max: 32})
+			cancel()
+			if err != nil {
+				for s := range want {
+					report(jobEvent{err: err, label: fmt.Sprintf("sequence number %d", s)})
+				}
+				return
+			}
+			if len(got) == 0 {
+				break
+			}
+			scanned += len(got)
+			var found []*broker.Message
+			for _, x := range got {
+				if want[x.SequenceNumber] {
+					delete(want, x.SequenceNumber)
+					found = append(found, x)
+				} else {
+					aside = append(aside, x)
+				}
+			}
+			resubmitAll(found)
+		}
+		missing := make([]int64, 0, len(want))
+		for s := range want {
+			missing = append(missing, s)
+		}
+		sort.Slice(missing, func(i, j int) bool { return missing[i] < missing[j] })
+		for _, s := range missing {
+			err := broker.Errorf(broker.CodeMessageNotFound, "not found in the first %d available messages of %s (gone, or locked by another receiver)", scanned, dlq)
+			report(jobEvent{err: err, label: fmt.Sprintf("sequence number %d", s)})
+		}
+	})
+}
+
+// startResubmitAllJob resubmits every message of an entity's dead-letter
+// queue, in batches, until it is empty or the work is cancelled. Messages
+// that fail are kept locked until the end so that they are not received
+// again, then released.
+func (m *Model) startResubmitAllJob(entity string) tea.Cmd {
+	dlq := entity + broker.DeadLetterSuffix
+	target := broker.ResubmitTarget(dlq)
+	e, _ := m.currentEntity()
+	c, timeout, n := m.client, m.opts.Timeout, m.opts.Concurrency
+	return m.startJob("resubmit "+dlq, "resubmitted", int(e.Counts.DeadLettered), func(ctx context.Context, report func(jobEvent)) {
+		attempted := make(map[int64]bool)
+		var aside []*broker.Message // failed before and received again: kept locked until the end
+		defer func() {
+			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+			defer cancel()
+			for _, x := range aside {
+				_ = c.Settle(actx, broker.Settlement{Kind: broker.Abandon, Entity: dlq, Token: x.LockToken})
+			}
+		}()
+		for ctx.Err() == nil {
+			rctx, cancel := context.WithTimeout(ctx, timeout)
+			got, err := c.Receive(rctx, broker.ReceiveRequest{Entity: entity, SubQueue: broker.SubQueueDeadLetter, Mode: broker.PeekLock, Max: 32})
+			cancel()
+			if err != nil {
+				report(jobEvent{err: err, label: "receive from " + dlq})
+				return
+			}
+			if len(got) == 0 {
+				return
+			}
+			fresh := got[:0:0]
+			for _, x := range got {
+				if attempted[x.SequenceNumber] {
+					aside = append(aside, x)
+					continue
+				}
+				attempted[x.SequenceNumber] = true
+				fresh = append(fresh, x)
+			}
+			forEach(ctx, n, fresh, func(x *broker.Message) {
+				cctx, cancel := context.WithTimeout(ctx, timeout)
+				defer cancel()
+				err := broker.Resubmit(cctx, c, dlq, x, target)
+				report(jobEvent{ok: err == nil, err: err, label: fmt.Sprintf("sequence number %d", x.SequenceNumber)})
+			})
+		}
+	})
+}

@@ -1,0 +1,230 @@
+package model
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"charm.land/bubbles/v2/textarea"
+	tea "charm.land/bubbletea/v2"
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/ui"
+)
+
+// Fields of the compose dialog, in order.
+const (
+	fTo = iota
+	fContentType
+	fMessageID
+	fSubject
+	fCorrelationID
+	fReplyTo
+	fProperties
+	fTTL
+	fSchedule
+)
+
+// openCompose opens the compose dialog: empty for n, or a copy of orig for
+// e (edit a copy and send it).
+func (m *Model) openCompose(orig *broker.Message) tea.Cmd {
+	title := "Compose and send"
+	if orig != nil {
+		title = fmt.Sprintf("Edit a copy of sequence number %d and send it", orig.SequenceNumber)
+	}
+	d := newDialog(dlgCompose, title, m.width, "To", "ContentType", "MessageId", "Subject", "CorrelationId",
+		"ReplyTo", "Properties", "TimeToLive", "Schedule")
+	ta := textarea.New()
+	ta.ShowLineNumbers = false
+	ta.Prompt = "│ "
+	ta.SetHeight(max(2, min(6, m.height-22)))
+	ta.CharLimit = 0
+	tst := ta.Styles()
+	tst.Cursor.Blink = false
+	ta.SetStyles(tst)
+	d.body = &ta
+	d.setWidth(m.width)
+	d.inputs[fTo].SetValue(broker.ResubmitTarget(m.entity))
+	d.inputs[fContentType].Placeholder = "application/json"
+	d.inputs[fMessageID].Placeholder = "empty: a new UUID"
+	d.inputs[fProperties].Placeholder = "name=value; other=value"
+	d.inputs[fTTL].Placeholder = "e.g. 10m (empty: entity default)"
+	d.inputs[fSchedule].Placeholder = "empty: now; +30s; or 2025-01-02T15:04:05Z"
+	if orig != nil {
+		c := orig.CopyForSend()
+		d.orig = c
+		d.fill(fContentType, c.ContentType)
+		d.fill(fMessageID, c.MessageID)
+		d.fill(fSubject, c.Subject)
+		d.fill(fCorrelationID, c.CorrelationID)
+		d.fill(fReplyTo, c.ReplyTo)
+		d.fill(fProperties, formatProperties(c.ApplicationProperties))
+		if c.TimeToLive > 0 && c.TimeToLive < broker.MaxTimeToLive {
+			d.inputs[fTTL].SetValue(c.TimeToLive.String())
+		}
+		if c.BodyKind == broker.BodyData && utf8.Valid(c.Body) {
+			d.body.SetValue(ui.SanitizeMultiline(string(c.Body)))
+			d.bodyPrefill = d.body.Value()
+		} else {
+			d.body.Placeholder = fmt.Sprintf("(%s body of %d bytes kept unless you type a new one)", c.BodyKind, len(c.Body))
+		}
+	}
+	for i := range d.inputs {
+		d.inputs[i].CursorEnd()
+	}
+	d.footer = "tab/enter next field · ctrl+s send · esc cancel"
+	d.submit = m.submitCompose
+	m.dialog = d
+	return d.inputs[0].Focus()
+}
+
+// formatProperties renders application properties as "a=1; b=x".
+func formatProperties(p map[string]any) string {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	sortStrings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, k+"="+fmt.Sprint(p[k]))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// parseProperties parses "a=1; b=x". Values are strings, except that a
+// property of orig whose text is unchanged keeps its original type.
+func parseProperties(s string, orig map[string]any) (map[string]any, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, nil
+	}
+	out := make(map[string]any)
+	for _, part := range strings.Split(s, ";") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(part, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, &ActionError{Action: "compose", Reason: fmt.Sprintf("property %q is not name=value", part)}
+		}
+		v = strings.TrimSpace(v)
+		if ov, ok := orig[k]; ok && fmt.Sprint(ov) == v {
+			out[k] = ov
+			continue
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// parseSchedule parses the Schedule field: empty (now), a duration from
+// now ("+30s" or "30s"), or an RFC 3339 time.
+func parseSchedule(s string, now time.Time) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if d, err := time.ParseDuration(strings.TrimPrefix(s, "+")); err == nil {
+		if d <= 0 {
+			return time.Time{}, &ActionError{Action: "compose", Reason: "the schedule must be in the future"}
+		}
+		return now.Add(d), nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, &ActionError{Action: "compose", Reason: fmt.Sprintf("schedule %q is neither a duration (+30s) nor an RFC 3339 time", s)}
+	}
+	return t, nil
+}
+
+// buildMessage makes the message of the compose dialog.
+func (m *Model) buildMessage(d *dialogState) (string, *broker.Message, time.Time, error) {
+	to := strings.TrimSpace(d.value(fTo))
+	if to == "" {
+		return "", nil, time.Time{}, &ActionError{Action: "compose", Reason: "To is required"}
+	}
+	msg := &broker.Message{}
+	var origProps map[string]any
+	if d.orig != nil {
+		msg = d.orig.Clone()
+		origProps = d.orig.ApplicationProperties
+	}
+	msg.ContentType = strings.TrimSpace(d.field(fContentType))
+	msg.MessageID = strings.TrimSpace(d.field(fMessageID))
+	if msg.MessageID == "" {
+		msg.MessageID = newMessageID()
+	}
+	msg.Subject = d.field(fSubject)
+	msg.CorrelationID = strings.TrimSpace(d.field(fCorrelationID))
+	msg.ReplyTo = strings.TrimSpace(d.field(fReplyTo))
+	if p, ok := d.prefill[fProperties]; ok && d.value(fProperties) == p {
+		msg.ApplicationProperties = origProps // unchanged: every value keeps its type
+	} else {
+		props, err := parseProperties(d.value(fProperties), origProps)
+		if err != nil {
+			return "", nil, time.Time{}, err
+		}
+		msg.ApplicationProperties = props
+	}
+	msg.TimeToLive = 0
+	if ttl := strings.TrimSpace(d.value(fTTL)); ttl != "" {
+		v, err := time.ParseDuration(ttl)
+		if err != nil || v <= 0 {
+			return "", nil, time.Time{}, &ActionError{Action: "compose", Reason: fmt.Sprintf("TimeToLive %q is not a positive duration such as 10m", ttl)}
+		}
+		msg.TimeToLive = v
+	}
+	at, err := parseSchedule(d.value(fSchedule), m.now)
+	if err != nil {
+		return "", nil, time.Time{}, err
+	}
+	body := d.body.Value()
+	switch {
+	case d.orig != nil && d.bodyPrefill != "" && body == d.bodyPrefill:
+		// unchanged: the original bytes, control characters and all
+	case d.orig == nil || body != "" || (d.orig.BodyKind == broker.BodyData && utf8.Valid(d.orig.Body)):
+		msg.Body = []byte(body)
+		msg.BodyKind = broker.BodyData
+	}
+	msg.ScheduledEnqueueTime = time.Time{}
+	return to, msg, at, nil
+}
+
+// submitCompose sends (or schedules) the composed message.
+func (m *Model) submitCompose(d *dialogState) (tea.Cmd, error) {
+	to, msg, at, err := m.buildMessage(d)
+	if err != nil {
+		return nil, err
+	}
+	if !at.IsZero() && !m.caps.Supports(broker.CanSchedule) {
+		return nil, &ActionError{Action: "schedule", Reason: m.caps.Reason(broker.CanSchedule)}
+	}
+	c, timeout := m.client, m.opts.Timeout
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		if !at.IsZero() {
+			seqs, err := c.Schedule(ctx, to, at, []*broker.Message{msg})
+			return sentMsg{entity: to, scheduled: seqs, err: err}
+		}
+		return sentMsg{entity: to, err: c.Send(ctx, to, []*broker.Message{msg})}
+	}, nil
+}
+
+// onSent takes the result of a send.
+func (m *Model) onSent(msg sentMsg) tea.Cmd {
+	if msg.err != nil {
+		m.setErr(fmt.Errorf("send to %s: %w", msg.entity, msg.err))
+		return nil
+	}
+	if len(msg.scheduled) > 0 {
+		m.setInfo(fmt.Sprintf("scheduled in %s as sequence number %d", msg.entity, msg.scheduled[0]))
+	} else {
+		m.setInfo("sent to " + msg.entity)
+	}
+	return m.requestRefresh()
+}

@@ -1,0 +1,123 @@
+package model
+
+import (
+	"fmt"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/keymap"
+	"github.com/peeklock/peeklock/ui"
+)
+
+// detailState is the open detail view.
+type detailState struct {
+	pane    int
+	address string
+	msg     *broker.Message
+	body    []string // rendered body section, for width
+	width   int
+	top     int
+}
+
+// openDetail opens the detail view of the message under the cursor.
+func (m *Model) openDetail() tea.Cmd {
+	cur := m.focused().current()
+	if cur == nil {
+		return m.refuse(&m.keys.Enter, "no message here")
+	}
+	m.detail = &detailState{pane: m.focus, address: address(m.entity, m.focus), msg: cur}
+	m.rerenderDetail()
+	return nil
+}
+
+// rerenderDetail renders the body section again (new width or theme).
+func (m *Model) rerenderDetail() {
+	d := m.detail
+	if d == nil {
+		return
+	}
+	d.width = m.layout().Main.W
+	d.body = ui.DetailBody(m.common(), d.msg, d.width)
+}
+
+// refreshDetail updates the message of the detail view from a new window
+// (delivery count, lock), keeping the rendered body: the body of a stored
+// message never changes.
+func (m *Model) refreshDetail(rows []*broker.Message) {
+	for _, x := range rows {
+		if x.SequenceNumber == m.detail.msg.SequenceNumber {
+			m.detail.msg = x
+			return
+		}
+	}
+}
+
+// detailMessage returns the message of the detail view with the lock this
+// dashboard holds on it, if any.
+func (m *Model) detailMessage() (*broker.Message, *heldLock) {
+	d := m.detail
+	h := m.held[heldKey{d.address, d.msg.SequenceNumber}]
+	if h != nil {
+		x := *d.msg
+		x.LockToken, x.LockedUntil = h.msg.LockToken, h.msg.LockedUntil
+		return &x, h
+	}
+	return d.msg, nil
+}
+
+// detailLines renders the detail view's lines for this frame.
+func (m *Model) detailLines() []string {
+	d := m.detail
+	msg, h := m.detailMessage()
+	info := ui.DetailInfo{Entity: d.address, LockDuration: m.lockDuration()}
+	if h != nil {
+		info.Held, info.AutoRenew = true, h.autoRenew
+	}
+	if msg.MessageID != "" {
+		where := "this entity"
+		if e := m.entityNamed(msg.ReplyTo); e != "" {
+			where = e
+		}
+		info.Hints = append(info.Hints, fmt.Sprintf("%s: messages whose CorrelationId is this MessageId, in %s", m.keys.Replies.Help().Key, where))
+	}
+	if msg.ReplyTo != "" || msg.ReplyToSessionID != "" {
+		info.Hints = append(info.Hints, fmt.Sprintf("replies go to %q, session %q", msg.ReplyTo, msg.ReplyToSessionID))
+	}
+	if len(m.jumps) > 0 {
+		info.Hints = append(info.Hints, "esc twice: back to the request")
+	}
+	return ui.DetailLines(m.common(), msg, info, d.body, d.width)
+}
+
+// detailKey handles the keys that scroll or close the detail view; other
+// keys fall through to the main actions, which act on the detail's
+// message.
+func (m *Model) detailKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	k := &m.keys
+	d := m.detail
+	page := max(1, m.layout().Main.H-1)
+	total := len(m.detailLines())
+	maxTop := max(0, total-page)
+	switch {
+	case keymap.Pressed(msg, k.Back):
+		m.detail = nil
+		return nil, true
+	case keymap.Pressed(msg, k.Enter):
+		return nil, true
+	case keymap.Pressed(msg, k.Up):
+		d.top = max(0, d.top-1)
+	case keymap.Pressed(msg, k.Down):
+		d.top = min(maxTop, d.top+1)
+	case keymap.Pressed(msg, k.PageUp):
+		d.top = max(0, d.top-page)
+	case keymap.Pressed(msg, k.PageDown):
+		d.top = min(maxTop, d.top+page)
+	case keymap.Pressed(msg, k.Top):
+		d.top = 0
+	case keymap.Pressed(msg, k.Bottom):
+		d.top = maxTop
+	default:
+		return nil, false
+	}
+	return nil, true
+}

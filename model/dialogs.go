@@ -1,0 +1,360 @@
+package model
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"charm.land/bubbles/v2/textarea"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/ui"
+)
+
+// dialogKind says which dialog is open.
+type dialogKind uint8
+
+const (
+	dlgDeadLetter dialogKind = iota
+	dlgCompose
+	dlgPurge
+	dlgFilter
+	dlgLockMany
+	dlgConfirm
+	dlgReport
+)
+
+// dialogState is an open dialog: labelled text inputs, an optional body
+// text area, static lines, and what enter does.
+type dialogState struct {
+	kind   dialogKind
+	title  string
+	labels []string
+	inputs []textinput.Model
+	body   *textarea.Model
+	focus  int // index of the focused input; len(inputs) is the body
+	text   []string
+	err    string
+	footer string
+	width  int
+	// submit runs on enter (ctrl+s in compose); it returns an error to show
+	// in the dialog, or nil to close it.
+	submit func(d *dialogState) (tea.Cmd, error)
+	// purge: the sub-queue to purge (tab toggles).
+	sub broker.SubQueue
+	// compose: the message being edited, if any; prefill holds the text an
+	// input was given from it (sanitised for the screen) and origVal the
+	// original value, which is used when the text is left unchanged.
+	orig        *broker.Message
+	prefill     map[int]string
+	origVal     map[int]string
+	bodyPrefill string
+}
+
+// fill puts an original value into input i, sanitised for the screen.
+func (d *dialogState) fill(i int, v string) {
+	shown := ui.Sanitize(v)
+	d.inputs[i].SetValue(shown)
+	if d.prefill == nil {
+		d.prefill, d.origVal = map[int]string{}, map[int]string{}
+	}
+	d.prefill[i], d.origVal[i] = d.inputs[i].Value(), v
+}
+
+// field returns the value of input i: the original value when the input
+// still shows what fill put there, else what was typed.
+func (d *dialogState) field(i int) string {
+	v := d.value(i)
+	if p, ok := d.prefill[i]; ok && v == p {
+		return d.origVal[i]
+	}
+	return v
+}
+
+// newDialog returns a dialog with one text input per label.
+func newDialog(kind dialogKind, title string, width int, labels ...string) *dialogState {
+	d := &dialogState{kind: kind, title: title, labels: labels}
+	for range labels {
+		ti := textinput.New()
+		ti.Prompt = ""
+		ti.CharLimit = 4096
+		st := ti.Styles()
+		st.Cursor.Blink = false // a steady cursor: no timers, less output over SSH
+		ti.SetStyles(st)
+		d.inputs = append(d.inputs, ti)
+	}
+	d.setWidth(width)
+	if len(d.inputs) > 0 {
+		d.inputs[0].Focus()
+	}
+	return d
+}
+
+// setWidth sizes the dialog for a screen width.
+func (d *dialogState) setWidth(screen int) {
+	d.width = min(72, max(30, screen-6))
+	lw := d.labelWidth()
+	for i := range d.inputs {
+		d.inputs[i].SetWidth(max(8, d.width-lw-2))
+	}
+	if d.body != nil {
+		d.body.SetWidth(d.width)
+	}
+}
+
+func (d *dialogState) labelWidth() int {
+	w := 0
+	for _, l := range d.labels {
+		w = max(w, len(l))
+	}
+	return w + 1
+}
+
+// value returns the text of input i.
+func (d *dialogState) value(i int) string { return d.inputs[i].Value() }
+
+// fields counts the focusable fields.
+func (d *dialogState) fields() int {
+	n := len(d.inputs)
+	if d.body != nil {
+		n++
+	}
+	return n
+}
+
+// setFocus focuses field i.
+func (d *dialogState) setFocus(i int) tea.Cmd {
+	n := d.fields()
+	if n == 0 {
+		return nil
+	}
+	d.focus = (i%n + n) % n
+	for k := range d.inputs {
+		d.inputs[k].Blur()
+	}
+	if d.body != nil {
+		d.body.Blur()
+	}
+	if d.focus < len(d.inputs) {
+		return d.inputs[d.focus].Focus()
+	}
+	return d.body.Focus()
+}
+
+// updateInputs passes a message to the focused field.
+func (d *dialogState) updateInputs(msg tea.Msg) tea.Cmd {
+	var cmd tea.Cmd
+	switch {
+	case d.focus < len(d.inputs):
+		d.inputs[d.focus], cmd = d.inputs[d.focus].Update(msg)
+	case d.body != nil:
+		var b textarea.Model
+		b, cmd = d.body.Update(msg)
+		d.body = &b
+	}
+	return cmd
+}
+
+// view renders the dialog for the screen.
+func (d *dialogState) view(c *ui.Common) ui.Dialog {
+	st := c.Styles
+	var lines []string
+	lines = append(lines, d.text...)
+	lw := d.labelWidth()
+	for i, in := range d.inputs {
+		label := st.Label.Render(fmt.Sprintf("%-*s", lw, d.labels[i]))
+		lines = append(lines, label+" "+in.View())
+	}
+	if d.body != nil {
+		lines = append(lines, st.Label.Render("Body"))
+		lines = append(lines, strings.Split(d.body.View(), "\n")...)
+	}
+	return ui.Dialog{Title: d.title, Lines: lines, Error: d.err, Footer: d.footer, Width: d.width}
+}
+
+// dialogKey handles a key while a dialog is open.
+func (m *Model) dialogKey(msg tea.KeyPressMsg) tea.Cmd {
+	d := m.dialog
+	switch msg.String() {
+	case "esc":
+		m.dialog = nil
+		return nil
+	case "tab":
+		if d.kind == dlgPurge {
+			d.sub = 1 - d.sub
+			d.text = purgeText(m.entity, d.sub)
+			return nil
+		}
+		return d.setFocus(d.focus + 1)
+	case "shift+tab":
+		return d.setFocus(d.focus - 1)
+	case "ctrl+s":
+		return m.submitDialog()
+	case "enter":
+		if d.body != nil && d.focus == len(d.inputs) {
+			break // a newline in the body
+		}
+		if d.kind == dlgCompose && d.focus < d.fields()-1 {
+			return d.setFocus(d.focus + 1)
+		}
+		if d.focus < len(d.inputs)-1 {
+			return d.setFocus(d.focus + 1)
+		}
+		return m.submitDialog()
+	}
+	if d.kind == dlgReport || d.kind == dlgConfirm {
+		if msg.String() == "y" && d.kind == dlgConfirm {
+			return m.submitDialog()
+		}
+		return nil
+	}
+	return d.updateInputs(msg)
+}
+
+// submitDialog runs the dialog's submit; an error stays in the dialog.
+func (m *Model) submitDialog() tea.Cmd {
+	d := m.dialog
+	if d.submit == nil {
+		m.dialog = nil
+		return nil
+	}
+	cmd, err := d.submit(d)
+	if err != nil {
+		d.err = err.Error()
+		return nil
+	}
+	if m.dialog == d {
+		m.dialog = nil
+	}
+	return cmd
+}
+
+// openDeadLetter asks for the reason and description of a dead-lettering.
+func (m *Model) openDeadLetter() tea.Cmd {
+	keys, why := m.heldTargets()
+	if len(keys) == 0 {
+		return m.refuse(&m.keys.DeadLetter, why)
+	}
+	title := fmt.Sprintf("Dead-letter sequence number %d", keys[0].seq)
+	if len(keys) > 1 {
+		title = fmt.Sprintf("Dead-letter %d messages", len(keys))
+	}
+	d := newDialog(dlgDeadLetter, title, m.width, "Reason", "Description")
+	d.inputs[0].Placeholder = "e.g. InvalidPayload"
+	d.footer = "enter next/confirm · tab next field · esc cancel"
+	d.submit = func(d *dialogState) (tea.Cmd, error) {
+		reason := strings.TrimSpace(d.value(0))
+		if reason == "" {
+			return nil, &ActionError{Action: "dead-letter", Reason: "a reason is required"}
+		}
+		s := broker.Settlement{Kind: broker.DeadLetter, Reason: reason, Description: strings.TrimSpace(d.value(1))}
+		return m.settle(&m.keys.DeadLetter, s), nil
+	}
+	m.dialog = d
+	return nil
+}
+
+// openLockMany asks how many messages to lock.
+func (m *Model) openLockMany() tea.Cmd {
+	d := newDialog(dlgLockMany, "Lock the next N messages", m.width, "N")
+	d.inputs[0].SetValue(strconv.Itoa(max(m.opts.LockCount, 10)))
+	d.inputs[0].CursorEnd()
+	d.footer = "enter lock · esc cancel"
+	d.submit = func(d *dialogState) (tea.Cmd, error) {
+		n, err := strconv.Atoi(strings.TrimSpace(d.value(0)))
+		if err != nil || n < 1 || n > 5000 {
+			return nil, &ActionError{Action: "lock next N", Reason: "N must be a number from 1 to 5000"}
+		}
+		return m.lock(n), nil
+	}
+	m.dialog = d
+	return nil
+}
+
+// openFilter asks for a filter.
+func (m *Model) openFilter() tea.Cmd {
+	d := newDialog(dlgFilter, "Filter", m.width, "Filter")
+	d.inputs[0].SetValue(m.filter.raw)
+	d.inputs[0].CursorEnd()
+	d.inputs[0].Placeholder = "text, or Name=value (MessageId, Subject, an application property…)"
+	d.footer = "enter apply (empty clears) · esc cancel"
+	d.submit = func(d *dialogState) (tea.Cmd, error) {
+		f := parseFilter(d.value(0))
+		if f == m.filter {
+			return nil, nil
+		}
+		m.filter = f
+		for i := range m.panes {
+			m.panes[i].reset()
+		}
+		if f.active() {
+			m.setInfo("filter: " + f.String())
+		} else {
+			m.setInfo("filter cleared")
+		}
+		return m.requestRefresh(), nil
+	}
+	m.dialog = d
+	return nil
+}
+
+func purgeText(entity string, sub broker.SubQueue) []string {
+	what := "every message of the main queue of"
+	if sub == broker.SubQueueDeadLetter {
+		what = "every message of the dead-letter queue of"
+	}
+	return []string{
+		"This removes " + what,
+		"  " + ui.Sanitize(entity),
+		"Type the entity name to confirm (tab: main queue / dead-letter queue).",
+	}
+}
+
+// openPurge asks to confirm a purge by typing the entity's name.
+func (m *Model) openPurge() tea.Cmd {
+	if m.entity == "" {
+		return m.refuse(&m.keys.Purge, "no entity selected")
+	}
+	d := newDialog(dlgPurge, "Purge", m.width, "Name")
+	if category(m.focus) == broker.CategoryDeadLettered {
+		d.sub = broker.SubQueueDeadLetter
+	}
+	d.text = purgeText(m.entity, d.sub)
+	d.footer = "enter purge · tab switch queue · esc cancel"
+	entity := m.entity
+	d.submit = func(d *dialogState) (tea.Cmd, error) {
+		if strings.TrimSpace(d.value(0)) != entity {
+			return nil, &ActionError{Action: "purge", Reason: fmt.Sprintf("the name typed is not %q", entity)}
+		}
+		return m.startPurgeJob(entity, d.sub), nil
+	}
+	m.dialog = d
+	return nil
+}
+
+// openResubmitAll asks to confirm resubmitting a whole dead-letter queue.
+func (m *Model) openResubmitAll() tea.Cmd {
+	if m.entity == "" {
+		return m.refuse(&m.keys.ResubmitAll, "no entity selected")
+	}
+	e, _ := m.currentEntity()
+	d := newDialog(dlgConfirm, "Resubmit the whole dead-letter queue", m.width)
+	d.text = []string{
+		fmt.Sprintf("Send every message of %s%s (%d now)", ui.Sanitize(m.entity), broker.DeadLetterSuffix, e.Counts.DeadLettered),
+		"back to " + ui.Sanitize(broker.ResubmitTarget(m.entity)) + ", each copy accepted before its original is removed.",
+	}
+	d.footer = "enter or y start · esc cancel"
+	entity := m.entity
+	d.submit = func(*dialogState) (tea.Cmd, error) { return m.startResubmitAllJob(entity), nil }
+	m.dialog = d
+	return nil
+}
+
+// openReport shows the outcome of bulk work.
+func (m *Model) openReport(title string, lines []string) {
+	d := newDialog(dlgReport, title, m.width)
+	d.text = lines
+	d.footer = "enter or esc close"
+	m.dialog = d
+}

@@ -1,0 +1,179 @@
+package model
+
+import (
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/engine"
+)
+
+// probe wraps the model in a real Bubble Tea program (teatest) and keeps
+// the plain text of the last frame for the test to read.
+type probe struct {
+	*Model
+	mu     sync.Mutex
+	screen string
+}
+
+func (p *probe) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	_, cmd := p.Model.Update(msg)
+	s := ansi.Strip(p.Model.render())
+	p.mu.Lock()
+	p.screen = s
+	p.mu.Unlock()
+	return p, cmd
+}
+
+func (p *probe) text() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.screen
+}
+
+// flow is a teatest program over an engine on a fake clock.
+type flow struct {
+	t     *testing.T
+	tm    *teatest.TestModel
+	p     *probe
+	clock *testClock
+	eng   *engine.Engine
+}
+
+func newFlow(t *testing.T, opts Options, n int) *flow {
+	t.Helper()
+	fake, c := fixture(t, n)
+	tc := newTestClock(fake)
+	opts.Clock, opts.Entity, opts.Theme = tc, "orders", "dark"
+	p := &probe{Model: New(c, opts)}
+	tm := teatest.NewTestModel(t, p, teatest.WithInitialTermSize(100, 30))
+	f := &flow{t: t, tm: tm, p: p, clock: tc, eng: c.(*engine.Engine)}
+	t.Cleanup(func() {
+		_ = tm.Quit()
+		tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+	})
+	f.waitFor("1 Active", "orders")
+	return f
+}
+
+// waitFor waits until the screen shows every one of wants.
+func (f *flow) waitFor(wants ...string) {
+	f.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		s := f.p.text()
+		ok := true
+		for _, w := range wants {
+			if !strings.Contains(s, w) {
+				ok = false
+			}
+		}
+		if ok {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	f.t.Fatalf("screen never showed %q:\n%s", wants, f.p.text())
+}
+
+func (f *flow) press(keys ...string) {
+	for _, k := range keys {
+		f.tm.Send(keyMsg(k))
+	}
+}
+
+// advance moves time in small steps, as a running clock would.
+func (f *flow) advance(d time.Duration) {
+	for d > 0 {
+		s := min(100*time.Millisecond, d)
+		f.clock.Advance(s)
+		f.eng.Tick()
+		d -= s
+		time.Sleep(2 * time.Millisecond) // let the program take the frame
+	}
+	// A message that changes nothing makes the program draw a frame at the
+	// final time.
+	f.tm.Send(tea.WindowSizeMsg{Width: 100, Height: 30})
+}
+
+func TestFlowLockCountdownExpiryRedelivery(t *testing.T) {
+	f := newFlow(t, Options{}, 1)
+	f.press("l")
+	f.waitFor("locked 1 message(s): sequence number 1", "2 Locked 1", "30.0s")
+	f.advance(10 * time.Second)
+	f.waitFor("20.0s")
+	f.advance(20*time.Second + 200*time.Millisecond)
+	f.waitFor("EXPIRED", "lock on sequence number 1 expired")
+	f.press("1")
+	f.waitFor("1 Active 1", "2 Locked 0")
+	// Redelivered: back in Active with delivery count 1 (the DC column).
+	if !regexp.MustCompile(`o-1\s+order 1\s+\S+\s+1\s+38B`).MatchString(f.p.text()) {
+		t.Fatalf("not redelivered with delivery count 1:\n%s", f.p.text())
+	}
+}
+
+func TestFlowReceiveComplete(t *testing.T) {
+	f := newFlow(t, Options{}, 2)
+	f.press("l")
+	f.waitFor("locked 1 message(s): sequence number 1", "▸◆")
+	f.press("c")
+	f.waitFor("completed: sequence number 1", "1 Active 1", "2 Locked 0")
+}
+
+func TestFlowDeadLetterThenResubmit(t *testing.T) {
+	f := newFlow(t, Options{}, 1)
+	f.press("l")
+	f.waitFor("locked 1 message(s)", "▸◆")
+	f.press("d")
+	f.waitFor("Dead-letter sequence number 1")
+	f.tm.Type("Poison")
+	f.press("enter")
+	f.tm.Type("cannot parse")
+	f.press("enter")
+	f.waitFor("dead-lettered: sequence number 1", "5 DLQ 1")
+	f.press("5")
+	f.waitFor("Poison", "cannot parse")
+	f.press("s")
+	f.waitFor("1 resubmitted, 0 failed")
+	f.press("esc", "1")
+	f.waitFor("1 Active 1", "5 DLQ 0")
+}
+
+func TestFlowReadOnlyRefusesComplete(t *testing.T) {
+	f := newFlow(t, Options{ReadOnly: true}, 1)
+	f.press("c")
+	f.waitFor("complete is disabled: read-only mode", "READ-ONLY")
+	f.press("l")
+	f.waitFor("lock next is disabled: read-only mode")
+	if n := len(browse(t, f.eng, "orders", broker.CategoryLocked)); n != 0 {
+		t.Fatalf("%d locked", n)
+	}
+}
+
+// TestFlowRealTime runs the dashboard on the real clock for a moment: the
+// refresh tick and events keep the screen current without a fake clock.
+func TestFlowRealTime(t *testing.T) {
+	eng, err := engine.New(engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	if err := eng.CreateEntity(t.Context(), broker.Entity{Path: "live"}); err != nil {
+		t.Fatal(err)
+	}
+	p := &probe{Model: New(eng, Options{Entity: "live", Refresh: 100 * time.Millisecond, Theme: "dark"})}
+	tm := teatest.NewTestModel(t, p, teatest.WithInitialTermSize(100, 30))
+	t.Cleanup(func() { _ = tm.Quit(); tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second)) })
+	f := &flow{t: t, tm: tm, p: p}
+	f.waitFor("1 Active 0")
+	send(t, eng, "live", msg("rt-1", "real time"))
+	f.waitFor("1 Active 1", "rt-1")
+	f.press("l")
+	f.waitFor("2 Locked 1", "29.")
+}

@@ -1,0 +1,303 @@
+package model
+
+import (
+	"fmt"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/keymap"
+	"github.com/peeklock/peeklock/ui"
+)
+
+// ActionError is the error shown when a key cannot do what it does in the
+// current state (no message under the cursor, no lock held, wrong pane).
+type ActionError struct {
+	// Action is the key's help text ("complete").
+	Action string
+	// Reason says why not.
+	Reason string
+}
+
+// Error returns "action: reason".
+func (e *ActionError) Error() string { return e.Action + ": " + e.Reason }
+
+// refuse shows why an action cannot run.
+func (m *Model) refuse(b *key.Binding, reason string) tea.Cmd {
+	m.setErr(&ActionError{Action: b.Help().Desc, Reason: reason})
+	return nil
+}
+
+// action is a key binding and what it does.
+type action struct {
+	b  *key.Binding
+	do func() tea.Cmd
+}
+
+// onKey handles a key press.
+func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := &m.keys
+	if msg.String() == "ctrl+c" {
+		return m.quit()
+	}
+	if m.dialog != nil {
+		return m.dialogKey(msg)
+	}
+	if m.showHelp {
+		page := max(1, m.height-3)
+		switch {
+		case keymap.Pressed(msg, k.Help), keymap.Pressed(msg, k.Back), keymap.Pressed(msg, k.Quit):
+			m.showHelp = false
+		case keymap.Pressed(msg, k.Up):
+			m.helpTop = max(0, m.helpTop-1)
+		case keymap.Pressed(msg, k.Down):
+			m.helpTop = min(m.helpMaxTop(), m.helpTop+1)
+		case keymap.Pressed(msg, k.PageUp):
+			m.helpTop = max(0, m.helpTop-page)
+		case keymap.Pressed(msg, k.PageDown):
+			m.helpTop = min(m.helpMaxTop(), m.helpTop+page)
+		}
+		return nil
+	}
+	if m.detail != nil {
+		if cmd, ok := m.detailKey(msg); ok {
+			return cmd
+		}
+	}
+	for _, a := range m.actions() {
+		if !keymap.Pressed(msg, *a.b) {
+			continue
+		}
+		if r := m.reason(a.b); r != "" {
+			code := broker.CodeNotSupported
+			if r == readOnlyReason {
+				code = broker.CodeReadOnly
+			}
+			m.setErr(&broker.Error{Code: code, Message: a.b.Help().Desc + " is disabled: " + r})
+			return nil
+		}
+		return a.do()
+	}
+	return nil
+}
+
+// actions lists every key of the main screen and what it does.
+func (m *Model) actions() []action {
+	k := &m.keys
+	acts := []action{
+		{&k.Quit, m.quit},
+		{&k.Help, func() tea.Cmd { m.showHelp, m.helpTop = true, 0; return nil }},
+		{&k.Back, m.back},
+		{&k.Up, func() tea.Cmd { return m.move(-1) }},
+		{&k.Down, func() tea.Cmd { return m.move(1) }},
+		{&k.PageUp, m.pageUp},
+		{&k.PageDown, m.pageDown},
+		{&k.Top, m.toTop},
+		{&k.Bottom, m.toBottom},
+		{&k.NextPane, func() tea.Cmd { return m.setFocus((m.focus + 1) % numPanes) }},
+		{&k.PrevPane, func() tea.Cmd { return m.setFocus((m.focus + numPanes - 1) % numPanes) }},
+		{&k.NextEntity, func() tea.Cmd { return m.stepEntity(1) }},
+		{&k.PrevEntity, func() tea.Cmd { return m.stepEntity(-1) }},
+		{&k.Enter, m.openDetail},
+		{&k.Lock, func() tea.Cmd { return m.lock(m.opts.LockCount) }},
+		{&k.LockMany, m.openLockMany},
+		{&k.Complete, func() tea.Cmd { return m.settle(&k.Complete, broker.Settlement{Kind: broker.Complete}) }},
+		{&k.Abandon, func() tea.Cmd { return m.settle(&k.Abandon, broker.Settlement{Kind: broker.Abandon}) }},
+		{&k.DeadLetter, m.openDeadLetter},
+		{&k.Defer, func() tea.Cmd { return m.settle(&k.Defer, broker.Settlement{Kind: broker.Defer}) }},
+		{&k.Renew, m.renew},
+		{&k.AutoRenew, m.toggleAutoRenew},
+		{&k.Resubmit, m.resubmit},
+		{&k.ResubmitAll, m.openResubmitAll},
+		{&k.CancelScheduled, m.cancelScheduled},
+		{&k.Compose, func() tea.Cmd { return m.openCompose(nil) }},
+		{&k.Edit, m.edit},
+		{&k.Purge, m.openPurge},
+		{&k.Select, m.toggleSelect},
+		{&k.SelectAll, m.selectAll},
+		{&k.Filter, m.openFilter},
+		{&k.Replies, m.replies},
+		{&k.Copy, m.copyJSON},
+		{&k.Export, m.export},
+		{&k.Pause, m.togglePause},
+	}
+	for i := range k.Pane {
+		i := i
+		acts = append(acts, action{&k.Pane[i], func() tea.Cmd { return m.setFocus(i) }})
+	}
+	return acts
+}
+
+// quit ends the program.
+func (m *Model) quit() tea.Cmd {
+	m.quitting = true
+	m.Close()
+	return tea.Quit
+}
+
+// back is esc on the main screen: cancel bulk work, leave a jump, clear the
+// filter, clear the selection, in that order.
+func (m *Model) back() tea.Cmd {
+	switch {
+	case m.job != nil:
+		m.cancelJob()
+		return nil
+	case len(m.jumps) > 0:
+		j := m.jumps[len(m.jumps)-1]
+		m.jumps = m.jumps[:len(m.jumps)-1]
+		m.filter = j.filter
+		m.focus = j.focus
+		m.switchEntity(j.entity)
+		m.setInfo("back to " + j.entity)
+		return m.requestRefresh()
+	case m.filter.active():
+		m.filter = filterSpec{}
+		for i := range m.panes {
+			m.panes[i].reset()
+		}
+		m.setInfo("filter cleared")
+		return m.requestRefresh()
+	case len(m.panes[m.focus].selected) > 0:
+		clear(m.panes[m.focus].selected)
+		return nil
+	}
+	return nil
+}
+
+// togglePause pauses or resumes live updates.
+func (m *Model) togglePause() tea.Cmd {
+	m.paused = !m.paused
+	if m.paused {
+		m.setInfo("paused: press p to resume live updates")
+		return nil
+	}
+	m.setInfo("live")
+	return m.requestRefresh()
+}
+
+// setFocus focuses pane i.
+func (m *Model) setFocus(i int) tea.Cmd {
+	if i == m.focus {
+		return nil
+	}
+	_, wasVisible := m.layout().Slot(i)
+	m.focus = i
+	if !wasVisible || !m.panes[i].loaded {
+		return m.requestRefresh()
+	}
+	return nil
+}
+
+// stepEntity selects the next (+1) or previous (-1) queue or subscription.
+func (m *Model) stepEntity(d int) tea.Cmd {
+	n := len(m.entities)
+	if n == 0 {
+		return nil
+	}
+	cur := -1
+	for i, e := range m.entities {
+		if e.Path == m.entity {
+			cur = i
+		}
+	}
+	for step := 1; step <= n; step++ {
+		i := ((cur+d*step)%n + n) % n
+		if m.entities[i].Kind != broker.KindTopic {
+			if m.entities[i].Path == m.entity {
+				return nil
+			}
+			m.switchEntity(m.entities[i].Path)
+			return m.requestRefresh()
+		}
+	}
+	return nil
+}
+
+// switchEntity shows another entity: its panes start at the top.
+func (m *Model) switchEntity(path string) {
+	if path == m.entity {
+		return
+	}
+	m.entity = path
+	for i := range m.panes {
+		m.panes[i].reset()
+	}
+	m.detail = nil
+	m.keepEntityVisible()
+}
+
+// keepEntityVisible scrolls the entity list to the selected entity.
+func (m *Model) keepEntityVisible() {
+	h := m.layout().Sidebar.H - 1 // minus the header
+	if h <= 0 {
+		return
+	}
+	for i, e := range m.entities {
+		if e.Path != m.entity {
+			continue
+		}
+		if i < m.entityTop {
+			m.entityTop = i
+		}
+		if i >= m.entityTop+h {
+			m.entityTop = i - h + 1
+		}
+	}
+	m.entityTop = max(0, min(m.entityTop, len(m.entities)-1))
+}
+
+// focused returns the focused pane.
+func (m *Model) focused() *paneState { return &m.panes[m.focus] }
+
+// toggleSelect selects or unselects the row under the cursor and moves down.
+func (m *Model) toggleSelect() tea.Cmd {
+	p := m.focused()
+	cur := p.current()
+	if cur == nil {
+		return m.refuse(&m.keys.Select, "no message here")
+	}
+	if p.selected[cur.SequenceNumber] {
+		delete(p.selected, cur.SequenceNumber)
+	} else {
+		p.selected[cur.SequenceNumber] = true
+	}
+	return m.move(1)
+}
+
+// selectAll selects every row on screen, or clears the selection when all
+// of them are selected already.
+func (m *Model) selectAll() tea.Cmd {
+	p := m.focused()
+	rows := m.shownRows(m.focus)
+	all := len(rows) > 0
+	for _, x := range rows {
+		if !p.selected[x.SequenceNumber] {
+			all = false
+		}
+	}
+	for _, x := range rows {
+		if all {
+			delete(p.selected, x.SequenceNumber)
+		} else {
+			p.selected[x.SequenceNumber] = true
+		}
+	}
+	m.setInfo(fmt.Sprintf("%d selected", len(p.selected)))
+	return nil
+}
+
+// shownRows returns the rows of pane i that are on screen.
+func (m *Model) shownRows(i int) []*broker.Message {
+	p := &m.panes[i]
+	n := m.visibleRows(i)
+	if n == 0 {
+		n = len(p.rows)
+	}
+	return p.rows[:min(n, len(p.rows))]
+}
+
+// helpMaxTop is the last useful scroll position of the help screen.
+func (m *Model) helpMaxTop() int {
+	n := len(ui.HelpLines(m.common(), m.reason, m.width))
+	return max(0, n-(m.height-2))
+}

@@ -1,0 +1,190 @@
+package model
+
+import (
+	"os"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/jonboulle/clockwork"
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/keymap"
+	"github.com/peeklock/peeklock/themes"
+	"github.com/peeklock/peeklock/ui"
+)
+
+// numPanes is the number of panes (len(broker.Categories)).
+const numPanes = len(broker.Categories)
+
+// Model is the dashboard. Create it with New; it implements tea.Model.
+type Model struct {
+	client   broker.Client
+	opts     Options
+	clock    clockwork.Clock
+	keys     keymap.KeyMap
+	caps     broker.Capabilities
+	readOnly bool
+
+	theme      themes.Theme
+	themeFixed bool // configured or NO_COLOR: ignore the background colour
+	styles     *themes.Styles
+
+	width, height int
+	now           time.Time
+
+	// Entities, in the order the endpoint lists them, and the selected one.
+	entities  []broker.Entity
+	entity    string
+	entityTop int
+	listed    bool // the first list has arrived
+	history   map[string]*depthHistory
+
+	focus int
+	panes [numPanes]paneState
+
+	// Refresh and events.
+	tickID      int
+	refreshing  bool
+	refreshGen  int
+	wantRefresh bool // events or actions asked for one while busy
+	kickID      int
+	kickArmed   bool
+	lastRefresh time.Time
+	paused      bool
+	events      <-chan broker.Event
+	stopEvents  func()
+	frameID     int
+	frameArmed  bool
+	conn        string
+	lastErr     error
+	info        string
+	infoAt      time.Time
+	quitting    bool
+
+	// Locks held by this dashboard, and rows flashing after a lock ended.
+	held   map[heldKey]*heldLock
+	ghosts []ghost
+
+	// Views over the panes.
+	detail   *detailState
+	showHelp bool
+	helpTop  int
+	dialog   *dialogState
+	job      *bulkJob
+	jobSeq   int
+	filter   filterSpec
+	jumps    []jump
+
+	// why holds the reason of every disabled binding (updateKeybindings).
+	why map[*key.Binding]string
+}
+
+// New returns a dashboard over c.
+func New(c broker.Client, opts Options) *Model {
+	opts = opts.withDefaults()
+	if os.Getenv("NO_COLOR") != "" {
+		opts.NoColor = true
+	}
+	readOnly := opts.ReadOnly || broker.IsReadOnly(c)
+	if readOnly && !broker.IsReadOnly(c) {
+		c = broker.ReadOnly(c)
+	}
+	m := &Model{
+		client:   c,
+		opts:     opts,
+		clock:    opts.Clock,
+		keys:     opts.KeyMap,
+		caps:     c.Capabilities(),
+		readOnly: readOnly,
+		entity:   opts.Entity,
+		history:  make(map[string]*depthHistory),
+		held:     make(map[heldKey]*heldLock),
+		conn:     ui.ConnConnecting,
+		width:    80,
+		height:   24,
+	}
+	m.now = m.clock.Now()
+	theme, err := themes.Choose(opts.Theme, true, opts.NoColor)
+	if err != nil {
+		m.lastErr = err
+	}
+	m.themeFixed = opts.NoColor || (opts.Theme != "" && opts.Theme != "auto" && err == nil)
+	m.setTheme(theme)
+	for i := range m.panes {
+		m.panes[i].selected = make(map[int64]bool)
+	}
+	m.updateKeybindings()
+	return m
+}
+
+func (m *Model) setTheme(t themes.Theme) {
+	m.theme = t
+	m.styles = themes.NewStyles(t)
+}
+
+// Init asks for the background colour, starts the refresh tick, the first
+// refresh and the event reader.
+func (m *Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{m.tickCmd(), m.startRefresh()}
+	if !m.themeFixed {
+		cmds = append(cmds, tea.RequestBackgroundColor)
+	}
+	if ch, stop := m.client.Events(); ch != nil {
+		m.events, m.stopEvents = ch, stop
+		cmds = append(cmds, waitEvents(ch))
+	}
+	return tea.Batch(cmds...)
+}
+
+// Close ends the event subscription and cancels bulk work. The program
+// calls it after Run returns; quitting calls it too.
+func (m *Model) Close() {
+	if m.stopEvents != nil {
+		m.stopEvents()
+		m.stopEvents = nil
+	}
+	if m.job != nil && m.job.cancel != nil {
+		m.job.cancel()
+	}
+}
+
+// setErr records err for the status bar.
+func (m *Model) setErr(err error) {
+	if err == nil {
+		return
+	}
+	m.lastErr = err
+	m.info = ""
+}
+
+// setInfo shows a passing message in the status bar and clears the last
+// error.
+func (m *Model) setInfo(s string) {
+	m.info = s
+	m.infoAt = m.now
+	m.lastErr = nil
+}
+
+// currentEntity returns the selected entity (ok false before the first list).
+func (m *Model) currentEntity() (broker.Entity, bool) {
+	for _, e := range m.entities {
+		if e.Path == m.entity {
+			return e, true
+		}
+	}
+	return broker.Entity{Path: m.entity}, false
+}
+
+// lockDuration is the selected entity's lock duration.
+func (m *Model) lockDuration() time.Duration {
+	e, _ := m.currentEntity()
+	return e.Settings.Normalize().LockDuration
+}
+
+// layout is the geometry of the screen now.
+func (m *Model) layout() ui.Layout { return ui.NewLayout(m.width, m.height, m.focus) }
+
+// common is the ui.Common of this frame.
+func (m *Model) common() *ui.Common {
+	return &ui.Common{Width: m.width, Height: m.height, Styles: m.styles, KeyMap: &m.keys, Now: m.now}
+}

@@ -1,0 +1,80 @@
+package model
+
+import (
+	tea "charm.land/bubbletea/v2"
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/ui"
+)
+
+// onClick selects what was clicked: an entity, a tab, a pane row.
+func (m *Model) onClick(ms tea.Mouse) tea.Cmd {
+	if ms.Button != tea.MouseLeft || m.dialog != nil || m.showHelp {
+		return nil
+	}
+	l := m.layout()
+	switch {
+	case l.Sidebar.Contains(ms.X, ms.Y):
+		i := m.entityTop + ms.Y - l.Sidebar.Y - 1 // the first line is the header
+		if ms.Y > l.Sidebar.Y && i >= 0 && i < len(m.entities) && m.entities[i].Kind != broker.KindTopic {
+			m.switchEntity(m.entities[i].Path)
+			return m.requestRefresh()
+		}
+	case l.Tabs.Contains(ms.X, ms.Y):
+		e, _ := m.currentEntity()
+		if i := ui.TabAt(e.Counts, l.Tabs.W, ms.X-l.Tabs.X); i >= 0 {
+			m.detail = nil
+			return m.setFocus(i)
+		}
+	case m.detail == nil:
+		for _, s := range l.Panes {
+			if !s.Rect.Contains(ms.X, ms.Y) {
+				continue
+			}
+			m.focus = s.Index
+			row := ms.Y - s.Rect.Y - ui.PaneChrome
+			p := &m.panes[s.Index]
+			if row >= 0 && row < min(s.Rows(), len(p.rows)) {
+				p.cursor = row
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// onWheel scrolls the pane under the pointer (or the detail view) by three
+// rows.
+func (m *Model) onWheel(ms tea.Mouse) tea.Cmd {
+	d := 0
+	switch ms.Button {
+	case tea.MouseWheelUp:
+		d = -3
+	case tea.MouseWheelDown:
+		d = 3
+	default:
+		return nil
+	}
+	if m.dialog != nil || m.showHelp {
+		return nil
+	}
+	if m.detail != nil {
+		total := len(m.detailLines())
+		page := max(1, m.layout().Main.H-1)
+		m.detail.top = max(0, min(max(0, total-page), m.detail.top+d))
+		return nil
+	}
+	for _, s := range m.layout().Panes {
+		if s.Rect.Contains(ms.X, ms.Y) {
+			m.focus = s.Index
+		}
+	}
+	var cmds []tea.Cmd
+	step := 1
+	if d < 0 {
+		step = -1
+	}
+	for k := 0; k < 3; k++ {
+		cmds = append(cmds, m.move(step))
+	}
+	return tea.Batch(cmds...)
+}

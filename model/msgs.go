@@ -1,0 +1,110 @@
+package model
+
+import (
+	"time"
+
+	"github.com/peeklock/peeklock/broker"
+)
+
+// tickMsg is a refresh tick; id tells stale ticks (after a change of
+// interval) from the current one.
+type tickMsg struct{ id int }
+
+// frameMsg is an animation frame for countdowns and flashes.
+type frameMsg struct{ id int }
+
+// kickMsg ends the debounce after events asked for a refresh.
+type kickMsg struct{ id int }
+
+// eventsMsg carries events read from Client.Events (at least one).
+type eventsMsg struct {
+	events []broker.Event
+	closed bool
+}
+
+// paneRequest is what a refresh asks for one pane.
+type paneRequest struct {
+	index int
+	top   int64
+	rows  int
+	// filter is the filter in force when the request was made.
+	filter filterSpec
+}
+
+// paneResult is one pane's window.
+type paneResult struct {
+	req     paneRequest
+	msgs    []*broker.Message
+	scanned int  // filtered: messages scanned
+	partial bool // filtered: the scan limit stopped it
+	err     error
+}
+
+// refreshMsg is the result of one refresh.
+type refreshMsg struct {
+	gen      int
+	entity   string
+	entities []broker.Entity
+	listErr  error
+	panes    []paneResult
+	at       time.Time
+}
+
+// seekMsg is the result of scrolling that needed the broker: a new window
+// start for a pane.
+type seekMsg struct {
+	index  int
+	entity string
+	top    int64
+	// moved is how many rows the window moved (negative: up); cursorTo
+	// places the cursor: 0 first row, -1 last row, else keep.
+	moved    int64
+	cursorTo int
+	err      error
+}
+
+// lockedMsg is the result of l: messages now held under lock.
+type lockedMsg struct {
+	address string
+	msgs    []*broker.Message
+	err     error
+}
+
+// settledMsg is the result of settling one held lock.
+type settledMsg struct {
+	key  heldKey
+	kind broker.SettleKind
+	err  error
+}
+
+// renewedMsg is the result of renewing one held lock.
+type renewedMsg struct {
+	key   heldKey
+	until time.Time
+	auto  bool
+	err   error
+}
+
+// sentMsg is the result of compose or edit-and-send.
+type sentMsg struct {
+	entity    string
+	scheduled []int64
+	err       error
+}
+
+// cancelledMsg is the result of cancelling scheduled messages.
+type cancelledMsg struct {
+	entity string
+	seqs   []int64
+	err    error
+}
+
+// exportedMsg is the result of x.
+type exportedMsg struct {
+	path string
+	n    int
+	err  error
+}
+
+// errMsg reports an error of a command that has no better place.
+type errMsg struct{ err error }

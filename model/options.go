@@ -1,0 +1,91 @@
+package model
+
+import (
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/peeklock/peeklock/keymap"
+)
+
+// Options configure a Model. The zero value is usable.
+type Options struct {
+	// Entity selects that entity at start ("" selects the first).
+	Entity string
+	// ReadOnly disables every key that changes anything; the client is also
+	// wrapped with broker.ReadOnly so that nothing can slip through.
+	ReadOnly bool
+	// Refresh is the polling interval (default 1 s).
+	Refresh time.Duration
+	// Theme is a theme name of package themes; "" or "auto" picks dark or
+	// light from the terminal's background.
+	Theme string
+	// NoColor turns colours off; the NO_COLOR environment variable does too
+	// (New reads it).
+	NoColor bool
+	// KeyMap is the key map; a zero KeyMap means keymap.DefaultKeyMap().
+	KeyMap keymap.KeyMap
+	// Clock is the clock of ticks, countdowns and ages (nil: the real one).
+	Clock clockwork.Clock
+	// ExportDir is where x writes JSON-lines files ("" : the current
+	// directory).
+	ExportDir string
+	// LockCount is how many messages l locks at once (default 1).
+	LockCount int
+	// Concurrency bounds the broker calls of bulk work (default 8).
+	Concurrency int
+	// Timeout bounds each broker call (default 15 s).
+	Timeout time.Duration
+	// AutoRenewFor is how long auto-renew keeps a lock (default 10 min).
+	AutoRenewFor time.Duration
+	// FilterScan is the most messages a filtered pane scans per refresh
+	// (default 5000).
+	FilterScan int
+}
+
+// Defaults.
+const (
+	DefaultRefresh      = time.Second
+	DefaultConcurrency  = 8
+	DefaultTimeout      = 15 * time.Second
+	DefaultAutoRenewFor = 10 * time.Minute
+	DefaultFilterScan   = 5000
+	// FlashFor is how long a row flashes after its lock expired or was lost.
+	FlashFor = 3 * time.Second
+	// frameEvery is the animation frame of countdowns and flashes.
+	frameEvery = 200 * time.Millisecond
+	// eventDebounce is the least time between two refreshes caused by
+	// events.
+	eventDebounce = 100 * time.Millisecond
+	// historyBucket and historyLen: the sparkline keeps one depth sample
+	// per bucket, over historyLen buckets (five minutes).
+	historyBucket = 5 * time.Second
+	historyLen    = 60
+)
+
+func (o Options) withDefaults() Options {
+	if o.Refresh <= 0 {
+		o.Refresh = DefaultRefresh
+	}
+	if len(o.KeyMap.Quit.Keys()) == 0 && len(o.KeyMap.Up.Keys()) == 0 {
+		o.KeyMap = keymap.DefaultKeyMap()
+	}
+	if o.Clock == nil {
+		o.Clock = clockwork.NewRealClock()
+	}
+	if o.LockCount <= 0 {
+		o.LockCount = 1
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.AutoRenewFor <= 0 {
+		o.AutoRenewFor = DefaultAutoRenewFor
+	}
+	if o.FilterScan <= 0 {
+		o.FilterScan = DefaultFilterScan
+	}
+	return o
+}

@@ -1,0 +1,119 @@
+package model
+
+import (
+	"sort"
+
+	"github.com/peeklock/peeklock/broker"
+)
+
+// paneState is the state of one pane: its window of messages, the cursor
+// and the selection.
+type paneState struct {
+	// top is the FromSequence of the window: rows[0] has the first sequence
+	// number >= top in the category.
+	top int64
+	// rows is the window: the rows on screen plus one (to know whether
+	// more follow).
+	rows []*broker.Message
+	// cursor is the index in rows of the row under the cursor.
+	cursor int
+	// pos is the 1-based position of rows[0] in the category, best effort
+	// (0: unknown).
+	pos int64
+	// selected holds the sequence numbers selected with space.
+	selected map[int64]bool
+	// filterTops are earlier window starts while a filter is in force: a
+	// filtered window cannot be found backwards by bisection.
+	filterTops []int64
+	// seeking is set while a scroll waits for the broker.
+	seeking bool
+	// pendingCursor places the cursor when the next window arrives.
+	pendingCursor cursorPlace
+	// wantSeq, when not 0, puts the cursor on that message when it arrives.
+	wantSeq int64
+	scanned int
+	partial bool
+	err     error
+	loaded  bool
+}
+
+// cursorPlace says where the cursor goes when a window arrives.
+type cursorPlace uint8
+
+const (
+	cursorKeep  cursorPlace = iota // on the same message if it is still there
+	cursorFirst                    // on the first row
+	cursorLast                     // on the last row on screen
+)
+
+// current returns the message under the cursor, or nil.
+func (p *paneState) current() *broker.Message {
+	if p.cursor >= 0 && p.cursor < len(p.rows) {
+		return p.rows[p.cursor]
+	}
+	return nil
+}
+
+// reset forgets the window (entity change, filter change).
+func (p *paneState) reset() {
+	p.top = 0
+	p.rows = nil
+	p.cursor = 0
+	p.pos = 1
+	p.filterTops = nil
+	p.seeking = false
+	p.pendingCursor = cursorKeep
+	p.wantSeq = 0
+	p.scanned, p.partial = 0, false
+	p.err = nil
+	p.loaded = false
+	clear(p.selected)
+}
+
+// category returns the broker category of pane i.
+func category(i int) broker.Category { return broker.Categories[i] }
+
+// address returns the address the messages of pane i are received from:
+// the entity, or its dead-letter sub-queue for the Dead-lettered pane.
+func address(entity string, i int) string {
+	if category(i) == broker.CategoryDeadLettered {
+		return entity + broker.DeadLetterSuffix
+	}
+	return entity
+}
+
+// visibleRows returns how many rows pane i shows in the current layout (0
+// when it is not visible).
+func (m *Model) visibleRows(i int) int {
+	if s, ok := m.layout().Slot(i); ok {
+		return s.Rows()
+	}
+	return 0
+}
+
+// syncLocalPanes fills the panes that are built here (see localPane) from
+// the locks this dashboard holds.
+func (m *Model) syncLocalPanes() {
+	for i := range m.panes {
+		if !m.localPane(i) {
+			continue
+		}
+		p := &m.panes[i]
+		var all []*broker.Message
+		if category(i) == broker.CategoryLocked || category(i) == broker.CategoryDeadLettered {
+			all = m.heldInOrder(address(m.entity, i))
+		}
+		start := sort.Search(len(all), func(k int) bool { return all[k].SequenceNumber >= p.top })
+		n := max(1, m.visibleRows(i)) + 1
+		p.rows = all[start:min(len(all), start+n)]
+		p.loaded = true
+		if p.wantSeq != 0 {
+			for k, x := range p.rows {
+				if x.SequenceNumber == p.wantSeq {
+					p.cursor, p.wantSeq = k, 0
+				}
+			}
+		}
+		p.cursor = max(0, min(p.cursor, len(p.rows)-1))
+	}
+}

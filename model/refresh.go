@@ -1,0 +1,249 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/jonboulle/clockwork"
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/ui"
+)
+
+// tickCmd waits one refresh interval on the model's clock.
+func (m *Model) tickCmd() tea.Cmd {
+	id, clock, d := m.tickID, m.clock, m.opts.Refresh
+	return func() tea.Msg {
+		<-clock.After(d)
+		return tickMsg{id: id}
+	}
+}
+
+// after returns a command that delivers msg after d on clock.
+func after(clock clockwork.Clock, d time.Duration, msg tea.Msg) tea.Cmd {
+	return func() tea.Msg {
+		<-clock.After(d)
+		return msg
+	}
+}
+
+// waitEvents reads the next events from ch: it blocks for one, then takes
+// what else is ready (up to 256) without blocking. Update re-arms it.
+func waitEvents(ch <-chan broker.Event) tea.Cmd {
+	return func() tea.Msg {
+		ev, ok := <-ch
+		if !ok {
+			return eventsMsg{closed: true}
+		}
+		evs := []broker.Event{ev}
+		for len(evs) < 256 {
+			select {
+			case e, ok := <-ch:
+				if !ok {
+					return eventsMsg{events: evs, closed: true}
+				}
+				evs = append(evs, e)
+			default:
+				return eventsMsg{events: evs}
+			}
+		}
+		return eventsMsg{events: evs}
+	}
+}
+
+// requestRefresh asks for a refresh now: it starts one unless one is in
+// flight, in which case another follows right after it.
+func (m *Model) requestRefresh() tea.Cmd {
+	if m.refreshing {
+		m.wantRefresh = true
+		return nil
+	}
+	return m.startRefresh()
+}
+
+// eventRefresh asks for a refresh because events arrived, at most one per
+// eventDebounce.
+func (m *Model) eventRefresh() tea.Cmd {
+	if m.paused {
+		return nil
+	}
+	if !m.refreshing && m.now.Sub(m.lastRefresh) >= eventDebounce {
+		return m.startRefresh()
+	}
+	if m.kickArmed {
+		return nil
+	}
+	m.kickArmed = true
+	m.kickID++
+	return after(m.clock, eventDebounce, kickMsg{id: m.kickID})
+}
+
+// startRefresh starts a refresh: the entity list with counts, and a Browse
+// window for every visible pane, sized to it. It never runs while another
+// is in flight.
+func (m *Model) startRefresh() tea.Cmd {
+	if m.refreshing {
+		m.wantRefresh = true
+		return nil
+	}
+	m.refreshing = true
+	m.wantRefresh = false
+	m.refreshGen++
+	m.lastRefresh = m.now
+	gen, entity := m.refreshGen, m.entity
+	c, caps, timeout, scan := m.client, m.caps, m.opts.Timeout, m.opts.FilterScan
+	at := m.now
+	var reqs []paneRequest
+	if caps.Supports(broker.CanBrowse) {
+		for _, slot := range m.layout().Panes {
+			i := slot.Index
+			if category(i) == broker.CategoryLocked && !caps.Supports(broker.CanSeeAllLocks) {
+				continue // built from the locks this dashboard holds
+			}
+			p := &m.panes[i]
+			reqs = append(reqs, paneRequest{index: i, top: p.top, rows: slot.Rows() + 1, filter: m.filter})
+		}
+	}
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		msg := refreshMsg{gen: gen, entity: entity, at: at}
+		ents, err := c.Entities(ctx)
+		if err != nil {
+			msg.listErr = err
+		} else {
+			msg.entities = ents
+		}
+		if entity == "" {
+			entity = firstEntity(ents)
+			msg.entity = entity
+		}
+		if entity == "" {
+			return msg
+		}
+		for _, r := range reqs {
+			res := paneResult{req: r}
+			req := broker.BrowseRequest{Entity: entity, Category: category(r.index), FromSequence: r.top, Max: r.rows}
+			if r.filter.active() {
+				res.msgs, res.scanned, res.partial, res.err = filteredBrowse(ctx, c, req, r.filter, scan)
+			} else {
+				res.msgs, res.err = c.Browse(ctx, req)
+			}
+			msg.panes = append(msg.panes, res)
+		}
+		return msg
+	}
+}
+
+// firstEntity picks the entity shown when none was asked for: the first
+// queue or subscription (a topic holds no messages itself).
+func firstEntity(ents []broker.Entity) string {
+	for _, e := range ents {
+		if e.Kind != broker.KindTopic {
+			return e.Path
+		}
+	}
+	return ""
+}
+
+// applyRefresh takes a refresh result into the state.
+func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
+	if msg.gen != m.refreshGen {
+		return nil
+	}
+	m.refreshing = false
+	switch {
+	case msg.listErr == nil:
+		m.conn = ui.ConnConnected
+		m.entities = msg.entities
+		m.listed = true
+		m.sampleHistory(msg.at)
+	case errors.Is(msg.listErr, broker.ErrNotSupported):
+		m.conn = ui.ConnConnected
+		if len(m.entities) == 0 && m.entity != "" {
+			m.entities = []broker.Entity{{Path: m.entity}}
+		}
+	default:
+		m.conn = connState(msg.listErr)
+		m.setErr(msg.listErr)
+	}
+	if m.entity == "" {
+		m.entity = msg.entity
+	}
+	if msg.entity == m.entity {
+		for _, r := range msg.panes {
+			m.applyPane(r, msg.at)
+		}
+	}
+	m.keepEntityVisible()
+	if m.wantRefresh {
+		return m.startRefresh()
+	}
+	return nil
+}
+
+// connState maps an error of the entity list to a connection state.
+func connState(err error) string {
+	switch broker.CodeOf(err) {
+	case broker.CodeConnectionLost, broker.CodeClosed:
+		return ui.ConnDisconnected
+	}
+	return ui.ConnError
+}
+
+// applyPane takes one pane's window, unless the pane moved since it was
+// asked for.
+func (m *Model) applyPane(r paneResult, at time.Time) {
+	p := &m.panes[r.req.index]
+	if p.top != r.req.top || p.seeking || !r.req.filter.equal(m.filter) {
+		return // stale: the next refresh brings the right window
+	}
+	if r.err != nil {
+		p.err = r.err
+		m.setErr(r.err)
+		return
+	}
+	p.err = nil
+	var keep int64 = -1
+	if cur := p.current(); cur != nil {
+		keep = cur.SequenceNumber
+	}
+	if category(r.req.index) == broker.CategoryLocked {
+		m.detectEndedLocks(p.rows, r.msgs, at)
+	}
+	p.rows = r.msgs
+	p.scanned, p.partial = r.scanned, r.partial
+	p.loaded = true
+	if p.pos == 0 && p.top == 0 {
+		p.pos = 1
+	}
+	if p.wantSeq != 0 {
+		if i := slices.IndexFunc(p.rows, func(x *broker.Message) bool { return x.SequenceNumber == p.wantSeq }); i >= 0 {
+			p.cursor, p.wantSeq = i, 0
+			p.pendingCursor = cursorKeep
+			keep = -1
+		}
+	}
+	switch p.pendingCursor {
+	case cursorFirst:
+		p.cursor = 0
+	case cursorLast:
+		p.cursor = min(len(p.rows), max(1, r.req.rows-1)) - 1
+	default:
+		if keep >= 0 {
+			if i := slices.IndexFunc(p.rows, func(x *broker.Message) bool { return x.SequenceNumber == keep }); i >= 0 {
+				p.cursor = i
+			}
+		}
+	}
+	p.pendingCursor = cursorKeep
+	limit := min(len(p.rows), max(1, r.req.rows-1))
+	p.cursor = max(0, min(p.cursor, limit-1))
+	// Selections of messages that left the window stay: they may come back,
+	// and bulk work checks each one against the broker anyway.
+	if m.detail != nil && m.detail.pane == r.req.index {
+		m.refreshDetail(p.rows)
+	}
+}

@@ -1,0 +1,206 @@
+package model
+
+import (
+	"fmt"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/themes"
+	"github.com/peeklock/peeklock/ui"
+)
+
+// Update handles one message. It never blocks and never does I/O: broker
+// calls run in the commands it returns.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	m.now = m.clock.Now()
+	cmd := m.update(msg)
+	m.syncLocalPanes()
+	m.updateKeybindings()
+	if f := m.ensureFrame(); f != nil {
+		cmd = tea.Batch(cmd, f)
+	}
+	return m, cmd
+}
+
+func (m *Model) update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		return m.resize(msg.Width, msg.Height)
+	case tea.BackgroundColorMsg:
+		if !m.themeFixed {
+			t := themes.Light()
+			if msg.IsDark() {
+				t = themes.Dark()
+			}
+			m.setTheme(t)
+			m.rerenderDetail()
+		}
+		return nil
+	case tickMsg:
+		if msg.id != m.tickID {
+			return nil // a stale tick: the interval changed since
+		}
+		if m.paused {
+			return m.tickCmd()
+		}
+		return tea.Batch(m.tickCmd(), m.startRefresh())
+	case kickMsg:
+		if msg.id != m.kickID {
+			return nil
+		}
+		m.kickArmed = false
+		if m.paused {
+			return nil
+		}
+		return m.requestRefresh()
+	case frameMsg:
+		if msg.id != m.frameID {
+			return nil
+		}
+		m.frameArmed = false
+		m.expireHeld()
+		m.pruneGhosts()
+		return m.autoRenew()
+	case eventsMsg:
+		return m.onEvents(msg)
+	case refreshMsg:
+		return m.applyRefresh(msg)
+	case seekMsg:
+		return m.applySeek(msg)
+	case lockedMsg:
+		return m.onLocked(msg)
+	case settledMsg:
+		return m.onSettled(msg)
+	case renewedMsg:
+		return m.onRenewed(msg)
+	case sentMsg:
+		return m.onSent(msg)
+	case cancelledMsg:
+		if msg.err != nil {
+			m.setErr(msg.err)
+		} else {
+			m.setInfo(fmt.Sprintf("cancelled %d scheduled message(s)", len(msg.seqs)))
+		}
+		return m.requestRefresh()
+	case exportedMsg:
+		if msg.err != nil {
+			m.setErr(msg.err)
+		} else {
+			m.setInfo(fmt.Sprintf("exported %d message(s) to %s", msg.n, msg.path))
+		}
+		return nil
+	case errMsg:
+		m.setErr(msg.err)
+		return nil
+	case jobProgressMsg:
+		return m.onJob(msg)
+	case tea.KeyPressMsg:
+		return m.onKey(msg)
+	case tea.MouseClickMsg:
+		return m.onClick(msg.Mouse())
+	case tea.MouseWheelMsg:
+		return m.onWheel(msg.Mouse())
+	}
+	// Other messages (cursor blinks) go to an open dialog's inputs.
+	if m.dialog != nil {
+		return m.dialog.updateInputs(msg)
+	}
+	return nil
+}
+
+// resize takes a new screen size; the windows change size, so refresh.
+func (m *Model) resize(w, h int) tea.Cmd {
+	changed := w != m.width || h != m.height
+	m.width, m.height = max(w, 20), max(h, 6)
+	if m.dialog != nil {
+		m.dialog.setWidth(m.width)
+	}
+	if !changed {
+		return nil
+	}
+	m.rerenderDetail()
+	return m.requestRefresh()
+}
+
+// onEvents handles events from the endpoint: locks that expired or were
+// lost flash, and the screen refreshes (debounced).
+func (m *Model) onEvents(msg eventsMsg) tea.Cmd {
+	var cmds []tea.Cmd
+	if !msg.closed && m.events != nil {
+		cmds = append(cmds, waitEvents(m.events))
+	}
+	relevant := false
+	for _, ev := range msg.events {
+		if ev.Missed > 0 {
+			relevant = true
+		}
+		path, sub := broker.SplitAddress(ev.Entity)
+		if sub == broker.SubQueueMain {
+			sub = ev.SubQueue
+		}
+		if ev.Kind == broker.EventLockExpired || ev.Kind == broker.EventLockLost {
+			kind := ui.FlashExpired
+			if ev.Kind == broker.EventLockLost {
+				kind = ui.FlashLost
+			}
+			addr := path
+			if sub == broker.SubQueueDeadLetter {
+				addr = path + broker.DeadLetterSuffix
+			}
+			k := heldKey{addr, ev.Sequence}
+			if h := m.held[k]; h != nil && (ev.Token.IsZero() || h.msg.LockToken == ev.Token) {
+				delete(m.held, k)
+				m.addGhost(path, h.msg, kind)
+				m.setInfo(fmt.Sprintf("lock on sequence number %d %s", ev.Sequence, map[string]string{ui.FlashExpired: "expired", ui.FlashLost: "was lost"}[kind]))
+			} else if path == m.entity {
+				if x := m.findLocked(ev.Sequence); x != nil {
+					m.addGhost(path, x, kind)
+				}
+			}
+		}
+		relevant = true
+	}
+	if msg.closed {
+		m.events = nil
+	}
+	if relevant {
+		cmds = append(cmds, m.eventRefresh())
+	}
+	return tea.Batch(cmds...)
+}
+
+// findLocked returns the message with seq in the Locked window, or nil.
+func (m *Model) findLocked(seq int64) *broker.Message {
+	for _, x := range m.panes[1].rows {
+		if x.SequenceNumber == seq {
+			return x
+		}
+	}
+	return nil
+}
+
+// needsFrame reports whether something on screen moves by itself: a lock
+// countdown, a flash, bulk work.
+func (m *Model) needsFrame() bool {
+	if len(m.held) > 0 || len(m.ghosts) > 0 || m.job != nil {
+		return true
+	}
+	for _, s := range m.layout().Panes {
+		for _, x := range m.panes[s.Index].rows {
+			if !x.LockedUntil.IsZero() {
+				return true
+			}
+		}
+	}
+	return m.detail != nil && !m.detail.msg.LockedUntil.IsZero()
+}
+
+// ensureFrame arms the animation frame when needed and not armed.
+func (m *Model) ensureFrame() tea.Cmd {
+	if m.frameArmed || m.quitting || !m.needsFrame() {
+		return nil
+	}
+	m.frameArmed = true
+	m.frameID++
+	return after(m.clock, frameEvery, frameMsg{id: m.frameID})
+}

@@ -1,0 +1,184 @@
+package model
+
+import (
+	"fmt"
+	"sort"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/ui"
+)
+
+// View draws the frame. It only reads the state; its cost is bounded by
+// the rows on screen.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion
+	v.WindowTitle = "peeklock " + ui.Sanitize(m.entity)
+	return v
+}
+
+// render builds the screen as a string (the tests compare it).
+func (m *Model) render() string {
+	c := m.common()
+	l := m.layout()
+	e, _ := m.currentEntity()
+	s := ui.Screen{
+		Layout:    l,
+		Entities:  m.entityRows(),
+		EntityTop: m.entityTop,
+		Counts:    e.Counts,
+		Focus:     m.focus,
+		Help:      m.keys.ShortHelp(),
+		Status:    m.status(),
+		HelpOpen:  m.showHelp,
+		HelpTop:   m.helpTop,
+		HelpWhy:   func(b *key.Binding) string { return m.reason(b) },
+	}
+	if !m.listed && m.lastErr == nil {
+		s.EntityNote = "loading…"
+	}
+	for _, slot := range l.Panes {
+		s.Panes = append(s.Panes, m.paneView(slot))
+	}
+	if m.detail != nil {
+		s.DetailOpen = true
+		s.DetailTitle = fmt.Sprintf("%s › %s › %d", m.detail.address, category(m.detail.pane), m.detail.msg.SequenceNumber)
+		s.DetailLines = m.detailLines()
+		s.DetailTop = min(m.detail.top, max(0, len(s.DetailLines)-1))
+	}
+	switch {
+	case m.dialog != nil:
+		d := m.dialog.view(c)
+		s.Dialog = &d
+	case m.job != nil:
+		d := ui.ProgressDialog(c, ui.Progress{Title: m.job.title, Done: m.job.done, Failed: m.job.failed,
+			Total: m.job.total, Elapsed: m.now.Sub(m.job.start), Cancelled: m.job.cancelled})
+		s.Dialog = &d
+	}
+	return ui.Render(c, s)
+}
+
+// entityRows builds the entity list.
+func (m *Model) entityRows() []ui.EntityRow {
+	rows := make([]ui.EntityRow, len(m.entities))
+	for i, e := range m.entities {
+		rows[i] = ui.EntityRow{Entity: e, Current: e.Path == m.entity}
+		if h := m.history[e.Path]; h != nil {
+			rows[i].Depth = h.vals
+		}
+	}
+	return rows
+}
+
+// paneView builds what one visible pane draws: its rows on screen with the
+// locks held here laid over them, and the flashing ghosts of ended locks.
+func (m *Model) paneView(slot ui.PaneSlot) ui.PaneState {
+	i := slot.Index
+	p := &m.panes[i]
+	e, _ := m.currentEntity()
+	ps := ui.PaneState{
+		Category:     category(i),
+		Count:        e.Counts.Count(category(i)),
+		Cursor:       p.cursor,
+		Focused:      i == m.focus && m.detail == nil,
+		Position:     p.pos,
+		LockDuration: e.Settings.Normalize().LockDuration,
+	}
+	n := slot.Rows()
+	msgs := p.rows
+	if len(msgs) > n {
+		msgs = msgs[:n]
+		ps.MoreBelow = true
+	}
+	addr := address(m.entity, i)
+	rows := make([]ui.Row, 0, len(msgs)+len(m.ghosts))
+	for _, x := range msgs {
+		r := ui.Row{Msg: x, Selected: p.selected[x.SequenceNumber]}
+		if h := m.held[heldKey{addr, x.SequenceNumber}]; h != nil {
+			y := *x
+			y.LockToken, y.LockedUntil = h.msg.LockToken, h.msg.LockedUntil
+			r.Msg, r.Held, r.AutoRenew = &y, true, h.autoRenew
+		}
+		rows = append(rows, r)
+	}
+	if category(i) == broker.CategoryLocked && len(m.ghosts) > 0 {
+		rows = m.withGhosts(rows, n, p)
+	}
+	ps.Rows = rows
+	switch {
+	case !m.caps.Supports(broker.CanBrowse) && !m.localPane(i):
+		ps.Empty = "browsing is not supported: " + m.caps.Reason(broker.CanBrowse)
+	case m.localPane(i) && category(i) == broker.CategoryLocked:
+		ps.Empty = "no locks held by this dashboard (this endpoint shows only its own locks)"
+	case !m.caps.Supports(broker.CanBrowse):
+		ps.Empty = "browsing is not supported: " + m.caps.Reason(broker.CanBrowse)
+	case p.err != nil:
+		ps.Empty = "error: " + p.err.Error()
+	case !p.loaded:
+		ps.Empty = "loading…"
+	}
+	note := ""
+	if m.filter.active() {
+		note = "filter: " + m.filter.String()
+		if p.scanned > 0 {
+			note += fmt.Sprintf(" (%d scanned", p.scanned)
+			if p.partial {
+				note += ", more not scanned yet"
+			}
+			note += ")"
+		}
+	}
+	if p.seeking {
+		note += " seeking…"
+	}
+	if k := len(p.selected); k > 0 {
+		note += fmt.Sprintf(" %d selected", k)
+	}
+	ps.Note = note
+	return ps
+}
+
+// withGhosts merges the ghosts of the current entity into the Locked rows,
+// in sequence order, within the window.
+func (m *Model) withGhosts(rows []ui.Row, n int, p *paneState) []ui.Row {
+	present := make(map[int64]bool, len(rows))
+	for _, r := range rows {
+		present[r.Msg.SequenceNumber] = true
+	}
+	added := false
+	for _, g := range m.ghosts {
+		if g.entity != m.entity || present[g.msg.SequenceNumber] || g.msg.SequenceNumber < p.top {
+			continue
+		}
+		rows = append(rows, ui.Row{Msg: g.msg, Flash: g.kind})
+		added = true
+	}
+	if !added {
+		return rows
+	}
+	sort.SliceStable(rows, func(a, b int) bool { return rows[a].Msg.SequenceNumber < rows[b].Msg.SequenceNumber })
+	if len(rows) > n {
+		rows = rows[:n]
+	}
+	return rows
+}
+
+// status builds the status bar.
+func (m *Model) status() ui.Status {
+	s := ui.Status{
+		Endpoint: m.client.Endpoint(),
+		Conn:     m.conn,
+		Refresh:  m.opts.Refresh,
+		Paused:   m.paused,
+		ReadOnly: m.readOnly,
+		Info:     m.info,
+	}
+	if m.lastErr != nil {
+		s.Err = m.lastErr.Error()
+		s.TrackingID = broker.TrackingIDOf(m.lastErr)
+	}
+	return s
+}

@@ -1,0 +1,228 @@
+package sshserver
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/peeklock/peeklock/broker"
+)
+
+func TestSessionClientRecordsAndReleasesLocks(t *testing.T) {
+	e := newEngine(t, 3)
+	var log auditLog
+	sc := newSessionClient(e, RoleOperator, log.logger().With("key", "SHA256:test"))
+	ctx := context.Background()
+
+	msgs, err := sc.Receive(ctx, broker.ReceiveRequest{Entity: "orders", Mode: broker.PeekLock, Max: 2})
+	if err != nil || len(msgs) != 2 {
+		t.Fatalf("receive: %d messages, %v; want 2, nil", len(msgs), err)
+	}
+	if got := sc.heldLocks(); got != 2 {
+		t.Fatalf("held locks = %d, want 2", got)
+	}
+	if err := sc.Settle(ctx, broker.Settlement{Kind: broker.Complete, Entity: "orders", Token: msgs[0].LockToken}); err != nil {
+		t.Fatalf("complete: %v", err)
+	}
+	if got := sc.heldLocks(); got != 1 {
+		t.Fatalf("held locks after complete = %d, want 1", got)
+	}
+	if c := counts(t, e, "orders"); c.Active != 1 || c.Locked != 1 {
+		t.Fatalf("counts before close = %+v, want Active 1 Locked 1", c)
+	}
+	if err := sc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if c := counts(t, e, "orders"); c.Active != 2 || c.Locked != 0 {
+		t.Fatalf("counts after close = %+v, want Active 2 Locked 0 (the held lock abandoned)", c)
+	}
+	// The abandoned message is available again, its delivery counted.
+	again, err := e.Receive(ctx, broker.ReceiveRequest{Entity: "orders", Mode: broker.PeekLock, Max: 1})
+	if err != nil || len(again) != 1 || again[0].MessageID != "m-2" || again[0].DeliveryCount != 2 {
+		t.Fatalf("after close the next message is %+v (%v); want m-2 with delivery count 2", again, err)
+	}
+
+	lines := log.lines(t)
+	want := []struct {
+		op, entity, id, result string
+		seq                    float64
+	}{
+		{"receive", "orders", "m-1", "ok", 1},
+		{"receive", "orders", "m-2", "ok", 2},
+		{"complete", "orders", "m-1", "ok", 1},
+		{"abandon", "orders", "m-2", "ok", 2},
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("audit has %d lines, want %d: %v", len(lines), len(want), lines)
+	}
+	for i, w := range want {
+		l := lines[i]
+		if l["op"] != w.op || l["entity"] != w.entity || l["message_id"] != w.id || l["result"] != w.result || l["seq"] != w.seq || l["key"] != "SHA256:test" {
+			t.Errorf("audit line %d = %v, want op %q entity %q seq %v message_id %q result %q key SHA256:test", i, l, w.op, w.entity, w.seq, w.id, w.result)
+		}
+	}
+	if lines[3]["cause"] != "session ended" {
+		t.Errorf("abandon at close has cause %v, want \"session ended\"", lines[3]["cause"])
+	}
+
+	// After Close every operation fails and the shared client still works.
+	if _, err := sc.Entities(ctx); !errors.Is(err, broker.ErrClosed) {
+		t.Errorf("Entities after close: %v, want ErrClosed", err)
+	}
+	if _, err := e.Entities(ctx); err != nil {
+		t.Errorf("shared client after session close: %v", err)
+	}
+}
+
+func TestSessionClientCloseToleratesGoneLocks(t *testing.T) {
+	e := newEngine(t, 1)
+	var log auditLog
+	sc := newSessionClient(e, RoleOperator, log.logger())
+	ctx := context.Background()
+	msgs, err := sc.Receive(ctx, broker.ReceiveRequest{Entity: "orders", Mode: broker.PeekLock, Max: 1})
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("receive: %v", err)
+	}
+	// Settled behind the session's back, straight on the shared client.
+	if err := e.Settle(ctx, broker.Settlement{Kind: broker.Complete, Entity: "orders", Token: msgs[0].LockToken}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sc.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	lines := log.lines(t)
+	last := lines[len(lines)-1]
+	if last["op"] != "abandon" || last["result"] != "ok" || last["level"] != "INFO" {
+		t.Fatalf("last audit line = %v, want an ok abandon (the lock was already gone)", last)
+	}
+}
+
+func TestSessionClientDeadLetterQueueAddress(t *testing.T) {
+	e := newEngine(t, 1)
+	ctx := context.Background()
+	m, _ := e.Receive(ctx, broker.ReceiveRequest{Entity: "orders", Mode: broker.PeekLock, Max: 1})
+	if err := e.Settle(ctx, broker.Settlement{Kind: broker.DeadLetter, Entity: "orders", Token: m[0].LockToken, Reason: "bad"}); err != nil {
+		t.Fatal(err)
+	}
+	var log auditLog
+	sc := newSessionClient(e, RoleOperator, log.logger())
+	msgs, err := sc.Receive(ctx, broker.ReceiveRequest{Entity: "orders", SubQueue: broker.SubQueueDeadLetter, Mode: broker.PeekLock, Max: 1})
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("receive from the dead-letter queue: %v", err)
+	}
+	sc.Close()
+	if c := counts(t, e, "orders"); c.DeadLettered != 1 || c.Active != 0 {
+		t.Fatalf("counts = %+v, want the message back in the dead-letter queue", c)
+	}
+	lines := log.lines(t)
+	if got := lines[len(lines)-1]; got["op"] != "abandon" || got["entity"] != "orders/$DeadLetterQueue" || got["result"] != "ok" {
+		t.Fatalf("abandon line = %v, want an ok abandon on orders/$DeadLetterQueue", got)
+	}
+}
+
+func TestSessionClientReadOnlyRefusesAndAudits(t *testing.T) {
+	e := newEngine(t, 1)
+	var log auditLog
+	sc := newSessionClient(e, RoleReadOnly, log.logger())
+	ctx := context.Background()
+	if _, err := sc.Receive(ctx, broker.ReceiveRequest{Entity: "orders", Mode: broker.PeekLock, Max: 1}); !errors.Is(err, broker.ErrReadOnly) {
+		t.Fatalf("receive: %v, want ErrReadOnly", err)
+	}
+	if _, err := sc.Purge(ctx, "orders", broker.SubQueueMain); !errors.Is(err, broker.ErrReadOnly) {
+		t.Fatalf("purge: %v, want ErrReadOnly", err)
+	}
+	if err := sc.Send(ctx, "orders", []*broker.Message{{MessageID: "x"}}); !errors.Is(err, broker.ErrReadOnly) {
+		t.Fatalf("send: %v, want ErrReadOnly", err)
+	}
+	if got, err := sc.Browse(ctx, broker.BrowseRequest{Entity: "orders", Category: broker.CategoryActive, Max: 10}); err != nil || len(got) != 1 {
+		t.Fatalf("browse: %d, %v; want 1 message", len(got), err)
+	}
+	if c := counts(t, e, "orders"); c.Active != 1 {
+		t.Fatalf("counts = %+v, want the message untouched", c)
+	}
+	lines := log.lines(t)
+	if len(lines) != 3 {
+		t.Fatalf("audit lines = %v, want 3 refusals", lines)
+	}
+	for i, op := range []string{"receive", "purge", "send"} {
+		if lines[i]["op"] != op || lines[i]["result"] != "read-only: "+op+" is not allowed in read-only mode" || lines[i]["level"] != "WARN" {
+			t.Errorf("line %d = %v, want a refused %s", i, lines[i], op)
+		}
+	}
+}
+
+func TestSessionClientOwnEventSubscriptions(t *testing.T) {
+	e := newEngine(t, 0)
+	var log auditLog
+	a := newSessionClient(e, RoleOperator, log.logger())
+	b := newSessionClient(e, RoleOperator, log.logger())
+	cha, stopA := a.Events()
+	chb, _ := b.Events()
+	if cha == nil || chb == nil {
+		t.Fatal("no event channel")
+	}
+	if cha == chb {
+		t.Fatal("two sessions share one subscription")
+	}
+	sendN(t, e, "orders", 1, 1)
+	for name, ch := range map[string]<-chan broker.Event{"a": cha, "b": chb} {
+		select {
+		case ev := <-ch:
+			if ev.Kind != broker.EventSent || ev.MessageID != "m-1" {
+				t.Errorf("session %s got %v %q, want sent m-1", name, ev.Kind, ev.MessageID)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("session %s got no event", name)
+		}
+	}
+	stopA()
+	stopA() // a second stop is harmless
+	// Closing b ends its subscription: the channel closes.
+	b.Close()
+	select {
+	case _, ok := <-chb:
+		for ok {
+			_, ok = <-chb
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("b's subscription did not end at close")
+	}
+}
+
+// gatedClient holds every Receive until release is closed.
+type gatedClient struct {
+	broker.Client
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (g *gatedClient) Receive(ctx context.Context, req broker.ReceiveRequest) ([]*broker.Message, error) {
+	close(g.entered)
+	<-g.release
+	return g.Client.Receive(ctx, req)
+}
+
+func TestSessionClientLateReceiveIsGivenBack(t *testing.T) {
+	e := newEngine(t, 1)
+	var log auditLog
+	g := &gatedClient{Client: e, entered: make(chan struct{}), release: make(chan struct{})}
+	sc := newSessionClient(g, RoleOperator, log.logger())
+	got := make(chan error, 1)
+	go func() {
+		_, err := sc.Receive(context.Background(), broker.ReceiveRequest{Entity: "orders", Mode: broker.PeekLock, Max: 1})
+		got <- err
+	}()
+	<-g.entered
+	sc.Close() // the session ends while the receive is under way
+	close(g.release)
+	if err := <-got; err != nil {
+		t.Fatalf("receive: %v", err)
+	}
+	if c := counts(t, e, "orders"); c.Active != 1 || c.Locked != 0 {
+		t.Fatalf("counts = %+v, want the late lock abandoned (Active 1, Locked 0)", c)
+	}
+	if n := sc.heldLocks(); n != 0 {
+		t.Fatalf("held locks = %d after close, want 0", n)
+	}
+}

@@ -1,0 +1,211 @@
+package ui
+
+import (
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/peeklock/peeklock/broker"
+)
+
+// DetailInfo is what the detail view shows besides the message itself.
+type DetailInfo struct {
+	// Entity is the address the message was browsed from.
+	Entity string
+	// Held and AutoRenew say whether this dashboard holds the lock.
+	Held, AutoRenew bool
+	// LockDuration is the entity's lock duration (the countdown's length).
+	LockDuration time.Duration
+	// Hints are shown under the title (the request/reply links).
+	Hints []string
+}
+
+// fmtTime formats a broker time in UTC with milliseconds; zero is "-".
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05.000Z")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// DetailBody renders the body section of the detail view. It is the costly
+// part, so the model renders it once when the view opens (and on resize)
+// and passes it to DetailLines on every frame.
+func DetailBody(c *Common, m *broker.Message, w int) []string {
+	st := c.Styles
+	f, body := RenderBody(st, m, w)
+	title := fmt.Sprintf("Body (%s, %s, %d bytes)", m.BodyKind, f, len(m.Body))
+	rule := max(0, w-len(title)-4)
+	return append([]string{"", st.Title.Render("── "+title+" ") + st.Border.Render(strings.Repeat("─", rule))}, body...)
+}
+
+// DetailLines renders the detail view of m, w cells wide: the broker
+// properties of spec/semantics.md §6 (with a live lock countdown), the
+// application properties and then body, the lines made by DetailBody.
+func DetailLines(c *Common, m *broker.Message, info DetailInfo, body []string, w int) []string {
+	st := c.Styles
+	var lines []string
+	section := func(title string) {
+		rule := max(0, w-len(title)-4)
+		lines = append(lines, "", st.Title.Render("── "+title+" ")+st.Border.Render(strings.Repeat("─", rule)))
+	}
+	const keyW = 27
+	prop := func(name, value string) {
+		lines = append(lines, st.Label.Render(fit(name, keyW))+" "+st.Text.Render(Sanitize(value)))
+	}
+	head := fmt.Sprintf("Message %d in %s", m.SequenceNumber, Sanitize(info.Entity))
+	lines = append(lines, st.Title.Render(head))
+	for _, h := range info.Hints {
+		lines = append(lines, st.Faint.Render(Sanitize(h)))
+	}
+
+	section("Broker properties")
+	ttl := "entity default"
+	switch {
+	case m.TimeToLive >= broker.MaxTimeToLive:
+		ttl = "never expires"
+	case m.TimeToLive > 0:
+		ttl = m.TimeToLive.String()
+	}
+	expires := fmtTime(m.ExpiresAt)
+	if m.ExpiresAt.IsZero() {
+		expires = "never"
+	}
+	lockToken := "-"
+	if m.Locked() {
+		lockToken = m.LockToken.String()
+	}
+	locked := fmtTime(m.LockedUntil)
+	if !m.LockedUntil.IsZero() {
+		left := m.LockedUntil.Sub(c.Now)
+		if left > 0 {
+			locked += " (" + Remaining(left) + " left)"
+		} else {
+			locked += " (expired)"
+		}
+		if info.Held {
+			locked += ", held by this dashboard"
+			if info.AutoRenew {
+				locked += ", auto-renewing"
+			}
+		}
+	}
+	enqSeq := "-"
+	if m.EnqueuedSequenceNumber != 0 {
+		enqSeq = strconv.FormatInt(m.EnqueuedSequenceNumber, 10)
+	}
+	prop("ContentType", orDash(m.ContentType))
+	prop("CorrelationId", orDash(m.CorrelationID))
+	prop("DeadLetterSource", orDash(m.DeadLetterSource))
+	prop("DeliveryCount", strconv.FormatUint(uint64(m.DeliveryCount), 10))
+	prop("EnqueuedSequenceNumber", enqSeq)
+	prop("EnqueuedTimeUtc", fmtTime(m.EnqueuedTime))
+	prop("ExpiresAtUtc", expires)
+	prop("ForcePersistence", "not carried by this endpoint (the durable store always persists)")
+	prop("Label / Subject", orDash(m.Subject))
+	prop("LockedUntilUtc", locked)
+	prop("LockToken", lockToken)
+	prop("MessageId", orDash(m.MessageID))
+	prop("PartitionKey", orDash(m.PartitionKey))
+	prop("ReplyTo", orDash(m.ReplyTo))
+	prop("ReplyToSessionId", orDash(m.ReplyToSessionID))
+	prop("ScheduledEnqueueTimeUtc", fmtTime(m.ScheduledEnqueueTime))
+	prop("SequenceNumber", strconv.FormatInt(m.SequenceNumber, 10))
+	prop("SessionId", orDash(m.SessionID))
+	prop("Size", strconv.FormatInt(m.Size, 10)+" bytes")
+	prop("State", m.State.String())
+	prop("TimeToLive", ttl)
+	prop("To", orDash(m.To))
+	prop("ViaPartitionKey", orDash(m.ViaPartitionKey))
+	if !m.LockedUntil.IsZero() {
+		lines = append(lines, blank(keyW+1)+Countdown(st, c.Now, m.LockedUntil, info.LockDuration, "", min(30, max(10, w-keyW-1))))
+	}
+
+	section(fmt.Sprintf("Application properties (%d)", len(m.ApplicationProperties)))
+	if len(m.ApplicationProperties) == 0 {
+		lines = append(lines, st.Faint.Render("none"))
+	}
+	keys := make([]string, 0, len(m.ApplicationProperties))
+	for k := range m.ApplicationProperties {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := m.ApplicationProperties[k]
+		lines = append(lines, st.Label.Render(fit(Sanitize(k), keyW))+" "+st.Text.Render(Sanitize(PropertyValue(v)))+
+			st.Faint.Render(" ("+PropertyType(v)+")"))
+	}
+
+	return append(lines, body...)
+}
+
+// PropertyValue formats an application property value.
+func PropertyValue(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return v
+	case []byte:
+		if len(v) > 64 {
+			return hex.EncodeToString(v[:64]) + "…"
+		}
+		return hex.EncodeToString(v)
+	case time.Time:
+		return v.UTC().Format(time.RFC3339Nano)
+	case [16]byte:
+		return uuid.UUID(v).String()
+	}
+	return fmt.Sprint(v)
+}
+
+// PropertyType names the type of an application property value.
+func PropertyType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "string"
+	case bool:
+		return "bool"
+	case []byte:
+		return "binary"
+	case time.Time:
+		return "timestamp"
+	case time.Duration:
+		return "duration"
+	case float32, float64:
+		return "float"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// Detail draws lines[top:] of the detail view in exactly h lines of w
+// cells, with a title line saying where in the document the view is.
+func Detail(c *Common, title string, lines []string, top, w, h int) []string {
+	st := c.Styles
+	out := make([]string, 0, h)
+	if h <= 0 {
+		return out
+	}
+	pos := ""
+	if len(lines) > 0 {
+		pos = fmt.Sprintf("  %d–%d of %d", top+1, min(top+h-1, len(lines)), len(lines))
+	}
+	out = append(out, fit(st.TabActive.Render(Sanitize(title))+st.Faint.Render(pos), w))
+	for i := top; i < len(lines) && len(out) < h; i++ {
+		out = append(out, fit(lines[i], w))
+	}
+	return padLines(out, w, h)
+}

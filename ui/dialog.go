@@ -1,0 +1,161 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// Dialog is a box drawn over the screen: a prompt, a confirmation, a
+// report.
+type Dialog struct {
+	Title string
+	// Lines are the content, already styled (input fields are drawn by their
+	// bubbles components). Text from messages must be sanitised by the
+	// caller.
+	Lines []string
+	// Error is shown in the danger colour under the content.
+	Error string
+	// Footer is the key hint line ("enter send · esc cancel").
+	Footer string
+	// Width is the inner width wanted; the screen may make it smaller.
+	Width int
+}
+
+// DialogBox renders d as lines of equal width for Overlay.
+func DialogBox(c *Common, d Dialog) []string {
+	st := c.Styles
+	inner := d.Width
+	if inner <= 0 {
+		inner = 50
+	}
+	inner = min(inner, max(10, c.Width-4))
+	var body []string
+	body = append(body, st.DialogTitle.Render(fit(Sanitize(d.Title), inner)))
+	body = append(body, d.Lines...)
+	if d.Error != "" {
+		for _, l := range strings.Split(ansi.Hardwrap(Sanitize(d.Error), inner, true), "\n") {
+			body = append(body, st.Error.Render(l))
+		}
+	}
+	if d.Footer != "" {
+		body = append(body, "", st.Faint.Render(d.Footer))
+	}
+	for i, l := range body {
+		body[i] = fit(l, inner)
+	}
+	box := st.DialogBox.Render(strings.Join(body, "\n"))
+	return strings.Split(box, "\n")
+}
+
+// Progress is the state of bulk work for its progress box.
+type Progress struct {
+	Title        string
+	Done, Failed int
+	// Total is the number of items; 0 while unknown (a whole queue).
+	Total int
+	// Elapsed is the time since the work began.
+	Elapsed   time.Duration
+	Cancelled bool
+}
+
+// ProgressBar renders a bar of w cells filled to frac (0..1).
+func ProgressBar(c *Common, frac float64, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	frac = min(max(frac, 0), 1)
+	full := int(frac*float64(w) + 0.5)
+	return c.Styles.Success.Render(strings.Repeat("█", full)) + c.Styles.CountdownTrack.Render(strings.Repeat("░", w-full))
+}
+
+// ProgressDialog renders the progress of bulk work: a bar, the count, the
+// rate and the time left.
+func ProgressDialog(c *Common, p Progress) Dialog {
+	inner := min(60, max(20, c.Width-8))
+	n := p.Done + p.Failed
+	rate := 0.0
+	if p.Elapsed > 0 {
+		rate = float64(n) / p.Elapsed.Seconds()
+	}
+	count := fmt.Sprintf("%d", n)
+	left := "unknown"
+	frac := 0.0
+	if p.Total > 0 {
+		count += fmt.Sprintf(" of %d", p.Total)
+		frac = float64(n) / float64(p.Total)
+		if rate > 0 {
+			left = Short(time.Duration(float64(p.Total-n) / rate * float64(time.Second)))
+		}
+	}
+	lines := []string{
+		ProgressBar(c, frac, inner),
+		fmt.Sprintf("%s done, %d failed  %.1f/s  %s left", count, p.Failed, rate, left),
+	}
+	footer := "esc cancel"
+	if p.Cancelled {
+		footer = "cancelling…"
+	}
+	return Dialog{Title: p.Title, Lines: lines, Footer: footer, Width: inner}
+}
+
+// HelpLines returns the lines of the help screen for width w: every
+// binding of the key map in its groups, with the reason next to the ones
+// that do not work now (why returns "" for keys that work). Wide screens
+// get two columns.
+func HelpLines(c *Common, why func(*key.Binding) string, w int) []string {
+	st := c.Styles
+	titles := []string{"Move", "Panes and views", "Messages", "Tools"}
+	var cols [][]string
+	for gi, g := range c.KeyMap.Groups() {
+		col := []string{st.Header.Render(titles[gi])}
+		for _, b := range g {
+			if len(b.Keys()) == 0 {
+				continue
+			}
+			h := b.Help()
+			line := "  " + st.HelpKey.Render(fit(h.Key, 12)) + " "
+			if r := why(b); r != "" {
+				line += st.Faint.Render(h.Desc + " — " + Sanitize(r))
+			} else {
+				line += st.HelpDesc.Render(h.Desc)
+			}
+			col = append(col, line)
+		}
+		cols = append(cols, append(col, ""))
+	}
+	head := st.Title.Render("Keys") + st.Faint.Render("  ↑/↓ scroll · ? or esc close")
+	if w < 100 {
+		lines := []string{head, ""}
+		for _, col := range cols {
+			lines = append(lines, col...)
+		}
+		return lines
+	}
+	// Two columns: groups 1–2 on the left, 3–4 on the right.
+	left := append(append([]string{}, cols[0]...), cols[1]...)
+	right := append(append([]string{}, cols[2]...), cols[3]...)
+	lines := []string{head, ""}
+	half := w / 2
+	for i := 0; i < max(len(left), len(right)); i++ {
+		l, r := "", ""
+		if i < len(left) {
+			l = left[i]
+		}
+		if i < len(right) {
+			r = right[i]
+		}
+		lines = append(lines, fit(l, half)+r)
+	}
+	return lines
+}
+
+// HelpScreen draws the help lines from top in exactly h lines of w cells.
+func HelpScreen(c *Common, why func(*key.Binding) string, top, w, h int) []string {
+	lines := HelpLines(c, why, w)
+	top = max(0, min(top, len(lines)-h))
+	return padLines(lines[top:], w, h)
+}

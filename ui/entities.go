@@ -1,0 +1,115 @@
+package ui
+
+import (
+	"strings"
+
+	"github.com/peeklock/peeklock/broker"
+)
+
+// EntityRow is one line of the entity list.
+type EntityRow struct {
+	Entity broker.Entity
+	// Depth is the recent history of the entity's depth, oldest first, for
+	// the sparkline.
+	Depth []int64
+	// Current marks the entity whose panes are shown.
+	Current bool
+}
+
+// sparkChars are the eight heights of a sparkline cell.
+var sparkChars = []rune("▁▂▃▄▅▆▇█")
+
+// Sparkline renders the last w values of vals as w cells of block heights,
+// scaled to the largest of them; missing history is blank.
+func Sparkline(vals []int64, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if len(vals) > w {
+		vals = vals[len(vals)-w:]
+	}
+	var hi int64
+	for _, v := range vals {
+		hi = max(hi, v)
+	}
+	var b strings.Builder
+	b.WriteString(blank(w - len(vals)))
+	for _, v := range vals {
+		i := 0
+		if hi > 0 && v > 0 {
+			i = int((v*int64(len(sparkChars)-1) + hi - 1) / hi)
+		}
+		b.WriteRune(sparkChars[min(i, len(sparkChars)-1)])
+	}
+	return b.String()
+}
+
+// displayName is the name of an entity in the list: subscriptions are shown
+// under their topic as "└ name".
+func displayName(e broker.Entity) string {
+	if _, sub, ok := broker.SplitSubscriptionPath(e.Path); ok {
+		return " └ " + Sanitize(sub)
+	}
+	return Sanitize(e.Path)
+}
+
+// Depth returns the number the sparkline tracks: every message of the
+// entity's main queue and dead-letter sub-queue.
+func Depth(n broker.Counts) int64 {
+	return n.Active + n.Locked + n.Deferred + n.Scheduled + n.DeadLettered
+}
+
+// EntityList renders the entity list in exactly h lines of w cells. Wide
+// lists show every count (A active, L locked, D deferred, S scheduled, X
+// dead-lettered); narrow ones the total. top is the index of the first row
+// shown.
+func EntityList(c *Common, rows []EntityRow, top, w, h int, note string) []string {
+	st := c.Styles
+	lines := make([]string, 0, h)
+	if w <= 0 || h <= 0 {
+		return lines
+	}
+	wide := w >= 40
+	spark, col := 6, 4
+	if w >= 50 {
+		spark, col = 8, 5
+	}
+	nameW := w - 5*col - spark - 1
+	header := "Entities"
+	if wide {
+		header = fit("Entities", nameW) + fitLeft("A", col) + fitLeft("L", col) + fitLeft("D", col) +
+			fitLeft("S", col) + fitLeft("X", col) + " " + fit("depth", spark)
+	}
+	lines = append(lines, st.Header.Render(fit(header, w)))
+	if len(rows) == 0 {
+		if note == "" {
+			note = "no entities"
+		}
+		lines = append(lines, st.Faint.Render(fit(" "+Sanitize(note), w)))
+		return padLines(lines, w, h)
+	}
+	for i := top; i < len(rows) && len(lines) < h; i++ {
+		r := rows[i]
+		n := r.Entity.Counts
+		var text string
+		if wide {
+			text = fit(displayName(r.Entity), nameW) + fitLeft(Count(n.Active), col) + fitLeft(Count(n.Locked), col) +
+				fitLeft(Count(n.Deferred), col) + fitLeft(Count(n.Scheduled), col) + fitLeft(Count(n.DeadLettered), col) + " "
+		} else {
+			nameW := w - 6 - spark - 1
+			text = fit(displayName(r.Entity), nameW) + fitLeft(Count(Depth(n)), 6) + " "
+		}
+		s := st.EntityNormal
+		if r.Current {
+			s = st.EntitySelected
+		}
+		line := s.Render(text)
+		if r.Entity.Kind == broker.KindTopic {
+			line += blank(spark) // a topic holds no messages itself
+		} else {
+			line += st.Sparkline.Render(Sparkline(r.Depth, spark))
+		}
+		lines = append(lines, fit(line, w))
+	}
+	return padLines(lines, w, h)
+}

@@ -1,0 +1,83 @@
+package ui
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Count formats a count compactly: 999, 1.2k, 12k, 1.0M.
+func Count(n int64) string {
+	switch {
+	case n < 0:
+		return "-" + Count(-n)
+	case n < 1000:
+		return strconv.FormatInt(n, 10)
+	case n < 10_000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	case n < 1_000_000:
+		return fmt.Sprintf("%dk", n/1000)
+	case n < 10_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n < 1_000_000_000:
+		return fmt.Sprintf("%dM", n/1_000_000)
+	}
+	return fmt.Sprintf("%.1fG", float64(n)/1e9)
+}
+
+// Age formats how long ago t was, in at most 5 cells: 0s, 59s, 12m, 3h, 4d.
+// A zero t is "-".
+func Age(now, t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := now.Sub(t)
+	if d < 0 {
+		return "in " + Short(-d)
+	}
+	return Short(d)
+}
+
+// Short formats a duration in a few cells: 0s, 12s, 4m, 3h, 2d, 5y.
+func Short(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int64(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int64(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int64(d/time.Hour))
+	case d < 2*365*24*time.Hour:
+		return fmt.Sprintf("%dd", int64(d/(24*time.Hour)))
+	}
+	return fmt.Sprintf("%dy", int64(d/(365*24*time.Hour)))
+}
+
+// Remaining formats the time left on a lock: "12.3s" under a minute, else
+// "1m05s".
+func Remaining(d time.Duration) string {
+	if d <= 0 {
+		return "0.0s"
+	}
+	if d < time.Minute {
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	m := int64(d / time.Minute)
+	s := int64((d % time.Minute) / time.Second)
+	return fmt.Sprintf("%dm%02ds", m, s)
+}
+
+// Bytes formats a size: 512B, 1.5K, 12K, 3.2M.
+func Bytes(n int64) string {
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%dB", n)
+	case n < 10*1024:
+		return fmt.Sprintf("%.1fK", float64(n)/1024)
+	case n < 1024*1024:
+		return fmt.Sprintf("%dK", n/1024)
+	case n < 10*1024*1024:
+		return fmt.Sprintf("%.1fM", float64(n)/(1024*1024))
+	}
+	return fmt.Sprintf("%dM", n/(1024*1024))
+}

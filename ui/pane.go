@@ -1,0 +1,396 @@
+package ui
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/peeklock/peeklock/broker"
+)
+
+// Row is one message row of a pane with its decorations.
+type Row struct {
+	Msg *broker.Message
+	// Selected is set for rows selected with space.
+	Selected bool
+	// Held is set when this dashboard holds the message's lock (it can
+	// settle it); AutoRenew when it renews that lock by itself.
+	Held, AutoRenew bool
+	// Flash is FlashExpired or FlashLost for a lock that has just ended; the
+	// row stays on screen, flashing, for a moment.
+	Flash string
+	// Match is set for rows that a filter or a jump points at.
+	Match bool
+}
+
+// PaneState is what a pane draws.
+type PaneState struct {
+	Category broker.Category
+	// Count is the category's count in the selected entity.
+	Count int64
+	// Rows are the rows on screen, no more.
+	Rows []Row
+	// Cursor is the index in Rows of the row under the cursor (-1: none).
+	Cursor int
+	// Focused marks the pane that keys act on.
+	Focused bool
+	// Position is the 1-based position of Rows[0] in the category, when
+	// known (0: unknown).
+	Position int64
+	// MoreBelow says there are messages after the last row.
+	MoreBelow bool
+	// Note is shown in the title: the filter, "loading…", a scan summary.
+	Note string
+	// Empty replaces the rows when there are none: "no messages", or why the
+	// pane cannot be shown ("browsing is not supported: …").
+	Empty string
+	// LockDuration is the entity's lock duration, the full length of a
+	// countdown bar.
+	LockDuration time.Duration
+}
+
+// column kinds of a pane.
+type colKind uint8
+
+const (
+	colSeq colKind = iota
+	colID
+	colSubject
+	colLock
+	colAge
+	colDue
+	colDC
+	colSize
+	colReason
+	colDesc
+)
+
+type column struct {
+	kind  colKind
+	title string
+	w     int
+	flex  int // share of the remaining width; 0: fixed
+	right bool
+}
+
+// columns returns the columns of a pane of category c in w cells (after the
+// two marker cells), dropping the least important when narrow.
+func columns(c broker.Category, hasLock bool, w int) []column {
+	var cols []column
+	seq := column{kind: colSeq, title: "Seq", w: 8, right: true}
+	if w < 70 {
+		seq.w = 7
+	}
+	id := column{kind: colID, title: "MessageId", flex: 4}
+	subj := column{kind: colSubject, title: "Subject", flex: 5}
+	age := column{kind: colAge, title: "Age", w: 5, right: true}
+	dc := column{kind: colDC, title: "DC", w: 3, right: true}
+	size := column{kind: colSize, title: "Size", w: 5, right: true}
+	lock := column{kind: colLock, title: "Lock", w: 16}
+	switch c {
+	case broker.CategoryLocked:
+		cols = []column{seq, id, subj, lock, age, dc, size}
+	case broker.CategoryScheduled:
+		cols = []column{seq, id, subj, {kind: colDue, title: "Due", w: 9, right: true}, dc, size}
+	case broker.CategoryDeadLettered:
+		id.flex = 3
+		cols = []column{seq, id, {kind: colReason, title: "Reason", flex: 3}, {kind: colDesc, title: "Description", flex: 4}}
+		if hasLock {
+			cols = append(cols, lock)
+		}
+		cols = append(cols, age, dc, size)
+	default:
+		cols = []column{seq, id, subj}
+		if hasLock {
+			cols = append(cols, lock)
+		}
+		cols = append(cols, age, dc, size)
+	}
+	// Drop fixed columns from the right end until the flexible ones get at
+	// least minFlex cells each.
+	const minFlex = 10
+	drop := []colKind{colSize, colAge, colDC}
+	for _, k := range drop {
+		if flexRoom(cols, w) >= minFlex*countFlex(cols) {
+			break
+		}
+		cols = without(cols, k)
+	}
+	if c == broker.CategoryLocked || hasLock {
+		if flexRoom(cols, w) < minFlex*countFlex(cols) {
+			for i := range cols {
+				if cols[i].kind == colLock {
+					cols[i].w = 9
+				}
+			}
+		}
+	}
+	// Share out the flexible room.
+	room := flexRoom(cols, w)
+	total := 0
+	for _, col := range cols {
+		total += col.flex
+	}
+	last := -1
+	for i := range cols {
+		if cols[i].flex > 0 {
+			cols[i].w = max(1, room*cols[i].flex/max(total, 1))
+			last = i
+		}
+	}
+	if last >= 0 { // rounding leftovers go to the last flexible column
+		used := 0
+		for _, col := range cols {
+			used += col.w
+		}
+		used += len(cols) - 1
+		cols[last].w += max(0, w-used)
+	}
+	return cols
+}
+
+func countFlex(cols []column) int {
+	n := 0
+	for _, c := range cols {
+		if c.flex > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func flexRoom(cols []column, w int) int {
+	fixed := len(cols) - 1 // one space between columns
+	for _, c := range cols {
+		if c.flex == 0 {
+			fixed += c.w
+		}
+	}
+	return w - fixed
+}
+
+func without(cols []column, k colKind) []column {
+	out := cols[:0:0]
+	for _, c := range cols {
+		if c.kind != k {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Pane renders a pane into exactly h lines of w cells: a title, a column
+// header and the rows.
+func Pane(c *Common, p PaneState, w, h int) []string {
+	st := c.Styles
+	lines := make([]string, 0, h)
+	if h <= 0 || w <= 0 {
+		return lines
+	}
+	// Title.
+	title := p.Category.String() + " " + Count(p.Count)
+	ts := st.TabInactive
+	if p.Focused {
+		ts = st.TabActive
+	}
+	head := ts.Render(title)
+	info := ""
+	if p.Position > 0 && len(p.Rows) > 0 {
+		info = "rows " + strconv.FormatInt(p.Position, 10) + "–" + strconv.FormatInt(p.Position+int64(len(p.Rows))-1, 10)
+		if p.MoreBelow {
+			info += " ↓"
+		}
+	}
+	if p.Note != "" {
+		if info != "" {
+			info += "  "
+		}
+		info += p.Note
+	}
+	if info != "" {
+		head += " " + st.Faint.Render(Sanitize(info))
+	}
+	lines = append(lines, fit(head, w))
+	if h == 1 {
+		return lines
+	}
+	hasLock := false
+	for _, r := range p.Rows {
+		if r.Msg != nil && (r.Msg.Locked() || !r.Msg.LockedUntil.IsZero() || r.Flash != "") {
+			hasLock = true
+			break
+		}
+	}
+	cols := columns(p.Category, hasLock, w-2)
+	// Header.
+	var hb strings.Builder
+	hb.WriteString("  ")
+	for i, col := range cols {
+		if i > 0 {
+			hb.WriteByte(' ')
+		}
+		if col.right {
+			hb.WriteString(fitLeft(col.title, col.w))
+		} else {
+			hb.WriteString(fit(col.title, col.w))
+		}
+	}
+	lines = append(lines, st.Header.Render(fit(hb.String(), w)))
+	if len(p.Rows) == 0 {
+		msg := p.Empty
+		if msg == "" {
+			msg = "no messages"
+		}
+		if len(lines) < h {
+			lines = append(lines, st.Faint.Render(fit("  "+msg, w)))
+		}
+		return padLines(lines, w, h)
+	}
+	for i, r := range p.Rows {
+		if len(lines) >= h {
+			break
+		}
+		lines = append(lines, paneRow(c, p, r, cols, i == p.Cursor && p.Focused, w))
+	}
+	return padLines(lines, w, h)
+}
+
+// paneRow renders one message row.
+func paneRow(c *Common, p PaneState, r Row, cols []column, cursor bool, w int) string {
+	st := c.Styles
+	m := r.Msg
+	base := st.Text
+	switch {
+	case cursor:
+		base = st.Cursor
+	case r.Flash != "" && FlashOn(c.Now):
+		base = st.Flash
+	case r.Selected:
+		base = st.Selected
+	case r.Match:
+		base = st.Highlight
+	}
+	var b strings.Builder
+	mark := " "
+	if cursor {
+		mark = "▸"
+	}
+	sel := " "
+	switch {
+	case r.Selected:
+		sel = "●"
+	case r.Held && r.AutoRenew:
+		sel = "↻"
+	case r.Held:
+		sel = "◆"
+	}
+	b.WriteString(base.Render(mark + sel))
+	for i, col := range cols {
+		if i > 0 {
+			b.WriteString(base.Render(" "))
+		}
+		if col.kind == colLock {
+			b.WriteString(lockCell(c, p, r, col.w, cursor))
+			continue
+		}
+		text := cellText(c.Now, m, col.kind)
+		if col.right {
+			text = fitLeft(text, col.w)
+		} else {
+			text = fit(text, col.w)
+		}
+		b.WriteString(base.Render(text))
+	}
+	return fit(b.String(), w)
+}
+
+func lockCell(c *Common, p PaneState, r Row, w int, cursor bool) string {
+	m := r.Msg
+	if m.LockedUntil.IsZero() && r.Flash == "" {
+		s := c.Styles.Faint
+		if cursor {
+			s = c.Styles.Cursor
+		}
+		return s.Render(blank(w))
+	}
+	return Countdown(c.Styles, c.Now, m.LockedUntil, p.LockDuration, r.Flash, w)
+}
+
+// cellText returns the sanitised text of one cell.
+func cellText(now time.Time, m *broker.Message, k colKind) string {
+	switch k {
+	case colSeq:
+		return strconv.FormatInt(m.SequenceNumber, 10)
+	case colID:
+		return Sanitize(m.MessageID)
+	case colSubject:
+		return Sanitize(m.Subject)
+	case colAge:
+		return Age(now, m.EnqueuedTime)
+	case colDue:
+		if m.ScheduledEnqueueTime.IsZero() {
+			return "-"
+		}
+		d := m.ScheduledEnqueueTime.Sub(now)
+		if d <= 0 {
+			return "due"
+		}
+		if d < time.Hour {
+			return "in " + strings.TrimSuffix(Remaining(d.Truncate(time.Second)), ".0s")
+		}
+		return "in " + Short(d)
+	case colDC:
+		return strconv.FormatUint(uint64(m.DeliveryCount), 10)
+	case colSize:
+		return Bytes(m.Size)
+	case colReason:
+		return Sanitize(m.DeadLetterReason())
+	case colDesc:
+		return Sanitize(m.DeadLetterErrorDescription())
+	}
+	return ""
+}
+
+// tabLabel returns the label of tab i in a tab line of w cells: narrow
+// lines abbreviate the pane names.
+func tabLabel(counts broker.Counts, i, w int) string {
+	cat := broker.Categories[i]
+	name := cat.String()
+	switch {
+	case w < 70:
+		name = [...]string{"Act", "Lock", "Def", "Sch", "DLQ"}[i]
+	case w < 100 && cat == broker.CategoryDeadLettered:
+		name = "DLQ"
+	}
+	return strconv.Itoa(i+1) + " " + name + " " + Count(counts.Count(cat))
+}
+
+// Tabs renders the pane tabs with their counts in w cells; the focused pane
+// is highlighted.
+func Tabs(c *Common, counts broker.Counts, focus int, w int) string {
+	st := c.Styles
+	var b strings.Builder
+	for i := range broker.Categories {
+		s := st.TabInactive
+		if i == focus {
+			s = st.TabActive
+		}
+		b.WriteString(s.Render(tabLabel(counts, i, w)))
+	}
+	return fit(b.String(), w)
+}
+
+// TabAt returns the index of the tab at column x of a tab line drawn by
+// Tabs in w cells, or -1.
+func TabAt(counts broker.Counts, w, x int) int {
+	start := 0
+	for i := range broker.Categories {
+		tw := ansi.StringWidth(tabLabel(counts, i, w)) + 2 // the tab styles pad by one on each side
+		if x >= start && x < start+tw {
+			return i
+		}
+		start += tw
+	}
+	return -1
+}

@@ -1,0 +1,143 @@
+package ui
+
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	"github.com/peeklock/peeklock/broker"
+)
+
+// Screen is everything one frame shows. The model fills it from its state
+// in View; Render draws it.
+type Screen struct {
+	Layout Layout
+	// Entity list.
+	Entities   []EntityRow
+	EntityTop  int
+	EntityNote string
+	// Counts of the selected entity, for the tabs; Focus is the focused pane.
+	Counts broker.Counts
+	Focus  int
+	// Panes holds one state per slot of Layout.Panes, in the same order.
+	Panes []PaneState
+	// Help is the one-line key help (enabled bindings only).
+	Help   []key.Binding
+	Status Status
+	// Detail view, drawn over the panes when DetailOpen.
+	DetailOpen  bool
+	DetailTitle string
+	DetailLines []string
+	DetailTop   int
+	// HelpOpen shows every key over the whole screen, from line HelpTop;
+	// HelpWhy explains disabled ones.
+	HelpOpen bool
+	HelpTop  int
+	HelpWhy  func(*key.Binding) string
+	// Dialog, when not nil, is drawn over everything else.
+	Dialog *Dialog
+}
+
+// Render draws the frame: exactly Layout.Height lines of Layout.Width cells.
+func Render(c *Common, s Screen) string {
+	l := s.Layout
+	w, h := l.Width, l.Height
+	lines := make([]string, h)
+	for i := range lines {
+		lines[i] = ""
+	}
+	// Sidebar.
+	sep := c.Styles.Border.Render("│")
+	var side []string
+	if l.Sidebar.W > 0 {
+		side = EntityList(c, s.Entities, s.EntityTop, l.Sidebar.W, l.Sidebar.H, s.EntityNote)
+	}
+	// Main area: tabs line, then panes or the detail view or help.
+	main := make([]string, l.Sidebar.H)
+	main[0] = Tabs(c, s.Counts, s.Focus, l.Tabs.W)
+	area := l.Main
+	var body []string
+	switch {
+	case s.DetailOpen:
+		body = Detail(c, s.DetailTitle, s.DetailLines, s.DetailTop, area.W, area.H)
+	default:
+		body = renderPanes(c, l, s.Panes)
+	}
+	copy(main[1:], body)
+	for i := 0; i < l.Sidebar.H; i++ {
+		m := main[i]
+		if m == "" {
+			m = blank(l.Tabs.W)
+		}
+		if l.Sidebar.W > 0 {
+			lines[i] = side[i] + sep + m
+		} else {
+			lines[i] = m
+		}
+	}
+	if s.HelpOpen {
+		help := HelpScreen(c, s.HelpWhy, s.HelpTop, w, l.HelpLine.Y)
+		copy(lines, help)
+	}
+	lines[l.HelpLine.Y] = ShortHelp(c, s.Help, w)
+	lines[l.Status.Y] = StatusBar(c, s.Status, w)
+	if s.Dialog != nil {
+		lines = Overlay(lines, DialogBox(c, *s.Dialog), w)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// renderPanes draws the visible panes into the main area, column by column.
+func renderPanes(c *Common, l Layout, panes []PaneState) []string {
+	area := l.Main
+	rows := make([]string, area.H)
+	sep := c.Styles.Border.Render("│")
+	for i, slot := range l.Panes {
+		if i >= len(panes) {
+			break
+		}
+		r := slot.Rect
+		pl := Pane(c, panes[i], r.W, r.H)
+		for k, line := range pl {
+			y := r.Y - area.Y + k
+			if y < 0 || y >= len(rows) {
+				continue
+			}
+			if r.X > area.X {
+				rows[y] += sep
+			}
+			rows[y] += line
+		}
+	}
+	for i := range rows {
+		rows[i] = fit(rows[i], area.W)
+	}
+	return rows
+}
+
+// ShortHelp renders the one-line help from the enabled bindings, as many as
+// fit in w cells.
+func ShortHelp(c *Common, bindings []key.Binding, w int) string {
+	st := c.Styles
+	var b strings.Builder
+	used := 0
+	for _, kb := range bindings {
+		if !kb.Enabled() {
+			continue
+		}
+		h := kb.Help()
+		item := h.Key + " " + h.Desc
+		n := len([]rune(item))
+		if used > 0 {
+			n += 3
+		}
+		if used+n > w {
+			break
+		}
+		if used > 0 {
+			b.WriteString(st.HelpSep.Render(" · "))
+		}
+		b.WriteString(st.HelpKey.Render(h.Key) + " " + st.HelpDesc.Render(h.Desc))
+		used += n
+	}
+	return fit(b.String(), w)
+}

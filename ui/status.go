@@ -1,0 +1,85 @@
+package ui
+
+import (
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// Connection states shown in the status bar.
+const (
+	ConnConnecting   = "connecting"
+	ConnConnected    = "connected"
+	ConnError        = "error"
+	ConnDisconnected = "disconnected"
+)
+
+// Status is the content of the status bar.
+type Status struct {
+	Endpoint string
+	// Conn is one of the Conn* states.
+	Conn     string
+	Refresh  time.Duration
+	Paused   bool
+	ReadOnly bool
+	// Err is the last error, TrackingID its tracking id (may be empty).
+	Err        string
+	TrackingID string
+	// Info is a passing message ("completed 3 messages").
+	Info string
+}
+
+// StatusBar renders the status bar in one line of w cells: the
+// connection state, live or paused, read-only, the refresh interval, then
+// the last error (with its tracking id) or a passing message, and the
+// endpoint at the right, which gives way first when the line is short.
+func StatusBar(c *Common, s Status, w int) string {
+	st := c.Styles
+	bar := st.StatusBar
+	conn := s.Conn
+	if conn == "" {
+		conn = ConnConnecting
+	}
+	connStyle := st.StatusKey
+	if conn != ConnConnected {
+		connStyle = st.StatusError
+	}
+	mode := "LIVE"
+	if s.Paused {
+		mode = "PAUSED"
+	}
+	left := connStyle.Render(" ● "+conn+" ") + st.StatusKey.Render(mode) + bar.Render(" ⟳ "+Short(s.Refresh))
+	if s.ReadOnly {
+		left += st.StatusKey.Render(" READ-ONLY")
+	}
+	var msg string
+	switch {
+	case s.Err != "":
+		e := "✗ " + Sanitize(s.Err)
+		if s.TrackingID != "" && !strings.Contains(s.Err, s.TrackingID) {
+			e += " (TrackingId: " + Sanitize(s.TrackingID) + ")"
+		}
+		msg = st.StatusError.Render(e)
+	case s.Info != "":
+		msg = bar.Render(Sanitize(s.Info))
+	}
+	right := Sanitize(s.Endpoint)
+	lw, mw := ansi.StringWidth(left), ansi.StringWidth(msg)
+	room := w - lw - 2 // two spaces around the message
+	if mw > room {
+		msg = ansi.Truncate(msg, max(0, room), "…")
+		mw = ansi.StringWidth(msg)
+	}
+	rw := w - lw - 2 - mw - 2
+	out := left + bar.Render("  ") + msg
+	if rw >= 8 {
+		right = ansi.Truncate(right, rw, "…")
+		gap := w - lw - 2 - mw - ansi.StringWidth(right) - 1
+		out += bar.Render(blank(gap) + right + " ")
+	}
+	if ow := ansi.StringWidth(out); ow < w {
+		out += bar.Render(blank(w - ow))
+	}
+	return ansi.Truncate(out, w, "")
+}
