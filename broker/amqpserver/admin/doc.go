@@ -1,0 +1,47 @@
+// Package admin serves the Service Bus management API over HTTP in front of
+// the embedded engine: the ATOM/XML API that Azure Service Bus and the
+// Service Bus emulator (port 5300) answer, in the subset that the official
+// SDKs' admin clients use, plus the emulator's GET /health.
+//
+// # Resources
+//
+//	GET    /health                                    {"status":"healthy",...}, no authorization
+//	GET    /$namespaceinfo                            NamespaceInfo
+//	GET    /$Resources/Queues?$skip=N&$top=M          feed of QueueDescription entries
+//	GET    /$Resources/Topics?$skip=N&$top=M          feed of TopicDescription entries
+//	GET    /<queue or topic>                          entry
+//	PUT    /<queue or topic>                          create; with If-Match: update
+//	DELETE /<queue or topic>
+//	GET    /<topic>/Subscriptions?$skip=N&$top=M      feed of SubscriptionDescription entries
+//	GET    /<topic>/Subscriptions/<sub>               entry
+//	PUT    /<topic>/Subscriptions/<sub>               create; with If-Match: update
+//	DELETE /<topic>/Subscriptions/<sub>
+//	GET    /<topic>/Subscriptions/<sub>/Rules?...     feed of RuleDescription entries
+//	GET    /<topic>/Subscriptions/<sub>/Rules/<rule>  entry
+//	PUT    /<topic>/Subscriptions/<sub>/Rules/<rule>  create; with If-Match: update
+//	DELETE /<topic>/Subscriptions/<sub>/Rules/<rule>
+//
+// Every request but /health carries a shared access signature in the
+// Authorization header (package sas) whose audience covers the resource;
+// forwarding settings also need the ServiceBusSupplementaryAuthorization and
+// ServiceBusDlqSupplementaryAuthorization headers unless that token covers
+// the forwarding target too. The api-version query parameter is accepted
+// and ignored.
+//
+// # Errors
+//
+// Failures answer as Azure does, with an XML body
+// <Error><Code>404</Code><Detail>... TrackingId:..., SystemTracker:...,
+// Timestamp:...</Detail></Error>: 401 for a missing, malformed, expired or
+// foreign token; 404 for a missing entity or rule; 409 when creating one
+// that exists; 400 for malformed XML, bad settings and what the engine does
+// not support; 403 for a full entity; 503 when the engine is closed.
+//
+// # What is not kept
+//
+// The engine keeps no creation, update or access times, no user metadata,
+// and no auto-delete-on-idle: CreatedAt, UpdatedAt and AccessedAt read
+// 0001-01-01T00:00:00 (which the SDKs read as the zero time),
+// AutoDeleteOnIdle reads as never, and UserMetadata is dropped.
+// Subscription rules hold correlation filters and the true filter only.
+package admin

@@ -1,0 +1,287 @@
+package admin
+
+import (
+	"encoding/xml"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/amqpserver/sas"
+)
+
+// render wraps an entity's description in an entry. stats are needed for
+// topics only (nil: compute them).
+func (h *handler) render(r *http.Request, ent broker.Entity, stats map[string]*topicStats) (entryXML, error) {
+	host := h.hostOf(r)
+	switch ent.Kind {
+	case broker.KindTopic:
+		if stats == nil {
+			list, err := h.eng.Entities(r.Context())
+			if err != nil {
+				return entryXML{}, err
+			}
+			stats = statsOf(list)
+		}
+		return h.entry(r, ent.Path, ent.Path, contentXML{Topic: describeTopic(ent, stats[strings.ToLower(ent.Path)])}), nil
+	case broker.KindSubscription:
+		_, sub, _ := broker.SplitSubscriptionPath(ent.Path)
+		return h.entry(r, ent.Path, sub, contentXML{Sub: describeSubscription(ent, host)}), nil
+	}
+	return h.entry(r, ent.Path, ent.Path, contentXML{Queue: describeQueue(ent, host)}), nil
+}
+
+// lookup returns the entity a route names, or ErrNotFound.
+func (h *handler) lookup(r *http.Request, rt route) (broker.Entity, error) {
+	if _, sub := broker.SplitAddress(rt.path); sub != broker.SubQueueMain {
+		return broker.Entity{}, broker.Errorf(broker.CodeNotFound, "%q is a dead-letter sub-queue, not an entity", rt.path)
+	}
+	ent, err := h.eng.Entity(r.Context(), rt.path)
+	if err != nil {
+		return broker.Entity{}, err
+	}
+	if (rt.kind == routeEntity) == (ent.Kind == broker.KindSubscription) {
+		return broker.Entity{}, broker.Errorf(broker.CodeNotFound, "the messaging entity %q could not be found", rt.path)
+	}
+	return ent, nil
+}
+
+func (h *handler) getEntity(w http.ResponseWriter, r *http.Request, rt route) {
+	ent, err := h.lookup(r, rt)
+	if err != nil {
+		h.writeError(w, r, rt.path, err)
+		return
+	}
+	e, err := h.render(r, ent, nil)
+	if err != nil {
+		h.writeError(w, r, rt.path, err)
+		return
+	}
+	h.writeXML(w, r, http.StatusOK, contentTypeEntry, e)
+}
+
+// readEntry reads and parses a PUT body.
+func readEntry(r *http.Request) (*entryIn, error) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodySize+1))
+	if err != nil {
+		return nil, broker.Errorf(broker.CodeInvalid, "cannot read the request body: %v", err)
+	}
+	if len(body) > maxBodySize {
+		return nil, broker.Errorf(broker.CodeInvalid, "the request body is larger than %d bytes", maxBodySize)
+	}
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return nil, broker.Errorf(broker.CodeInvalid, "the request has no body; send an Atom entry with a description")
+	}
+	var in entryIn
+	if err := xml.Unmarshal(body, &in); err != nil {
+		return nil, broker.Errorf(broker.CodeInvalid, "the request body is not well-formed XML: %v", err)
+	}
+	if in.XMLName.Local != "entry" {
+		return nil, broker.Errorf(broker.CodeInvalid, "the request body is a <%s>, not an Atom <entry>", in.XMLName.Local)
+	}
+	if in.Content == nil {
+		return nil, broker.Errorf(broker.CodeInvalid, "the Atom entry has no <content>")
+	}
+	return &in, nil
+}
+
+// description picks the description a PUT on rt must carry and the kind it
+// makes.
+func description(in *entryIn, rt route) (*descriptionIn, broker.EntityKind, error) {
+	c := in.Content
+	if rt.kind == routeSubscription {
+		if c.Sub == nil {
+			return nil, 0, broker.Errorf(broker.CodeInvalid, "the entry has no SubscriptionDescription")
+		}
+		return c.Sub, broker.KindSubscription, nil
+	}
+	switch {
+	case c.Queue != nil && c.Topic != nil:
+		return nil, 0, broker.Errorf(broker.CodeInvalid, "the entry has both a QueueDescription and a TopicDescription")
+	case c.Queue != nil:
+		return c.Queue, broker.KindQueue, nil
+	case c.Topic != nil:
+		return c.Topic, broker.KindTopic, nil
+	}
+	return nil, 0, broker.Errorf(broker.CodeInvalid, "the entry has neither a QueueDescription nor a TopicDescription")
+}
+
+// putEntity creates an entity, or updates it when the request has an
+// If-Match header (the SDKs send If-Match: *).
+func (h *handler) putEntity(w http.ResponseWriter, r *http.Request, rt route, tok *sas.Token) {
+	fail := func(err error) { h.writeError(w, r, rt.path, err) }
+	in, err := readEntry(r)
+	if err != nil {
+		fail(err)
+		return
+	}
+	desc, kind, err := description(in, rt)
+	if err != nil {
+		fail(err)
+		return
+	}
+	update := r.Header.Get("If-Match") != ""
+	h.writeMu.Lock()
+	defer h.writeMu.Unlock()
+	var old *broker.Entity
+	if update {
+		o, err := h.lookup(r, rt)
+		if err != nil {
+			fail(err)
+			return
+		}
+		old = &o
+	}
+	var oldSettings *broker.EntitySettings
+	if old != nil {
+		oldSettings = &old.Settings
+	}
+	settings, err := settingsOf(kind, desc, oldSettings)
+	if err != nil {
+		fail(err)
+		return
+	}
+	if err := h.authorizeForward(r, tok, headerForwardAuth, "ForwardTo", deref(desc.ForwardTo), settings.ForwardTo); err != nil {
+		fail(err)
+		return
+	}
+	if err := h.authorizeForward(r, tok, headerForwardDLQAuth, "ForwardDeadLetteredMessagesTo", deref(desc.ForwardDeadLetteredMessagesTo), settings.ForwardDeadLetteredMessagesTo); err != nil {
+		fail(err)
+		return
+	}
+	ent := broker.Entity{Path: rt.path, Kind: kind, Settings: settings}
+	if old != nil {
+		ent.Path, ent.Rules = old.Path, old.Rules
+	} else if kind == broker.KindSubscription && desc.DefaultRuleDescription != nil {
+		rule, err := ruleOf(desc.DefaultRuleDescription, "")
+		if err != nil {
+			fail(err)
+			return
+		}
+		ent.Rules = canonicalRules([]broker.Rule{rule})
+	}
+	status := http.StatusCreated
+	if update {
+		status = http.StatusOK
+		err = h.eng.UpdateEntity(r.Context(), ent)
+	} else {
+		err = h.eng.CreateEntity(r.Context(), ent)
+	}
+	if err != nil {
+		fail(err)
+		return
+	}
+	got, err := h.lookup(r, rt)
+	if err != nil {
+		fail(err)
+		return
+	}
+	e, err := h.render(r, got, nil)
+	if err != nil {
+		fail(err)
+		return
+	}
+	h.writeXML(w, r, status, contentTypeEntry, e)
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func (h *handler) deleteEntity(w http.ResponseWriter, r *http.Request, rt route) {
+	h.writeMu.Lock()
+	defer h.writeMu.Unlock()
+	if _, err := h.lookup(r, rt); err != nil {
+		h.writeError(w, r, rt.path, err)
+		return
+	}
+	if err := h.eng.DeleteEntity(r.Context(), rt.path); err != nil {
+		h.writeError(w, r, rt.path, err)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// listEntities answers $Resources/Queues and $Resources/Topics.
+func (h *handler) listEntities(w http.ResponseWriter, r *http.Request, kind broker.EntityKind, title string) {
+	path := "$Resources/" + title
+	p, err := pageOf(r.URL.Query())
+	if err != nil {
+		h.writeError(w, r, path, err)
+		return
+	}
+	list, err := h.eng.Entities(r.Context())
+	if err != nil {
+		h.writeError(w, r, path, err)
+		return
+	}
+	var stats map[string]*topicStats
+	if kind == broker.KindTopic {
+		stats = statsOf(list)
+	}
+	var of []broker.Entity
+	for _, ent := range list {
+		if ent.Kind == kind {
+			of = append(of, ent)
+		}
+	}
+	h.writeFeed(w, r, path, title, window(of, p), stats)
+}
+
+// listSubscriptions answers <topic>/Subscriptions.
+func (h *handler) listSubscriptions(w http.ResponseWriter, r *http.Request, topic string) {
+	path := topic + "/Subscriptions"
+	p, err := pageOf(r.URL.Query())
+	if err != nil {
+		h.writeError(w, r, path, err)
+		return
+	}
+	t, err := h.eng.Entity(r.Context(), topic)
+	if err == nil && t.Kind != broker.KindTopic {
+		err = broker.Errorf(broker.CodeNotFound, "%q is a %s, not a topic", t.Path, t.Kind)
+	}
+	if err != nil {
+		h.writeError(w, r, path, err)
+		return
+	}
+	list, err := h.eng.Entities(r.Context())
+	if err != nil {
+		h.writeError(w, r, path, err)
+		return
+	}
+	var subs []broker.Entity
+	for _, ent := range list {
+		if tp, _, ok := broker.SplitSubscriptionPath(ent.Path); ok && ent.Kind == broker.KindSubscription && strings.EqualFold(tp, t.Path) {
+			subs = append(subs, ent)
+		}
+	}
+	h.writeFeed(w, r, path, "Subscriptions", window(subs, p), nil)
+}
+
+// writeFeed answers with a feed of entity entries.
+func (h *handler) writeFeed(w http.ResponseWriter, r *http.Request, path, title string, list []broker.Entity, stats map[string]*topicStats) {
+	f := h.feed(r, path, title)
+	for _, ent := range list {
+		e, err := h.render(r, ent, stats)
+		if err != nil {
+			h.writeError(w, r, path, err)
+			return
+		}
+		f.Entries = append(f.Entries, e)
+	}
+	h.writeXML(w, r, http.StatusOK, contentTypeFeed, f)
+}
+
+// feed starts a feed.
+func (h *handler) feed(r *http.Request, path, title string) *feedXML {
+	id := h.entryID(r, path)
+	return &feedXML{
+		Title:   textXML{Type: "text", Text: title},
+		ID:      id,
+		Updated: h.now(),
+		Link:    linkXML{Rel: "self", Href: id},
+	}
+}

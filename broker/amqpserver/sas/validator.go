@@ -1,0 +1,75 @@
+package sas
+
+import (
+	"crypto/hmac"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/peeklock/peeklock/broker"
+)
+
+// Validator checks tokens against a fixed set of keys. It is safe for
+// concurrent use.
+type Validator struct {
+	keys  map[string][]byte
+	clock clockwork.Clock
+}
+
+// NewValidator returns a validator for keys (key name to key). An empty or
+// nil map means DefaultKeys(). The map is copied. A nil clock means the real
+// clock.
+func NewValidator(keys map[string]string, clock clockwork.Clock) *Validator {
+	if len(keys) == 0 {
+		keys = DefaultKeys()
+	}
+	if clock == nil {
+		clock = clockwork.NewRealClock()
+	}
+	v := &Validator{keys: make(map[string][]byte, len(keys)), clock: clock}
+	for name, key := range keys {
+		v.keys[name] = []byte(key)
+	}
+	return v
+}
+
+// Validate parses token and checks that a configured key of its key name
+// signed it and that it has not expired (a token is valid while the clock
+// is before its expiry). Errors are *broker.Error with CodeUnauthorized.
+func (v *Validator) Validate(token string) (*Token, error) {
+	t, err := Parse(token)
+	if err != nil {
+		return nil, err
+	}
+	key, ok := v.keys[t.KeyName]
+	if !ok {
+		return nil, broker.Errorf(broker.CodeUnauthorized, "unknown key name %q", clip(t.KeyName))
+	}
+	if !hmac.Equal(mac(key, t.signed), t.signature) {
+		return nil, broker.Errorf(broker.CodeUnauthorized, "the signature does not match key %q", t.KeyName)
+	}
+	if now := v.clock.Now(); !now.Before(t.Expiry) {
+		return nil, broker.Errorf(broker.CodeUnauthorized, "the token expired at %s (it is now %s)",
+			t.Expiry.Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	}
+	return t, nil
+}
+
+// Authorize validates token and checks that its audience covers resource
+// (see Covers).
+func (v *Validator) Authorize(token, resource string) (*Token, error) {
+	t, err := v.Validate(token)
+	if err != nil {
+		return nil, err
+	}
+	if !Covers(t.Audience, resource) {
+		return nil, NotCovered(t.Audience, resource)
+	}
+	return t, nil
+}
+
+// NotCovered is the error of a valid token whose audience does not cover
+// resource.
+func NotCovered(audience, resource string) *broker.Error {
+	return broker.Errorf(broker.CodeUnauthorized, "the token for %q does not cover %q", clip(audience), resource)
+}
