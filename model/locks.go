@@ -48,12 +48,6 @@ func (m *Model) hold(address string, msgs []*broker.Message) {
 	}
 }
 
-// heldFor returns the lock this dashboard holds on the message with seq at
-// address, or nil.
-func (m *Model) heldFor(address string, seq int64) *heldLock {
-	return m.held[heldKey{address, seq}]
-}
-
 // addGhost makes msg flash in the Locked pane for FlashFor.
 func (m *Model) addGhost(entity string, msg *broker.Message, kind string) {
 	for i := range m.ghosts {
