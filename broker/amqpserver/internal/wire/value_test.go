@@ -302,8 +302,10 @@ func TestDecodeAllocationBoundedByInput(t *testing.T) {
 	// A list32 header claiming 2^32-1 elements in 4 bytes fails before
 	// allocating; so does an array.
 	in := []byte{0xd0, 0, 0, 0, 8, 0xff, 0xff, 0xff, 0xff, 0x40, 0x40, 0x40, 0x40}
+	// A handful of small allocations (the error value; more under the race
+	// detector) is fine; one per claimed element is not.
 	allocs := testing.AllocsPerRun(10, func() { _, _, _ = DecodeValue(in) })
-	if allocs > 3 {
+	if allocs > 8 {
 		t.Fatalf("decoding a lying list header allocated %v times", allocs)
 	}
 	_, _, err := DecodeValue(in)

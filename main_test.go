@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/engine"
+	"github.com/peeklock/peeklock/broker/engine/store"
+)
+
+// TestCommandLine checks the exit statuses and messages of the command
+// line: --help exits 0, a bad flag or argument exits 2 with one line.
+func TestCommandLine(t *testing.T) {
+	bin := buildBinary(t)
+	for _, tc := range []struct {
+		args   []string
+		env    []string
+		status int
+		want   string
+	}{
+		{[]string{"--help"}, nil, 0, "Usage:"},
+		{[]string{"serve", "--help"}, nil, 0, "peeklock serve"},
+		{[]string{"connect", "--help"}, nil, 0, "SERVICEBUS_CONNECTION_STRING"},
+		{[]string{"--bogus"}, nil, 2, "peeklock: flag provided but not defined: -bogus (see peeklock --help)\n"},
+		{[]string{"extra"}, nil, 2, "peeklock: unknown command \"extra\" (see peeklock --help)\n"},
+		{[]string{"connect"}, []string{"SERVICEBUS_CONNECTION_STRING="}, 2, "no connection string"},
+		{[]string{"--config", "/nonexistent/Config.json", "--no-demo"}, nil, 1, "/nonexistent/Config.json"},
+	} {
+		cmd := exec.Command(bin, tc.args...)
+		cmd.Env = append(os.Environ(), tc.env...)
+		out, err := cmd.CombinedOutput()
+		status := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			status = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if status != tc.status || !strings.Contains(string(out), tc.want) {
+			t.Errorf("peeklock %s: status %d, output %q; want status %d and %q", strings.Join(tc.args, " "), status, out, tc.status, tc.want)
+		}
+		if tc.status == 2 && strings.Count(string(out), "\n") != 1 {
+			t.Errorf("peeklock %s: want exactly one line, got %q", strings.Join(tc.args, " "), out)
+		}
+	}
+}
+
+// TestTmuxEndToEnd drives the real binary in a real terminal (tmux): it
+// starts the dashboard on a durable store that the test filled, locks a
+// message with `l`, sees its countdown in the Locked pane, completes it with
+// `c`, opens the detail view, and quits with `q`.
+func TestTmuxEndToEnd(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed (.ci/run installs it)")
+	}
+	bin := buildBinary(t)
+	data := t.TempDir()
+	fillStore(t, data, "e2e", 3)
+
+	sock := filepath.Join(t.TempDir(), "tmux.sock")
+	tmux := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command("tmux", append([]string{"-S", sock}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %v: %v: %s", args, err, out)
+		}
+		return string(out)
+	}
+	tmux("new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40",
+		fmt.Sprintf("env XDG_CONFIG_HOME=%s %s --data %s --no-demo --entity e2e; sleep 30", t.TempDir(), bin, data))
+	t.Cleanup(func() { exec.Command("tmux", "-S", sock, "kill-server").Run() })
+	screen := func() string { return tmux("capture-pane", "-p", "-t", "e2e") }
+	waitFor := func(what string, ok func(string) bool) string {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			s := screen()
+			if ok(s) {
+				return s
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("waiting for %s; the screen is:\n%s", what, s)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	has := func(parts ...string) func(string) bool {
+		return func(s string) bool {
+			for _, p := range parts {
+				if !strings.Contains(s, p) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+
+	waitFor("the entity and its three messages", has("e2e", "Active 3", "msg-1", "msg-2", "msg-3"))
+	tmux("send-keys", "-t", "e2e", "l")
+	waitFor("a lock counting down", has("Locked 1", "Active 2"))
+	tmux("send-keys", "-t", "e2e", "2")
+	tmux("send-keys", "-t", "e2e", "c")
+	waitFor("the completed message gone", has("Locked 0", "Active 2"))
+	tmux("send-keys", "-t", "e2e", "1")
+	tmux("send-keys", "-t", "e2e", "Enter")
+	waitFor("the detail view", has("Broker properties", "SequenceNumber", "hello from the e2e test"))
+	tmux("send-keys", "-t", "e2e", "Escape")
+	// Wait before the next key: ESC followed at once by q reads as alt+q.
+	waitFor("the panes again", func(s string) bool { return !strings.Contains(s, "Broker properties") })
+	tmux("send-keys", "-t", "e2e", "q")
+	waitFor("the program to quit", func(s string) bool { return !strings.Contains(s, "Active 2") })
+
+	// The store kept what the dashboard did: two messages left, the first
+	// one completed.
+	e := openStore(t, data)
+	ent, err := e.Entity(context.Background(), "e2e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ent.Counts.Active != 2 {
+		t.Errorf("after the session the store holds %+v; want 2 active", ent.Counts)
+	}
+	e.Close()
+}
+
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "peeklock")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func openStore(t *testing.T, dir string) *engine.Engine {
+	t.Helper()
+	st, err := store.OpenPebble(dir, store.PebbleOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(engine.Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func fillStore(t *testing.T, dir, queue string, n int) {
+	t.Helper()
+	e := openStore(t, dir)
+	ctx := context.Background()
+	if err := e.CreateEntity(ctx, broker.Entity{Path: queue, Kind: broker.KindQueue,
+		Settings: broker.EntitySettings{LockDuration: time.Minute}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= n; i++ {
+		m := &broker.Message{MessageID: fmt.Sprintf("msg-%d", i), ContentType: "text/plain", Body: []byte("hello from the e2e test")}
+		if err := e.Send(ctx, queue, []*broker.Message{m}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
