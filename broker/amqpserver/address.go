@@ -1,0 +1,46 @@
+package amqpserver
+
+import (
+	"strings"
+)
+
+// Node addresses of the Service Bus dialect.
+const (
+	cbsAddress       = "$cbs"
+	managementSuffix = "/$management"
+)
+
+// nodeKind says what an address names.
+type nodeKind uint8
+
+const (
+	nodeEntity     nodeKind = iota // a queue, topic, subscription or dead-letter sub-queue
+	nodeCBS                        // the claims-based security node
+	nodeManagement                 // an entity's $management node
+)
+
+// normalizeAddress strips a scheme and host ("amqps://ns.servicebus.windows.net/q"
+// is "q") and surrounding slashes.
+func normalizeAddress(a string) string {
+	if i := strings.Index(a, "://"); i >= 0 {
+		rest := a[i+3:]
+		if j := strings.IndexByte(rest, '/'); j >= 0 {
+			a = rest[j+1:]
+		} else {
+			a = ""
+		}
+	}
+	return strings.Trim(a, "/")
+}
+
+// classify says what a normalized address names and returns the entity
+// address it concerns ("" for $cbs): for "q/$management", "q".
+func classify(addr string) (nodeKind, string) {
+	if strings.EqualFold(addr, cbsAddress) {
+		return nodeCBS, ""
+	}
+	if n := len(addr) - len(managementSuffix); n > 0 && strings.EqualFold(addr[n:], managementSuffix) {
+		return nodeManagement, addr[:n]
+	}
+	return nodeEntity, addr
+}

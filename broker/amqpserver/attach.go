@@ -1,0 +1,362 @@
+package amqpserver
+
+import (
+	"context"
+	"time"
+
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
+)
+
+// Link properties and filters of the Service Bus dialect.
+const (
+	sessionFilterName       wire.Symbol = "com.microsoft:session-filter"
+	sessionFilterCode       uint64      = 0x0000013700000000 | 0x0C
+	propLockedUntilUTC      wire.Symbol = "com.microsoft:locked-until-utc"
+	propTimeout             wire.Symbol = "com.microsoft:timeout"
+	propMaxMessageBatchSize wire.Symbol = "com.microsoft:max-message-batch-size"
+)
+
+// defaultAcceptWait is how long a receiver that asks for the next
+// available session waits when it names no timeout, as Service Bus does.
+const defaultAcceptWait = time.Minute
+
+// acceptAnswerMargin bounds how much earlier than a receiver's
+// com.microsoft:timeout the listener answers that no session is free.
+const acceptAnswerMargin = 500 * time.Millisecond
+
+// Sizes and credit of request links: a $cbs request holds a token; a
+// $management request may carry several whole messages (schedule-message),
+// up to managementSizeFactor times the entity's message size limit.
+const (
+	cbsMaxRequest        = 64 << 10
+	managementOverhead   = 64 << 10
+	managementSizeFactor = 4
+	maxRequestCredit     = 64
+)
+
+// dotNetEpochTicks is 1970-01-01 in .NET ticks (100 ns since 0001-01-01),
+// the unit of com.microsoft:locked-until-utc.
+const dotNetEpochTicks = 621355968000000000
+
+// onAttach answers a peer's attach: a link to $cbs, a $management node or
+// an entity, in either direction.
+func (s *session) onAttach(a *wire.Attach) error {
+	if a.Handle > s.handleMax {
+		return sessionError(wire.CondNotAllowed, "attach with handle %d beyond handle-max %d", a.Handle, s.handleMax)
+	}
+	if _, ok := s.links[a.Handle]; ok {
+		return sessionError(wire.CondHandleInUse, "attach with handle %d, which is in use", a.Handle)
+	}
+	l := s.newLink(a)
+	s.links[a.Handle] = l
+	var err error
+	if a.Role == wire.RoleSender {
+		err = s.attachIncoming(l, a)
+	} else {
+		err = s.attachOutgoing(l, a)
+	}
+	if err != nil {
+		s.refuseLocked(l, err)
+	}
+	return nil
+}
+
+// refuseLocked answers an attach with an attach without the terminus the
+// peer needs, and a detach with the error, as §2.6.3 describes. The peer's
+// detach ends the link.
+func (s *session) refuseLocked(l *link, err error) {
+	e := l.wireError(err)
+	s.c.log.Info("refused a link", "link", l.name, "address", l.address, "condition", e.Condition, "description", e.Description)
+	var reply *wire.Attach
+	if l.incoming() {
+		reply = l.attachReply(wire.RoleReceiver)
+		reply.Target = nil
+	} else {
+		reply = l.attachReply(wire.RoleSender)
+		reply.Source = nil
+	}
+	s.sendLocked(reply)
+	s.sendLocked(&wire.Detach{Handle: l.handle, Closed: true, Error: e})
+	l.closeLocked()
+	l.state = linkDetaching
+}
+
+// lookupEntity finds the entity of an address and checks that a token
+// covers the address.
+func (s *session) lookupEntity(addr, entityAddr string) (broker.Entity, error) {
+	c := s.c
+	if err := c.grants.check(addr, c.clock.Now()); err != nil {
+		return broker.Entity{}, err
+	}
+	path, _ := broker.SplitAddress(entityAddr)
+	ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
+	defer cancel()
+	return c.eng.Entity(ctx, path)
+}
+
+// entityMaxSize returns the largest message an entity takes, in bytes.
+func entityMaxSize(ent broker.Entity) uint64 {
+	kb := ent.Settings.MaxMessageSizeInKilobytes
+	if kb <= 0 {
+		kb = broker.DefaultMaxMessageSizeInKilobytes
+	}
+	return uint64(kb) << 10
+}
+
+// attachIncoming attaches a link on which the peer sends: to an entity, or
+// requests to $cbs or $management.
+func (s *session) attachIncoming(l *link, a *wire.Attach) error {
+	if a.Target == nil {
+		if a.Coordinator != nil {
+			return broker.Errorf(broker.CodeNotSupported, "transactions are not supported")
+		}
+		return broker.Errorf(broker.CodeInvalid, "an attach of a sender needs a target")
+	}
+	l.address = normalizeAddress(a.Target.Address)
+	l.node, l.entity = classify(l.address)
+	l.creditMax = uint32(s.c.opts.MaxUnsettledPerLink)
+	switch l.node {
+	case nodeCBS:
+		l.kind = kindRequestIn
+		l.maxSize = cbsMaxRequest
+		l.creditMax = min(l.creditMax, maxRequestCredit)
+	case nodeManagement:
+		ent, err := s.lookupEntity(l.address, l.entity)
+		if err != nil {
+			return err
+		}
+		l.kind = kindRequestIn
+		l.maxSize = managementSizeFactor*entityMaxSize(ent) + managementOverhead
+		l.creditMax = min(l.creditMax, maxRequestCredit)
+	default:
+		if l.address == "" {
+			return broker.Errorf(broker.CodeInvalid, "an attach of a sender needs a target address")
+		}
+		ent, err := s.lookupEntity(l.address, l.entity)
+		if err != nil {
+			return err
+		}
+		if _, sub := broker.SplitAddress(l.entity); sub == broker.SubQueueDeadLetter {
+			return linkError(wire.CondNotAllowed, "messages cannot be sent to the dead-letter sub-queue %q", l.entity)
+		}
+		l.kind = kindEntityIn
+		l.maxSize = entityMaxSize(ent)
+	}
+	l.creditMax = max(l.creditMax, 1)
+	l.state = linkAttached
+	reply := l.attachReply(wire.RoleReceiver)
+	reply.MaxMessageSize = l.maxSize
+	if l.kind == kindEntityIn {
+		reply.Properties = wire.Map{{Key: propMaxMessageBatchSize, Value: l.maxSize}}
+	}
+	s.sendLocked(reply)
+	l.deliveryCount = a.InitialDeliveryCount
+	l.creditLimit = l.deliveryCount + l.creditMax
+	if l.kind == kindEntityIn {
+		l.inQ = make(chan *inDelivery, l.creditMax)
+		q := l.inQ
+		s.c.goSafe(func() { l.storeLoop(q) })
+	}
+	s.sendLocked(l.linkFlowLocked(l.deliveryCount, l.creditMax, false))
+	return nil
+}
+
+// linkFlowLocked returns a flow frame for l with the session's state.
+func (l *link) linkFlowLocked(deliveryCount, credit uint32, drain bool) *wire.Flow {
+	f := l.s.flowLocked()
+	f.Handle = wire.Some(l.handle)
+	f.DeliveryCount = wire.Some(deliveryCount)
+	f.LinkCredit = wire.Some(credit)
+	f.Drain = drain
+	return f
+}
+
+// attachOutgoing attaches a link on which the listener sends: an entity's
+// messages (peek-lock or receive-and-delete, optionally one session's), or
+// the responses of $cbs or $management.
+func (s *session) attachOutgoing(l *link, a *wire.Attach) error {
+	l.kind = kindEntityOut
+	if a.Source == nil {
+		return broker.Errorf(broker.CodeInvalid, "an attach of a receiver needs a source")
+	}
+	l.address = normalizeAddress(a.Source.Address)
+	l.node, l.entity = classify(l.address)
+	l.preSettled = a.SndSettleMode.Set && a.SndSettleMode.Value == wire.SenderSettleSettled
+	if l.node != nodeEntity {
+		l.kind = kindReplyOut
+		if l.node == nodeManagement {
+			if _, err := s.lookupEntity(l.address, l.entity); err != nil {
+				return err
+			}
+		}
+		if a.Target == nil || a.Target.Address == "" {
+			return broker.Errorf(broker.CodeInvalid, "a receiver of %q needs a target address to which responses are sent", l.address)
+		}
+		l.replyTo = a.Target.Address
+		if !s.c.registerReply(l.replyTo, l) {
+			return linkError(wire.CondNotAllowed, "another link receives the responses sent to %q", l.replyTo)
+		}
+		s.completeOutgoingLocked(l, nil)
+		return nil
+	}
+	if l.address == "" {
+		return broker.Errorf(broker.CodeInvalid, "an attach of a receiver needs a source address")
+	}
+	ent, err := s.lookupEntity(l.address, l.entity)
+	if err != nil {
+		return err
+	}
+	if ent.Kind == broker.KindTopic {
+		return linkError(wire.CondNotAllowed, "messages cannot be received from topic %q; receive from one of its subscriptions", ent.Path)
+	}
+	l.mode = broker.PeekLock
+	if l.preSettled {
+		l.mode = broker.ReceiveAndDelete
+	}
+	_, sub := broker.SplitAddress(l.entity)
+	sid, sessionful, err := sessionFilter(a.Source)
+	if err != nil {
+		return err
+	}
+	switch {
+	case sessionful && (sub != broker.SubQueueMain || !ent.Settings.RequiresSession):
+		return broker.Errorf(broker.CodeInvalid, "%q does not require sessions: receive from it without a session filter", l.entity)
+	case !sessionful && sub == broker.SubQueueMain && ent.Settings.RequiresSession:
+		return broker.Errorf(broker.CodeInvalid, "%q requires sessions: accept a session to receive from it", l.entity)
+	}
+	if !sessionful {
+		s.completeOutgoingLocked(l, nil)
+		return nil
+	}
+	l.sessionful = true
+	wait := defaultAcceptWait
+	if ms, ok := uintProp(a.Properties, propTimeout); ok {
+		// The client gives up at its timeout: answer a little before, so
+		// that it gets com.microsoft:timeout rather than its own deadline.
+		wait = time.Duration(ms) * time.Millisecond
+		wait -= min(wait/20, acceptAnswerMargin)
+	}
+	s.c.goSafe(func() { l.acceptSession(sid, wait) })
+	return nil
+}
+
+// completeOutgoingLocked answers the attach of an outgoing link and starts
+// its goroutines.
+func (s *session) completeOutgoingLocked(l *link, props wire.Map) {
+	l.state = linkAttached
+	reply := l.attachReply(wire.RoleSender)
+	reply.Properties = props
+	s.sendLocked(reply)
+	if l.kind != kindEntityOut {
+		return
+	}
+	if l.mode == broker.PeekLock {
+		l.settleQ = make(chan settleReq, s.c.opts.MaxUnsettledPerLink)
+		q := l.settleQ
+		s.c.goSafe(func() { l.settleLoop(q) })
+	}
+	s.c.goSafe(l.deliverLoop)
+}
+
+// acceptSession takes the session lock a session receiver asks for
+// (sessionID "" = the next available session) and then answers its attach,
+// echoing the session id in the source filter with the lock's expiry.
+func (l *link) acceptSession(sessionID string, wait time.Duration) {
+	c := l.s.c
+	lock, err := c.eng.AcceptSession(l.ctx, c.owner, l.entity, sessionID, wait)
+	s := l.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l.state != linkAttaching || l.peerDetached || s.done || s.ending {
+		if err == nil {
+			_ = c.eng.ReleaseSession(context.WithoutCancel(c.ctx), c.owner, l.entity, lock.SessionID)
+		}
+		if l.peerDetached && !s.done && !s.ending {
+			reply := l.attachReply(wire.RoleSender)
+			reply.Source = nil
+			s.sendLocked(reply)
+			s.sendLocked(&wire.Detach{Handle: l.handle, Closed: l.closed})
+			l.closeLocked()
+			delete(s.links, l.handle)
+		}
+		return
+	}
+	if err != nil {
+		s.refuseLocked(l, err)
+		return
+	}
+	l.sessionID = lock.SessionID
+	if l.source == nil {
+		l.source = &wire.Source{Address: l.address}
+	}
+	filter := wire.Map{{Key: sessionFilterName, Value: wire.Described{Descriptor: sessionFilterCode, Value: lock.SessionID}}}
+	for _, kv := range l.source.Filter {
+		if k, ok := filterKey(kv.Key); !ok || k != sessionFilterName {
+			filter = append(filter, kv)
+		}
+	}
+	l.source.Filter = filter
+	c.registerSessionLink(l)
+	ticks := lock.LockedUntil.UnixNano()/100 + dotNetEpochTicks
+	s.completeOutgoingLocked(l, wire.Map{{Key: propLockedUntilUTC, Value: ticks}})
+}
+
+// sessionFilter returns the session a receiver's source filter asks for:
+// ok is false without a session filter; id "" asks for the next available
+// session.
+func sessionFilter(src *wire.Source) (id string, ok bool, err error) {
+	v, ok := src.Filter.Get(string(sessionFilterName))
+	if !ok {
+		return "", false, nil
+	}
+	if d, isDesc := v.(wire.Described); isDesc {
+		v = d.Value
+	}
+	switch x := v.(type) {
+	case nil:
+		return "", true, nil
+	case string:
+		return x, true, nil
+	case wire.Symbol:
+		return string(x), true, nil
+	}
+	return "", true, broker.Errorf(broker.CodeInvalid, "the session filter holds a %T; want a string session id or null", v)
+}
+
+func filterKey(k any) (wire.Symbol, bool) {
+	switch x := k.(type) {
+	case wire.Symbol:
+		return x, true
+	case string:
+		return wire.Symbol(x), true
+	}
+	return "", false
+}
+
+// uintProp reads a non-negative integer property of any width.
+func uintProp(m wire.Map, name wire.Symbol) (uint64, bool) {
+	v, ok := m.Get(string(name))
+	if !ok {
+		return 0, false
+	}
+	switch x := v.(type) {
+	case uint8:
+		return uint64(x), true
+	case uint16:
+		return uint64(x), true
+	case uint32:
+		return uint64(x), true
+	case uint64:
+		return x, true
+	case int8:
+		return uint64(max(x, 0)), true
+	case int16:
+		return uint64(max(x, 0)), true
+	case int32:
+		return uint64(max(x, 0)), true
+	case int64:
+		return uint64(max(x, 0)), true
+	}
+	return 0, false
+}

@@ -1,0 +1,122 @@
+package amqpserver
+
+import (
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/amqpserver/sas"
+)
+
+// Token types of CBS put-token requests.
+const (
+	TokenTypeSAS = "servicebus.windows.net:sastoken"
+	TokenTypeJWT = "jwt"
+)
+
+// Authorizer validates the tokens that clients put on the $cbs node.
+type Authorizer interface {
+	// Validate checks a token of tokenType and returns what it grants.
+	// Errors are *broker.Error with CodeUnauthorized.
+	Validate(tokenType, token string) (Grant, error)
+}
+
+// Grant is access to the resources an audience URI covers (sas.Covers)
+// until Expires.
+type Grant struct {
+	Audience string
+	Expires  time.Time
+}
+
+// sasAuthorizer validates shared access signatures with package sas.
+type sasAuthorizer struct{ v *sas.Validator }
+
+func newSASAuthorizer(keys map[string]string, clock clockwork.Clock) Authorizer {
+	return sasAuthorizer{sas.NewValidator(keys, clock)}
+}
+
+// Validate accepts SAS tokens only: Entra ID (JWT) tokens cannot be checked
+// by a local listener.
+func (a sasAuthorizer) Validate(tokenType, token string) (Grant, error) {
+	if tokenType != TokenTypeSAS && tokenType != "" {
+		return Grant{}, broker.Errorf(broker.CodeUnauthorized, "token type %q is not supported; put a shared access signature (%s)", tokenType, TokenTypeSAS)
+	}
+	t, err := a.v.Validate(token)
+	if err != nil {
+		return Grant{}, err
+	}
+	return Grant{Audience: t.Audience, Expires: t.Expiry}, nil
+}
+
+// maxGrants bounds the grants one connection keeps; a new token for an
+// audience replaces the old one.
+const maxGrants = 256
+
+// grants are the tokens a connection has put, or full access (SASL PLAIN
+// with a configured key, or authorization disabled).
+type grants struct {
+	mu    sync.Mutex
+	full  bool
+	host  string // the host the client opened the connection for
+	items []Grant
+}
+
+// add records g, replacing a grant for the same audience.
+func (gs *grants) add(g Grant, now time.Time) *broker.Error {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	kept := gs.items[:0]
+	for _, old := range gs.items {
+		if old.Expires.After(now) && !strings.EqualFold(old.Audience, g.Audience) {
+			kept = append(kept, old)
+		}
+	}
+	gs.items = kept
+	if len(gs.items) >= maxGrants {
+		return broker.Errorf(broker.CodeQuotaExceeded, "a connection keeps at most %d tokens", maxGrants)
+	}
+	gs.items = append(gs.items, g)
+	return nil
+}
+
+// check reports nil when a valid grant covers the address (an entity path,
+// "q/$management", "t/Subscriptions/s/$DeadLetterQueue"), or an
+// unauthorized error that says why not.
+func (gs *grants) check(address string, now time.Time) error {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	if gs.full {
+		return nil
+	}
+	expired := ""
+	for _, g := range gs.items {
+		if !sas.Covers(g.Audience, resourceURI(g.Audience, gs.host, address)) {
+			continue
+		}
+		if g.Expires.After(now) {
+			return nil
+		}
+		expired = g.Audience
+	}
+	if expired != "" {
+		return broker.Errorf(broker.CodeUnauthorized, "the token for %q expired; put a new token on $cbs before attaching to %q", expired, address)
+	}
+	return broker.Errorf(broker.CodeUnauthorized, "no valid token covers %q; put one on $cbs first", address)
+}
+
+// resourceURI builds the URI of an address for coverage checks: on the host
+// the client opened the connection for, else on the audience's own host
+// (a listener does not know every name it is reached by).
+func resourceURI(audience, openHost, address string) string {
+	host := openHost
+	if host == "" {
+		if u, err := url.Parse(audience); err == nil {
+			host = u.Host
+		}
+	}
+	return "sb://" + host + "/" + strings.TrimPrefix(address, "/")
+}

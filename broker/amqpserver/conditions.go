@@ -1,0 +1,83 @@
+package amqpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
+)
+
+// wireCondition is how one broker.Code travels: the AMQP error condition of
+// outcomes, detaches and attach refusals, and the status code of management
+// responses.
+type wireCondition struct {
+	cond   wire.Symbol
+	status int32
+}
+
+// conditions is THE mapping from engine error codes to the wire; codes
+// missing here are amqp:internal-error with status 500.
+var conditions = map[broker.Code]wireCondition{
+	broker.CodeLockLost:          {wire.CondMessageLockLost, http.StatusGone},
+	broker.CodeSessionLockLost:   {wire.CondSessionLockLost, http.StatusGone},
+	broker.CodeSessionCannotLock: {wire.CondSessionCannotBeLock, http.StatusConflict},
+	broker.CodeNotFound:          {wire.CondNotFound, http.StatusNotFound},
+	broker.CodeMessageNotFound:   {wire.CondMessageNotFound, http.StatusNotFound},
+	broker.CodeAlreadyExists:     {wire.CondEntityAlreadyExists, http.StatusConflict},
+	broker.CodeQuotaExceeded:     {wire.CondResourceLimitExceeded, http.StatusForbidden},
+	broker.CodeMessageTooLarge:   {wire.CondMessageSizeExceeded, http.StatusRequestEntityTooLarge},
+	broker.CodeUnauthorized:      {wire.CondUnauthorizedAccess, http.StatusUnauthorized},
+	broker.CodeServerBusy:        {wire.CondServerBusy, http.StatusServiceUnavailable},
+	broker.CodeTimeout:           {wire.CondTimeout, http.StatusRequestTimeout},
+	broker.CodeInvalid:           {wire.CondInvalidField, http.StatusBadRequest},
+	broker.CodeNotSupported:      {wire.CondNotImplemented, http.StatusNotImplemented},
+	broker.CodeReadOnly:          {wire.CondUnauthorizedAccess, http.StatusUnauthorized},
+}
+
+var internalCondition = wireCondition{wire.CondInternalError, http.StatusInternalServerError}
+
+// conditionOf returns how err travels. Context errors are timeouts: the
+// operation did not finish in the time the request allowed.
+func conditionOf(err error) wireCondition {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return conditions[broker.CodeTimeout]
+	}
+	if wc, ok := conditions[broker.CodeOf(err)]; ok {
+		return wc
+	}
+	return internalCondition
+}
+
+// newTrackingID returns a tracking id in the form Service Bus uses.
+func newTrackingID() string { return uuid.NewString() + "_G0" }
+
+// describe returns the description of err as clients see it: the message
+// with a tracking id (the error's own, or a new one), the address and a
+// timestamp, as Service Bus writes them.
+func describe(err error, address string, now time.Time) string {
+	id := broker.TrackingIDOf(err)
+	if id == "" {
+		id = newTrackingID()
+	}
+	msg := err.Error()
+	var be *broker.Error
+	if errors.As(err, &be) {
+		msg = be.Code.String()
+		if be.Message != "" {
+			msg = be.Message
+		}
+	}
+	return fmt.Sprintf("%s TrackingId:%s, SystemTracker:%s, Timestamp:%s", msg, id, address, now.UTC().Format("2006-01-02T15:04:05"))
+}
+
+// amqpError returns err as an AMQP error for an outcome, a detach or an
+// end.
+func amqpError(err error, address string, now time.Time) *wire.Error {
+	return &wire.Error{Condition: conditionOf(err).cond, Description: describe(err, address, now)}
+}

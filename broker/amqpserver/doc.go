@@ -1,0 +1,42 @@
+// Package amqpserver is peeklock's AMQP 1.0 listener: it puts the embedded
+// engine on the network with the Service Bus dialect of
+// /work/shared/spec/amqp-dialect.md, so that the official Service Bus SDKs
+// (and generic AMQP 1.0 clients) work against it unchanged.
+//
+// # Connections
+//
+// A connection starts with the SASL layer (ANONYMOUS, or PLAIN with a
+// configured key name and key) or directly with the AMQP header, then opens,
+// and carries many sessions, each with many links. Every connection has one
+// goroutine that reads and handles frames in order and one that writes them
+// from a bounded queue (and sends heartbeats at half the peer's idle
+// timeout); a watchdog closes a connection whose peer stays silent past the
+// listener's idle timeout. Link work that may wait (receiving from the
+// engine, storing sends, settling, management operations) runs in goroutines
+// bounded by link credit, so the reader never blocks on the engine.
+//
+// Lock order: a session's mutex (which also guards its links), then the
+// connection's reply/session-link table or its token grants, then the
+// engine's own locks. The writer takes no lock, so holding a session's
+// mutex while queueing a frame cannot deadlock.
+//
+// Malformed input closes that connection with amqp:decode-error (or
+// amqp:connection:framing-error for frame-level faults); a panic in a
+// connection is recovered, logged and closes only that connection. Memory
+// per connection is bounded by the limits in Options.
+//
+// # Locks
+//
+// Each connection is an engine owner: message and session locks taken
+// through it are lost (engine.DropOwner) when it closes or drops.
+//
+// # Service Bus dialect
+//
+// The $cbs node takes put-token requests and validates SAS tokens (expiry,
+// signature, audience); links to entities and their $management nodes are
+// refused with amqp:unauthorized-access unless a valid token covers them.
+// The $management node answers the request/response operations of the
+// dialect (locks, peek, deferred messages, dispositions, scheduling,
+// sessions). Engine errors become AMQP conditions and management status
+// codes through one table (conditions.go).
+package amqpserver

@@ -1,0 +1,104 @@
+package amqpserver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
+
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/engine"
+)
+
+// testEnv is an engine behind a listener on 127.0.0.1:0.
+type testEnv struct {
+	t    *testing.T
+	eng  *engine.Engine
+	srv  *Server
+	addr string
+}
+
+// newEnv starts an engine and a listener; opts may adjust both.
+func newEnv(t *testing.T, eopts engine.Options, opts Options) *testEnv {
+	t.Helper()
+	eng, err := engine.New(eopts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.Logger == nil && os.Getenv("AMQPSERVER_LOG") != "" {
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	srv, err := New(eng, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(l) }()
+	env := &testEnv{t: t, eng: eng, srv: srv, addr: l.Addr().String()}
+	t.Cleanup(func() {
+		_ = srv.Close()
+		if err := <-done; err != ErrServerClosed {
+			t.Errorf("Serve returned %v, want ErrServerClosed", err)
+		}
+		_ = eng.Close()
+		if n := srv.panics.Load(); n != 0 {
+			t.Errorf("%d panics recovered in connections", n)
+		}
+	})
+	return env
+}
+
+// queue creates a queue.
+func (e *testEnv) queue(name string, s broker.EntitySettings) {
+	e.t.Helper()
+	if err := e.eng.CreateEntity(context.Background(), broker.Entity{Path: name, Kind: broker.KindQueue, Settings: s}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// connString returns an emulator connection string for the listener.
+func (e *testEnv) connString(keyName, key string) string {
+	return fmt.Sprintf("Endpoint=sb://%s;SharedAccessKeyName=%s;SharedAccessKey=%s;UseDevelopmentEmulator=true", e.addr, keyName, key)
+}
+
+// client returns an SDK client with the default key, closed at cleanup.
+func (e *testEnv) client() *azservicebus.Client {
+	e.t.Helper()
+	return e.clientWith(DefaultKeyName, DefaultKey)
+}
+
+func (e *testEnv) clientWith(keyName, key string) *azservicebus.Client {
+	e.t.Helper()
+	c, err := azservicebus.NewClientFromConnectionString(e.connString(keyName, key), &azservicebus.ClientOptions{
+		RetryOptions: azservicebus.RetryOptions{MaxRetries: 1, RetryDelay: 10 * time.Millisecond, MaxRetryDelay: 50 * time.Millisecond},
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { _ = c.Close(context.Background()) })
+	return c
+}
+
+// ctx returns a context that ends with the test or after d.
+func testCtx(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// engineOpts returns engine options for tests on the real clock.
+func engineOpts() engine.Options { return engine.Options{} }
+
+// smallQueue has a 1 KB message limit and a link credit test value.
+func smallQueue() broker.EntitySettings {
+	return broker.EntitySettings{MaxMessageSizeInKilobytes: 1}
+}

@@ -1,0 +1,247 @@
+package amqpserver
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
+)
+
+// maxStoreBatch bounds the deliveries of one link stored with one engine
+// call (one group commit, in order).
+const maxStoreBatch = 64
+
+// inDelivery is a delivery the peer sends, reassembled from its transfers.
+type inDelivery struct {
+	id       uint32
+	format   uint32
+	settled  bool // pre-settled: no outcome is sent
+	second   bool // rcv-settle-mode second: the outcome is sent unsettled
+	payload  []byte
+	size     uint64
+	tooLarge bool
+}
+
+// onTransferLocked takes one transfer frame of an incoming link: credit,
+// reassembly (capped at the link's maximum message size) and, at the last
+// frame, the delivery's dispatch.
+func (l *link) onTransferLocked(t *wire.Transfer) {
+	d := l.partial
+	if d == nil {
+		id, ok := t.DeliveryID.Get()
+		if !ok {
+			l.failLocked(&wire.Error{Condition: wire.CondInvalidField, Description: "the first transfer of a delivery has no delivery-id"})
+			return
+		}
+		if l.creditLimit == l.deliveryCount {
+			l.failLocked(&wire.Error{Condition: wire.CondTransferLimitExceeded, Description: "a transfer without link credit"})
+			return
+		}
+		l.deliveryCount++
+		l.inflight++
+		d = &inDelivery{id: id, format: t.MessageFormat.Value, second: l.rcvMode.Value == wire.ReceiverSettleSecond}
+		if m, ok := t.RcvSettleMode.Get(); ok {
+			if m == wire.ReceiverSettleSecond && !d.second {
+				l.failLocked(&wire.Error{Condition: wire.CondInvalidField, Description: "a transfer asks for rcv-settle-mode second on a link attached with first"})
+				return
+			}
+			d.second = m == wire.ReceiverSettleSecond
+		}
+	} else if id, ok := t.DeliveryID.Get(); ok && id != d.id {
+		l.failLocked(&wire.Error{Condition: wire.CondInvalidField,
+			Description: fmt.Sprintf("a continuation transfer of delivery %d carries delivery-id %d", d.id, id)})
+		return
+	}
+	if t.Settled {
+		d.settled = true
+	}
+	if t.Aborted {
+		l.partial = nil
+		l.inflight--
+		l.replenishLocked()
+		return
+	}
+	d.size += uint64(len(t.Payload))
+	if !d.tooLarge && d.size > l.maxSize {
+		d.tooLarge, d.payload = true, nil
+	}
+	if !d.tooLarge {
+		d.payload = append(d.payload, t.Payload...)
+	}
+	if t.More {
+		l.partial = d
+		return
+	}
+	l.partial = nil
+	l.dispatchLocked(d)
+}
+
+// dispatchLocked hands a whole delivery on: to the store goroutine of an
+// entity link, or to a request goroutine.
+func (l *link) dispatchLocked(d *inDelivery) {
+	if d.tooLarge {
+		err := broker.Errorf(broker.CodeMessageTooLarge, "the message of %d bytes exceeds the maximum of %d bytes", d.size, l.maxSize)
+		l.outcomeLocked(d, wire.Rejected{Error: l.wireError(err)})
+		l.inflight--
+		l.replenishLocked()
+		return
+	}
+	if l.kind == kindRequestIn {
+		l.outcomeLocked(d, wire.Accepted{})
+		l.s.c.goSafe(func() { l.handleRequest(d) })
+		return
+	}
+	select {
+	case l.inQ <- d:
+	default: // cannot happen: the queue holds the whole credit
+		l.failLocked(&wire.Error{Condition: wire.CondTransferLimitExceeded, Description: "too many deliveries in flight"})
+	}
+}
+
+// outcomeLocked sends the outcome of an incoming delivery: nothing for a
+// pre-settled one; settled in rcv-settle-mode first; unsettled in second,
+// to be settled when the peer settles.
+func (l *link) outcomeLocked(d *inDelivery, state wire.DeliveryState) {
+	if d.settled || l.state != linkAttached {
+		return
+	}
+	if d.second {
+		l.s.inSecond[d.id] = state
+	}
+	l.s.sendLocked(&wire.Disposition{Role: wire.RoleReceiver, First: d.id, Settled: !d.second, State: state})
+}
+
+// replenishLocked gives the peer credit again when half of it is used.
+func (l *link) replenishLocked() {
+	if l.state != linkAttached {
+		return
+	}
+	remaining := l.creditLimit - l.deliveryCount
+	room := l.creditMax - uint32(min(l.inflight, int(l.creditMax)))
+	if remaining < room && remaining <= l.creditMax/2 {
+		l.creditLimit = l.deliveryCount + room
+		l.s.sendLocked(l.linkFlowLocked(l.deliveryCount, room, false))
+	}
+}
+
+// onFlowLocked takes a flow of the peer for this link.
+func (l *link) onFlowLocked(f *wire.Flow) {
+	if l.incoming() {
+		// The sender's view: a drained sender advances its delivery
+		// count within the credit it had.
+		if dc, ok := f.DeliveryCount.Get(); ok && dc-l.deliveryCount <= l.creditLimit-l.deliveryCount {
+			l.deliveryCount = dc
+		}
+		if f.Echo {
+			l.s.sendLocked(l.linkFlowLocked(l.deliveryCount, l.creditLimit-l.deliveryCount, false))
+		}
+		return
+	}
+	l.onReceiverFlowLocked(f)
+}
+
+// storeLoop stores the deliveries of an entity link in order, a run of
+// them with one engine call, and sends their outcomes.
+func (l *link) storeLoop(q <-chan *inDelivery) {
+	for d := range q {
+		list := []*inDelivery{d}
+	gather:
+		for len(list) < maxStoreBatch {
+			select {
+			case more, ok := <-q:
+				if !ok {
+					break gather
+				}
+				list = append(list, more)
+			default:
+				break gather
+			}
+		}
+		l.store(list)
+	}
+}
+
+// store stores a list of deliveries, keeping their order: consecutive
+// single messages go in one engine call (retried one by one if it fails,
+// so each gets its own outcome); a batch delivery is stored alone, all or
+// nothing.
+func (l *link) store(list []*inDelivery) {
+	c := l.s.c
+	// Deliveries the client handed over are stored even if the connection
+	// drops meanwhile.
+	ctx := context.WithoutCancel(c.ctx)
+	errs := make([]error, len(list))
+	msgs := make([]*broker.Message, len(list))
+	var run []int
+	flush := func() {
+		if len(run) == 0 {
+			return
+		}
+		batch := make([]*broker.Message, len(run))
+		for i, k := range run {
+			batch[i] = msgs[k]
+		}
+		err := c.eng.Send(ctx, l.entity, batch)
+		if err != nil && len(run) > 1 {
+			for _, k := range run {
+				errs[k] = c.eng.Send(ctx, l.entity, []*broker.Message{msgs[k]})
+			}
+		} else {
+			for _, k := range run {
+				errs[k] = err
+			}
+		}
+		run = run[:0]
+	}
+	for i, d := range list {
+		switch d.format {
+		case 0:
+			m, err := wire.DecodeMessage(d.payload)
+			if err != nil {
+				errs[i] = err
+				continue
+			}
+			msgs[i] = m
+			run = append(run, i)
+		case wire.MessageFormatBatch:
+			flush()
+			errs[i] = l.storeBatch(ctx, d.payload)
+		default:
+			errs[i] = broker.Errorf(broker.CodeInvalid, "message format 0x%08x is not supported", d.format)
+		}
+	}
+	flush()
+	s := l.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, d := range list {
+		if errs[i] != nil {
+			if d.settled {
+				c.log.Warn("a pre-settled message could not be stored and is lost", "entity", l.entity, "err", errs[i])
+			}
+			l.outcomeLocked(d, wire.Rejected{Error: l.wireError(errs[i])})
+		} else {
+			l.outcomeLocked(d, wire.Accepted{})
+		}
+	}
+	l.inflight -= len(list)
+	l.replenishLocked()
+}
+
+// storeBatch stores the messages of a batch delivery with one engine call.
+func (l *link) storeBatch(ctx context.Context, payload []byte) error {
+	parts, err := wire.SplitBatch(payload)
+	if err != nil {
+		return err
+	}
+	msgs := make([]*broker.Message, len(parts))
+	for i, p := range parts {
+		m, err := wire.DecodeMessage(p)
+		if err != nil {
+			return fmt.Errorf("message %d of the batch: %w", i, err)
+		}
+		msgs[i] = m
+	}
+	return l.s.c.eng.Send(ctx, l.entity, msgs)
+}

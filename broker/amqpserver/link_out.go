@@ -1,0 +1,299 @@
+package amqpserver
+
+import (
+	"context"
+	"encoding/binary"
+	"time"
+
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
+)
+
+// maxReceiveBatch bounds the messages one engine receive takes for a link.
+const maxReceiveBatch = 64
+
+// receiveWait is how long one engine receive waits for a message before
+// the deliverer looks again; flows that take credit away cut it short.
+const receiveWait = time.Hour
+
+// transferOverhead bounds the bytes of a transfer frame besides its
+// payload, to count the frames a delivery needs.
+const transferOverhead = 128
+
+// outDelivery is a delivery the listener sent unsettled.
+type outDelivery struct {
+	link  *link
+	token broker.LockToken
+	reply bool // a management or CBS response: nothing to settle in the engine
+}
+
+// onReceiverFlowLocked takes the peer's flow for an outgoing link: its
+// credit (§2.6.7: delivery-count(rcv) + link-credit(rcv) -
+// delivery-count(snd)), drain and echo.
+func (l *link) onReceiverFlowLocked(f *wire.Flow) {
+	dc := f.DeliveryCount.Value // absent: our initial delivery count, 0
+	credit := f.LinkCredit.Value
+	if f.LinkCredit.Set {
+		l.credit = dc + credit - l.outCount
+		if l.credit > credit { // the peer's count is behind ours (in flight)
+			l.credit = 0
+		}
+	}
+	l.drain = f.Drain
+	if f.Drain || l.credit == 0 {
+		l.flowSeq++
+		if l.waitCancel != nil {
+			l.waitCancel()
+		}
+	}
+	if l.kind == kindReplyOut {
+		l.s.flushRepliesLocked(l)
+		if l.drain {
+			l.finishDrainLocked()
+		}
+	} else {
+		l.notify()
+	}
+	if f.Echo {
+		l.s.sendLocked(l.linkFlowLocked(l.outCount, l.credit, l.drain))
+	}
+}
+
+// finishDrainLocked uses up the remaining credit after a drain, telling the
+// peer with a flow.
+func (l *link) finishDrainLocked() {
+	if !l.drain || l.state != linkAttached {
+		return
+	}
+	l.outCount += l.credit
+	l.credit = 0
+	l.drain = false
+	l.s.sendLocked(l.linkFlowLocked(l.outCount, 0, true))
+}
+
+// deliverLoop is the deliverer of an entity link: while the peer gives
+// credit it takes messages from the engine (locked under the connection's
+// owner, or removed in receive-and-delete mode) and transfers them.
+func (l *link) deliverLoop() {
+	var pending []*broker.Message // received and delete: taken, not yet sent
+	defer func() { l.deliverExit(pending) }()
+	for {
+		n, drain, seq, ok := l.awaitCredit()
+		if !ok {
+			return
+		}
+		var msgs []*broker.Message
+		switch {
+		case len(pending) > 0:
+			msgs, pending = pending, nil
+		case n > 0:
+			wait := receiveWait
+			if drain {
+				wait = 0
+			}
+			var err error
+			msgs, err = l.receive(n, wait, seq)
+			if err != nil {
+				if l.ctx.Err() != nil {
+					return
+				}
+				if err == errFlowChanged {
+					continue
+				}
+				l.fail(err)
+				return
+			}
+		}
+		left := l.deliver(msgs)
+		if len(left) > 0 {
+			if l.mode == broker.ReceiveAndDelete {
+				pending = left
+			} else {
+				l.giveBack(left)
+			}
+		}
+		if drain {
+			l.s.mu.Lock()
+			l.finishDrainLocked()
+			l.s.mu.Unlock()
+		}
+	}
+}
+
+// errFlowChanged ends a receive that a peer's flow made stale.
+var errFlowChanged = broker.Errorf(broker.CodeTimeout, "the peer changed the link credit")
+
+// awaitCredit waits until the link may deliver: it returns how many
+// messages to take, whether a drain is asked, and the flow sequence seen;
+// ok is false when the link ended.
+func (l *link) awaitCredit() (n int, drain bool, seq uint64, ok bool) {
+	s := l.s
+	for {
+		s.mu.Lock()
+		if l.state != linkAttached || s.done {
+			s.mu.Unlock()
+			return 0, false, 0, false
+		}
+		avail := int(min(l.credit, maxReceiveBatch))
+		if l.mode == broker.PeekLock {
+			avail = min(avail, s.c.opts.MaxUnsettledPerLink-l.unsettled)
+		}
+		if avail > 0 || l.drain {
+			n, drain, seq = max(avail, 0), l.drain, l.flowSeq
+			s.mu.Unlock()
+			return n, drain, seq, true
+		}
+		s.mu.Unlock()
+		select {
+		case <-l.wake:
+		case <-l.ctx.Done():
+			return 0, false, 0, false
+		}
+	}
+}
+
+// receive takes up to n messages from the engine, waiting up to wait for
+// the first. A flow that takes the credit away (or drains) cancels the
+// wait: errFlowChanged.
+func (l *link) receive(n int, wait time.Duration, seq uint64) ([]*broker.Message, error) {
+	c := l.s.c
+	ctx, cancel := context.WithCancel(l.ctx)
+	defer cancel()
+	l.s.mu.Lock()
+	if l.flowSeq != seq {
+		l.s.mu.Unlock()
+		return nil, errFlowChanged
+	}
+	l.waitCancel = cancel
+	l.s.mu.Unlock()
+	defer func() {
+		l.s.mu.Lock()
+		l.waitCancel = nil
+		l.s.mu.Unlock()
+	}()
+	req := broker.ReceiveRequest{Entity: l.entity, Mode: l.mode, Max: n, MaxWait: wait}
+	var msgs []*broker.Message
+	var err error
+	if l.sessionful {
+		msgs, err = c.eng.ReceiveSession(ctx, c.owner, l.sessionID, req)
+	} else {
+		msgs, err = c.eng.ReceiveAs(ctx, c.owner, req)
+	}
+	if err != nil && ctx.Err() != nil && l.ctx.Err() == nil {
+		return msgs, errFlowChanged
+	}
+	return msgs, err
+}
+
+// deliver transfers messages while credit, the unsettled limit and the
+// session window allow, and returns those it could not send.
+func (l *link) deliver(msgs []*broker.Message) []*broker.Message {
+	s := l.s
+	for i, m := range msgs {
+		payload := wire.EncodeMessage(nil, m, wire.EncodeOptions{DeliveryCount: true})
+		var tag []byte
+		if l.mode == broker.PeekLock {
+			t := wire.DeliveryTag(m.LockToken)
+			tag = t[:]
+		}
+		s.mu.Lock()
+		need := s.framesFor(len(payload))
+		for s.remoteIncomingWindow < need && !s.done && l.state == linkAttached {
+			s.cond.Wait()
+		}
+		if s.done || l.state != linkAttached || l.credit == 0 ||
+			(l.mode == broker.PeekLock && l.unsettled >= s.c.opts.MaxUnsettledPerLink) {
+			s.mu.Unlock()
+			return msgs[i:]
+		}
+		if tag == nil {
+			l.tagSeq++
+			tag = binary.BigEndian.AppendUint64(nil, l.tagSeq)
+		}
+		id, ok := s.transferLocked(l, tag, payload, l.preSettled)
+		if ok && !l.preSettled {
+			s.outUnsettled[id] = &outDelivery{link: l, token: m.LockToken}
+			l.unsettled++
+		}
+		s.mu.Unlock()
+		if !ok {
+			return msgs[i:]
+		}
+	}
+	return nil
+}
+
+// framesFor returns how many transfer frames a payload needs at most,
+// never more than the peer's window can ever hold.
+func (s *session) framesFor(n int) uint32 {
+	room := int(s.c.peerMaxFrame) - transferOverhead
+	frames := uint32(1)
+	if room > 0 && n > room {
+		frames = uint32((n + room - 1) / room)
+	}
+	return min(frames, sessionWindow/2)
+}
+
+// transferLocked sends one delivery on l and returns its delivery id. The
+// caller holds s.mu and has checked credit and window.
+func (s *session) transferLocked(l *link, tag, payload []byte, settled bool) (uint32, bool) {
+	id := s.nextDeliveryID
+	t := &wire.Transfer{
+		Handle:        l.handle,
+		DeliveryID:    wire.Some(id),
+		DeliveryTag:   tag,
+		MessageFormat: wire.Some[uint32](0),
+		Settled:       settled,
+		Payload:       payload,
+	}
+	b, err := wire.AppendTransferFrames(nil, s.ch, t, s.c.peerMaxFrame)
+	if err != nil {
+		s.c.log.Error("cannot encode a transfer", "link", l.name, "err", err)
+		return 0, false
+	}
+	frames := uint32(0)
+	for off := 0; off+4 <= len(b); frames++ {
+		off += int(binary.BigEndian.Uint32(b[off:]))
+	}
+	if !s.sendBytesLocked(b) {
+		return 0, false
+	}
+	s.nextDeliveryID++
+	s.nextOutgoingID += frames
+	s.remoteIncomingWindow -= min(frames, s.remoteIncomingWindow)
+	l.credit--
+	l.outCount++
+	return id, true
+}
+
+// sendBytesLocked queues encoded frames unless the session is done.
+func (s *session) sendBytesLocked(b []byte) bool {
+	if s.done {
+		return false
+	}
+	return s.c.w.send(b)
+}
+
+// giveBack abandons peek-locked messages that could not be sent (credit
+// went away): their locks are released at once.
+func (l *link) giveBack(msgs []*broker.Message) {
+	c := l.s.c
+	ss := make([]broker.Settlement, len(msgs))
+	for i, m := range msgs {
+		ss[i] = broker.Settlement{Kind: broker.Abandon, Entity: l.entity, Token: m.LockToken}
+	}
+	c.eng.SettleMany(context.WithoutCancel(c.ctx), ss)
+}
+
+// deliverExit cleans up after the link ended: a session receiver gives its
+// session lock back, and messages taken in receive-and-delete mode that
+// were not sent are reported lost (that mode's contract).
+func (l *link) deliverExit(pending []*broker.Message) {
+	c := l.s.c
+	if len(pending) > 0 {
+		c.log.Warn("messages received in receive-and-delete mode were lost with their link", "entity", l.entity, "count", len(pending))
+	}
+	if l.sessionful && l.sessionID != "" {
+		_ = c.eng.ReleaseSession(context.WithoutCancel(c.ctx), c.owner, l.entity, l.sessionID)
+	}
+}

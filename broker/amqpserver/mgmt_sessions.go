@@ -1,0 +1,100 @@
+package amqpserver
+
+import (
+	"github.com/peeklock/peeklock/broker"
+)
+
+// requiredSession returns the session-id field, which session operations
+// need.
+func (r *mgmtRequest) requiredSession() (string, error) {
+	sid, ok, err := r.str("session-id")
+	if err != nil {
+		return "", err
+	}
+	if !ok || sid == "" {
+		return "", broker.Errorf(broker.CodeInvalid, "the request has no \"session-id\"")
+	}
+	return sid, nil
+}
+
+// renewSessionLock extends a session lock this connection holds:
+// session-id -> expiration.
+func renewSessionLock(r *mgmtRequest) (*response, error) {
+	sid, err := r.requiredSession()
+	if err != nil {
+		return nil, err
+	}
+	until, err := r.c.eng.RenewSessionLock(r.ctx, r.c.owner, r.entity, sid)
+	if err != nil {
+		return nil, err
+	}
+	return okResponse(map[string]any{"expiration": until}), nil
+}
+
+// getSessionState returns a session's state (null when it has none).
+func getSessionState(r *mgmtRequest) (*response, error) {
+	sid, err := r.requiredSession()
+	if err != nil {
+		return nil, err
+	}
+	state, err := r.c.eng.SessionState(r.ctx, r.entity, sid)
+	if err != nil {
+		return nil, err
+	}
+	var v any
+	if state != nil {
+		v = state
+	}
+	return okResponse(map[string]any{"session-state": v}), nil
+}
+
+// setSessionState replaces the state of a session this connection holds
+// (null clears it).
+func setSessionState(r *mgmtRequest) (*response, error) {
+	sid, err := r.requiredSession()
+	if err != nil {
+		return nil, err
+	}
+	var state []byte
+	if v, ok := r.field("session-state"); ok && v != nil {
+		b, isBin := v.([]byte)
+		if !isBin {
+			return nil, missing("session-state", "binary or null", v, true)
+		}
+		state = append([]byte(nil), b...)
+	}
+	if err := r.c.eng.SetSessionState(r.ctx, r.c.owner, r.entity, sid, state); err != nil {
+		return nil, err
+	}
+	return okResponse(nil), nil
+}
+
+// getMessageSessions lists the sessions that have messages or state, a
+// page of them: skip and top. 204 when the page is empty.
+func getMessageSessions(r *mgmtRequest) (*response, error) {
+	skip, _, err := r.integer("skip")
+	if err != nil {
+		return nil, err
+	}
+	top, ok, err := r.integer("top")
+	if err != nil {
+		return nil, err
+	}
+	if !ok || top <= 0 {
+		top = maxMessagesPerResponse
+	}
+	infos, err := r.c.eng.Sessions(r.ctx, r.entity)
+	if err != nil {
+		return nil, err
+	}
+	skip = min(max(skip, 0), int64(len(infos)))
+	end := min(skip+top, int64(len(infos)))
+	ids := make([]string, 0, end-skip)
+	for _, in := range infos[skip:end] {
+		ids = append(ids, in.SessionID)
+	}
+	if len(ids) == 0 {
+		return noContent(), nil
+	}
+	return okResponse(map[string]any{"skip": int32(end), "sessions-ids": ids}), nil
+}

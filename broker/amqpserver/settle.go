@@ -1,0 +1,169 @@
+package amqpserver
+
+import (
+	"context"
+
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
+)
+
+// maxSettleBatch bounds the settlements of one link applied with one
+// engine call.
+const maxSettleBatch = 64
+
+// settleReq is a peer's outcome for one of our peek-locked deliveries,
+// mapped (settlementFor) when it arrives: the frame's buffer is reused.
+type settleReq struct {
+	id          uint32
+	settle      *broker.Settlement // nil: nothing to do in the engine
+	reply       wire.DeliveryState
+	err         error
+	peerSettled bool // the peer settled (mode first): no answer is sent
+}
+
+// settleOutLocked takes the peer's disposition of one of our deliveries:
+// responses are forgotten; message outcomes go to the link's settler.
+func (s *session) settleOutLocked(id uint32, od *outDelivery, d *wire.Disposition) {
+	terminal := d.State != nil
+	if _, ok := d.State.(wire.Received); ok {
+		terminal = false
+	}
+	if !d.Settled && !terminal {
+		return // a non-terminal state: the outcome comes later
+	}
+	delete(s.outUnsettled, id)
+	l := od.link
+	l.unsettled--
+	if od.reply {
+		if !d.Settled {
+			s.sendLocked(&wire.Disposition{Role: wire.RoleSender, First: id, Settled: true, State: d.State})
+		}
+		return
+	}
+	l.notify()
+	if l.settleQ == nil {
+		return
+	}
+	st, reply, err := settlementFor(d.State, l.entity, od.token)
+	select {
+	case l.settleQ <- settleReq{id: id, settle: st, reply: reply, err: err, peerSettled: d.Settled}:
+	default: // cannot happen: the queue holds every unsettled delivery
+		s.c.log.Error("settle queue full; outcome dropped", "link", l.name, "delivery", id)
+	}
+}
+
+// settleLoop applies the peer's outcomes in the engine, a run of them with
+// one call, and answers each unsettled one with a settled disposition (in
+// rcv-settle-mode second the client waits for it).
+func (l *link) settleLoop(q <-chan settleReq) {
+	c := l.s.c
+	for r := range q {
+		list := []settleReq{r}
+	gather:
+		for len(list) < maxSettleBatch {
+			select {
+			case more, ok := <-q:
+				if !ok {
+					break gather
+				}
+				list = append(list, more)
+			default:
+				break gather
+			}
+		}
+		replies := make([]wire.DeliveryState, len(list))
+		var ss []broker.Settlement
+		var idx []int
+		for i, r := range list {
+			switch {
+			case r.err != nil:
+				replies[i] = wire.Rejected{Error: l.wireError(r.err)}
+			case r.settle == nil:
+				replies[i] = r.reply
+			default:
+				replies[i] = r.reply
+				ss = append(ss, *r.settle)
+				idx = append(idx, i)
+			}
+		}
+		if len(ss) > 0 {
+			errs := c.eng.SettleMany(context.WithoutCancel(c.ctx), ss)
+			for k, err := range errs {
+				if err != nil {
+					i := idx[k]
+					replies[i] = wire.Rejected{Error: l.wireError(err)}
+					if list[i].peerSettled {
+						c.log.Info("a settlement the client did not wait for failed", "entity", l.entity, "err", err)
+					}
+				}
+			}
+		}
+		s := l.s
+		s.mu.Lock()
+		for i, r := range list {
+			if !r.peerSettled {
+				s.sendLocked(&wire.Disposition{Role: wire.RoleSender, First: r.id, Settled: true, State: replies[i]})
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
+// settlementFor maps a peer's outcome of a peek-locked delivery to an
+// engine settlement, and returns the state that confirms it:
+//
+//	accepted                          complete
+//	modified, undeliverable-here      defer (message-annotations: properties to modify)
+//	modified                          abandon (likewise)
+//	rejected                          dead-letter: com.microsoft:dead-letter with
+//	                                  DeadLetterReason and DeadLetterErrorDescription
+//	                                  in its info (the rest: properties to modify), or
+//	                                  another condition as the reason
+//	released, or settled without one  abandon (give back; the delivery was
+//	                                  counted at hand-out)
+//
+// A nil settlement with no error means nothing to do in the engine.
+func settlementFor(state wire.DeliveryState, entity string, token broker.LockToken) (*broker.Settlement, wire.DeliveryState, error) {
+	s := &broker.Settlement{Entity: entity, Token: token}
+	switch st := state.(type) {
+	case wire.Accepted:
+		s.Kind = broker.Complete
+		return s, wire.Accepted{}, nil
+	case wire.Modified:
+		props, err := propertiesToModify(st.MessageAnnotations)
+		if err != nil {
+			return nil, nil, err
+		}
+		s.Kind, s.PropertiesToModify = broker.Abandon, props
+		if st.UndeliverableHere {
+			s.Kind = broker.Defer
+		}
+		return s, wire.Modified{DeliveryFailed: st.DeliveryFailed, UndeliverableHere: st.UndeliverableHere}, nil
+	case wire.Rejected:
+		s.Kind = broker.DeadLetter
+		if e := st.Error; e != nil {
+			if e.Condition == wire.CondDeadLetter {
+				props, err := propertiesToModify(e.Info)
+				if err != nil {
+					return nil, nil, err
+				}
+				s.Reason, _ = props[broker.PropDeadLetterReason].(string)
+				s.Description, _ = props[broker.PropDeadLetterErrorDescription].(string)
+				delete(props, broker.PropDeadLetterReason)
+				delete(props, broker.PropDeadLetterErrorDescription)
+				if len(props) > 0 {
+					s.PropertiesToModify = props
+				}
+			} else {
+				s.Reason, s.Description = string(e.Condition), e.Description
+			}
+		}
+		// Confirmed without an error: go-amqp turns an error in the
+		// confirmation into a failure of the dead-lettering.
+		return s, wire.Rejected{}, nil
+	case wire.Released, nil, wire.Received:
+		s.Kind = broker.Abandon
+		return s, wire.Released{}, nil
+	}
+	return nil, nil, broker.Errorf(broker.CodeNotSupported, "delivery state %T is not supported (no transactions)", state)
+}
