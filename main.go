@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -23,6 +24,9 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/amqpserver"
+	"github.com/peeklock/peeklock/broker/amqpserver/admin"
+	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 	"github.com/peeklock/peeklock/broker/demo"
 	"github.com/peeklock/peeklock/broker/engine"
 	"github.com/peeklock/peeklock/broker/engine/store"
@@ -173,9 +177,6 @@ func run(args []string, out io.Writer) error {
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("unknown command %q", fs.Arg(0))}
 	}
-	if b.amqp != "" || b.admin != "" {
-		return usageError{"--amqp and --admin need the AMQP listener, which is not built yet"}
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -184,6 +185,12 @@ func run(args []string, out io.Writer) error {
 		return err
 	}
 	defer eng.Close()
+	// The screen belongs to the dashboard: the listeners log nothing.
+	closeListeners, err := startListeners(eng, b, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	defer closeListeners()
 	if b.config == "" && !noDemo {
 		cfg := demo.DefaultConfig()
 		if err := demo.Setup(ctx, eng, cfg); err != nil {
@@ -266,24 +273,67 @@ func runServe(args []string, out io.Writer) error {
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
-	if b.amqp != "" || b.admin != "" {
-		if sf.addr == "" {
-			return usageError{"serve: the AMQP listener and admin API are not built yet; use --amqp '' --admin '' with --ssh ADDR"}
-		}
-		fmt.Fprintln(os.Stderr, "peeklock: the AMQP listener and admin API are not built yet; serving SSH only")
-	}
-	if sf.addr == "" {
-		return usageError{"serve: nothing to serve"}
+	if b.amqp == "" && b.admin == "" && sf.addr == "" {
+		return usageError{"serve: nothing to serve (--amqp, --admin and --ssh are all empty)"}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	eng, err := openEngine(ctx, b)
 	if err != nil {
 		return err
 	}
 	defer eng.Close()
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	return serveSSH(ctx, eng, sf, d, b.data, log)
+	closeListeners, err := startListeners(eng, b, log)
+	if err != nil {
+		return err
+	}
+	defer closeListeners()
+	if sf.addr != "" {
+		return serveSSH(ctx, eng, sf, d, b.data, log)
+	}
+	<-ctx.Done()
+	log.Info("shutting down")
+	return nil
+}
+
+// startListeners opens the AMQP listener and the admin HTTP API on the
+// addresses given (an empty address opens nothing) and returns a function
+// that closes them.
+func startListeners(eng *engine.Engine, b brokerFlags, log *slog.Logger) (func(), error) {
+	var closers []func()
+	closeAll := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	if b.amqp != "" {
+		srv, err := amqpserver.New(eng, amqpserver.Options{Logger: log})
+		if err != nil {
+			return nil, err
+		}
+		l, err := net.Listen("tcp", b.amqp)
+		if err != nil {
+			return nil, fmt.Errorf("amqp listener: %w", err)
+		}
+		go srv.Serve(l)
+		closers = append(closers, func() { srv.Close() })
+		log.Info("AMQP 1.0 listener ready", "addr", l.Addr().String(),
+			"connection_string", fmt.Sprintf("Endpoint=sb://%s;SharedAccessKeyName=%s;SharedAccessKey=%s;UseDevelopmentEmulator=true;",
+				l.Addr().String(), sas.DefaultKeyName, sas.DefaultKey))
+	}
+	if b.admin != "" {
+		l, err := net.Listen("tcp", b.admin)
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("admin listener: %w", err)
+		}
+		hs := &http.Server{Handler: admin.NewHandler(eng, admin.Options{Logger: log}), ReadHeaderTimeout: 10 * time.Second}
+		go hs.Serve(l)
+		closers = append(closers, func() { hs.Close() })
+		log.Info("admin API ready", "addr", l.Addr().String(), "health", "http://"+l.Addr().String()+"/health")
+	}
+	return closeAll, nil
 }
 
 // sshFlags are the flags of the SSH server.
