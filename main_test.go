@@ -73,7 +73,7 @@ func TestTmuxEndToEnd(t *testing.T) {
 		return string(out)
 	}
 	tmux("new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40",
-		fmt.Sprintf("env XDG_CONFIG_HOME=%s %s --data %s --no-demo --entity e2e; sleep 30", t.TempDir(), bin, data))
+		fmt.Sprintf("env XDG_CONFIG_HOME=%s %s --data %s --no-demo --entity e2e; echo peeklock exited $?; sleep 30", t.TempDir(), bin, data))
 	t.Cleanup(func() { exec.Command("tmux", "-S", sock, "kill-server").Run() })
 	screen := func() string { return tmux("capture-pane", "-p", "-t", "e2e") }
 	waitFor := func(what string, ok func(string) bool) string {
@@ -114,7 +114,7 @@ func TestTmuxEndToEnd(t *testing.T) {
 	// Wait before the next key: ESC followed at once by q reads as alt+q.
 	waitFor("the panes again", func(s string) bool { return !strings.Contains(s, "Broker properties") })
 	tmux("send-keys", "-t", "e2e", "q")
-	waitFor("the program to quit", func(s string) bool { return !strings.Contains(s, "Active 2") })
+	waitFor("the program to exit", has("peeklock exited 0"))
 
 	// The store kept what the dashboard did: two messages left, the first
 	// one completed.
