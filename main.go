@@ -199,6 +199,9 @@ func run(args []string, out io.Writer) error {
 		demoCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		go demo.Run(demoCtx, eng, cfg, demo.Options{})
+		if d.entity == "" {
+			d.entity = cfg.Workloads[0].Entity // the busiest queue, not the first by name
+		}
 	}
 	return runDashboard(ctx, eng, d)
 }
