@@ -285,23 +285,33 @@ func paneRow(c *Common, p PaneState, r Row, cols []column, cursor bool, w int) s
 	case r.Held:
 		sel = "◆"
 	}
-	b.WriteString(base.Render(mark + sel))
+	// Cells in the row's base style are rendered as one run: one styled
+	// span per run instead of one per cell keeps a frame cheap.
+	var run strings.Builder
+	flush := func() {
+		if run.Len() > 0 {
+			b.WriteString(base.Render(run.String()))
+			run.Reset()
+		}
+	}
+	run.WriteString(mark + sel)
 	for i, col := range cols {
 		if i > 0 {
-			b.WriteString(base.Render(" "))
+			run.WriteByte(' ')
 		}
 		if col.kind == colLock {
+			flush()
 			b.WriteString(lockCell(c, p, r, col.w, cursor))
 			continue
 		}
 		text := cellText(c.Now, m, col.kind)
 		if col.right {
-			text = fitLeft(text, col.w)
+			run.WriteString(fitLeft(text, col.w))
 		} else {
-			text = fit(text, col.w)
+			run.WriteString(fit(text, col.w))
 		}
-		b.WriteString(base.Render(text))
 	}
+	flush()
 	return fit(b.String(), w)
 }
 

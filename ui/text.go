@@ -12,8 +12,11 @@ func fit(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
-	sw := ansi.StringWidth(s)
+	sw, plain := width(s)
 	if sw > w {
+		if plain {
+			return s[:w-1] + "…"
+		}
 		return ansi.Truncate(s, w, "…")
 	}
 	if sw < w {
@@ -27,11 +30,26 @@ func fitLeft(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
-	sw := ansi.StringWidth(s)
+	sw, plain := width(s)
 	if sw > w {
+		if plain {
+			return s[:w-1] + "…"
+		}
 		return ansi.Truncate(s, w, "…")
 	}
 	return strings.Repeat(" ", w-sw) + s
+}
+
+// width returns the cells s takes on screen and whether s is plain
+// printable ASCII (one byte, one cell: the common case, measured without
+// the grapheme and escape-sequence parser).
+func width(s string) (int, bool) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return ansi.StringWidth(s), false
+		}
+	}
+	return len(s), true
 }
 
 // blank returns w spaces.
