@@ -59,8 +59,13 @@ func Remaining(d time.Duration) string {
 	if d <= 0 {
 		return "0.0s"
 	}
-	if d < time.Minute {
+	// Tenths only in the last ten seconds, where they matter: a countdown
+	// that changes five times a second on every row costs bandwidth over SSH.
+	if d < 10*time.Second {
 		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	if d < time.Minute {
+		return fmt.Sprintf("%ds", int64(d/time.Second))
 	}
 	m := int64(d / time.Minute)
 	s := int64((d % time.Minute) / time.Second)

@@ -33,7 +33,7 @@ func TestDurations(t *testing.T) {
 	if got := Age(now, now.Add(time.Minute)); got != "in 1m" {
 		t.Errorf("future age %q", got)
 	}
-	for d, want := range map[time.Duration]string{12300 * time.Millisecond: "12.3s", 65 * time.Second: "1m05s", -time.Second: "0.0s"} {
+	for d, want := range map[time.Duration]string{12300 * time.Millisecond: "12s", 9300 * time.Millisecond: "9.3s", 65 * time.Second: "1m05s", -time.Second: "0.0s"} {
 		if got := Remaining(d); got != want {
 			t.Errorf("Remaining(%s) = %q, want %q", d, got, want)
 		}
@@ -53,8 +53,8 @@ func TestCountdownEmptiesAndChangesColour(t *testing.T) {
 		plain string
 		style string
 	}{
-		{30 * time.Second, "██████████ 30.0s", "ok"},
-		{15 * time.Second, "█████░░░░░ 15.0s", "warn"},
+		{30 * time.Second, "██████████   30s", "ok"},
+		{15 * time.Second, "█████░░░░░   15s", "warn"},
 		{3 * time.Second, "█░░░░░░░░░  3.0s", "low"},
 	}
 	for _, c := range cases {
