@@ -1,0 +1,126 @@
+package remote
+
+import (
+	"context"
+
+	"github.com/peeklock/peeklock/broker"
+)
+
+// Browse bounds.
+const (
+	// browseScanLimit is the most messages one Browse peeks at while looking
+	// for messages of a category (deferred and scheduled ones can be rare
+	// among active ones); the window may come back short past it.
+	browseScanLimit = 10_000
+	// browsePage is the smallest peek page when filtering by state.
+	browsePage = 256
+)
+
+// Browse returns a window of messages of one category without locking
+// them. Active, Deferred and Scheduled page through the $management node's
+// peek and keep the messages whose x-opt-message-state matches (Active
+// leaves out the messages this client holds locked); DeadLettered peeks the
+// dead-letter sub-queue; Locked lists the locks this client holds, which are
+// the only ones a remote endpoint shows.
+func (c *Client) Browse(ctx context.Context, req broker.BrowseRequest) ([]*broker.Message, error) {
+	if req.Max <= 0 {
+		return nil, broker.Errorf(broker.CodeInvalid, "a browse asks for at least one message (Max is %d)", req.Max)
+	}
+	if req.Category > broker.CategoryDeadLettered {
+		return nil, broker.Errorf(broker.CodeInvalid, "unknown category %d", req.Category)
+	}
+	path, sub := broker.SplitAddress(req.Entity)
+	cat := req.Category
+	if sub == broker.SubQueueDeadLetter {
+		cat = broker.CategoryDeadLettered
+	}
+	if cat == broker.CategoryLocked {
+		address := path
+		if !c.cfg.serviceBus() {
+			address = genericAddress(path, false)
+		}
+		return window(c.locks.held(address, c.clock.Now()), req.FromSequence, req.Max), nil
+	}
+	if !c.cfg.serviceBus() {
+		return nil, notSupported(c.caps().Reason(broker.CanBrowse))
+	}
+	ctx, cancel := c.opCtx(ctx)
+	defer cancel()
+	if cat == broker.CategoryDeadLettered {
+		return c.peek(ctx, path+broker.DeadLetterSuffix, req.FromSequence, int32(req.Max))
+	}
+	if c.knownEmpty(path, cat) {
+		return nil, nil
+	}
+	want := broker.StateActive
+	switch cat {
+	case broker.CategoryDeferred:
+		want = broker.StateDeferred
+	case broker.CategoryScheduled:
+		want = broker.StateScheduled
+	}
+	held := map[int64]bool{}
+	if cat == broker.CategoryActive {
+		for _, m := range c.locks.held(path, c.clock.Now()) {
+			held[m.SequenceNumber] = true
+		}
+	}
+	page := req.Max + len(held)
+	if cat != broker.CategoryActive && page < browsePage {
+		page = browsePage
+	}
+	var out []*broker.Message
+	from, scanned := req.FromSequence, 0
+	for {
+		msgs, err := c.peek(ctx, path, from, int32(page))
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range msgs {
+			if m.State == want && !held[m.SequenceNumber] && m.SequenceNumber >= req.FromSequence {
+				out = append(out, m)
+				if len(out) == req.Max {
+					return out, nil
+				}
+			}
+		}
+		scanned += len(msgs)
+		if len(msgs) < page || scanned >= browseScanLimit {
+			return out, nil
+		}
+		from = msgs[len(msgs)-1].SequenceNumber + 1
+	}
+}
+
+// window returns the messages with sequence numbers >= from, at most max.
+func window(msgs []*broker.Message, from int64, max int) []*broker.Message {
+	out := msgs[:0]
+	for _, m := range msgs {
+		if m.SequenceNumber >= from {
+			out = append(out, m)
+			if len(out) == max {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// knownEmpty reports whether the last entity list, if recent, counted no
+// message of cat in the entity, so that a browse need not peek for it.
+func (c *Client) knownEmpty(path string, cat broker.Category) bool {
+	if cat != broker.CategoryDeferred && cat != broker.CategoryScheduled {
+		return false
+	}
+	c.mu.Lock()
+	ca, ok := c.counts[lower(path)]
+	c.mu.Unlock()
+	if !ok || c.clock.Since(ca.at) > DefaultCountsFreshness {
+		return false
+	}
+	return ca.counts.Count(cat) == 0
+}
+
+// Events returns a nil channel: remote endpoints have no event stream, so
+// the dashboard polls.
+func (c *Client) Events() (<-chan broker.Event, func()) { return nil, func() {} }

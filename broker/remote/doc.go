@@ -1,0 +1,56 @@
+// Package remote is a broker.Client for endpoints on the network: Azure
+// Service Bus, the Service Bus emulator and peeklock serve (the Service Bus
+// dialect of AMQP 1.0, /work/shared/spec/amqp-dialect.md, over
+// github.com/Azure/go-amqp), and generic AMQP 1.0 brokers such as RabbitMQ
+// with its AMQP 1.0 plugin.
+//
+// # Connecting
+//
+// ParseConnectionString reads Azure connection strings and amqp:// URLs;
+// Dial connects. Service Bus endpoints authenticate with SASL ANONYMOUS and
+// then put a token on the $cbs node for every entity address before its
+// links attach: a SAS token signed from the connection string's key (renewed
+// before it expires), a ready-made SharedAccessSignature, or a Microsoft
+// Entra ID token (azidentity's DefaultAzureCredential) when only a
+// namespace is given. Generic brokers get SASL PLAIN.
+//
+// # What it does
+//
+// Browsing is the non-destructive peek of the $management node, filtered by
+// the message state annotation; the Locked pane holds the locks this client
+// took itself (a remote endpoint shows no one else's). Receiving on Service
+// Bus uses cached peek-lock (settle mode second) or receive-and-delete links
+// with explicit credit, drained after each receive so that no message is
+// locked unseen; settling goes back on the receiving link, or through
+// update-disposition for messages received by sequence number (or whose
+// link closed). Entities and counts come from the ATOM admin API over
+// HTTP(S); where the credential lacks Manage rights, the client falls back
+// to the configured entity names and says so in Notice (and Endpoint).
+//
+// Generic brokers (RabbitMQ 3.10 with rabbitmq_amqp1_0) get
+// receive-and-inspect: deliveries are held unsettled (settle mode first,
+// since mode second is refused) on a single-use link that closes once they
+// are all settled; complete is accept, abandon is release, dead-letter is
+// reject. They are never drained (RabbitMQ does not answer go-amqp's drain
+// and can stall the connection after one), so peek-lock credit goes out one
+// message at a time. Queues are addressed as /amq/queue/NAME for receiving
+// and /queue/NAME for sending (a send to a missing /amq/queue/ address is
+// accepted and dropped); a name starting with "/" is used as it is.
+//
+// # Faults
+//
+// Every operation has a timeout. A dropped connection is redialled with
+// exponential backoff; State says "connected" or "reconnecting (attempt
+// N)". Locks held on a lost connection are lost: settling them fails at
+// once with broker.ErrLockLost. AMQP error conditions map to broker codes
+// through one table (errors.go), keeping the Service Bus tracking id.
+//
+// # Lock order
+//
+//  1. connection.claimMu (serialises put-token calls; held across one)
+//  2. Client.mu, connection.mu, heldLocks.mu, adminClient.mu, rpcLink.mu:
+//     leaves, each taken alone and never across a network call
+//
+// receiveLink.mu serialises the credit cycles of one link and is held
+// across them; no other mutex is taken while waiting on the network.
+package remote

@@ -1,0 +1,290 @@
+package remote
+
+import (
+	"context"
+	"time"
+
+	"github.com/Azure/go-amqp"
+	"github.com/google/uuid"
+
+	"github.com/peeklock/peeklock/broker"
+)
+
+// Management operations of the Service Bus dialect.
+const (
+	opPeek              = "com.microsoft:peek-message"
+	opRenewLock         = "com.microsoft:renew-lock"
+	opReceiveBySequence = "com.microsoft:receive-by-sequence-number"
+	opUpdateDisposition = "com.microsoft:update-disposition"
+	opSchedule          = "com.microsoft:schedule-message"
+	opCancelScheduled   = "com.microsoft:cancel-scheduled-message"
+)
+
+// Dispositions of update-disposition ("defered" is the wire spelling).
+const (
+	dispCompleted = "completed"
+	dispAbandoned = "abandoned"
+	dispSuspended = "suspended"
+	dispDeferred  = "defered"
+)
+
+// mgmtCall runs one management operation on the $management node of
+// address over the live connection. A broken link is dropped so that the
+// next call makes a new one.
+func (c *Client) mgmtCall(ctx context.Context, op, address string, body map[string]any) (*rpcResponse, error) {
+	name := opName(op)
+	cn, err := c.connFor(name, address)
+	if err != nil {
+		return nil, err
+	}
+	l, key, err := c.management(ctx, cn, address)
+	if err != nil {
+		return nil, mapErr(err, name, address)
+	}
+	props := map[string]any{"operation": op}
+	if dl, ok := ctx.Deadline(); ok {
+		if ms := time.Until(dl).Milliseconds(); ms > 0 {
+			props["server-timeout"] = uint32(ms)
+		}
+	}
+	res, err := l.call(ctx, name, address, props, body)
+	if err != nil && l.broken() {
+		c.dropLink(cn, key, l)
+	}
+	return res, err
+}
+
+// opName is the short name of an operation, for messages.
+func opName(op string) string {
+	switch op {
+	case opPeek:
+		return "browse"
+	case opRenewLock:
+		return "renew lock"
+	case opReceiveBySequence:
+		return "receive deferred"
+	case opUpdateDisposition:
+		return "settle"
+	case opSchedule:
+		return "schedule"
+	case opCancelScheduled:
+		return "cancel scheduled"
+	}
+	return op
+}
+
+// messagesOf decodes the "messages" list of a peek or
+// receive-by-sequence-number response: maps with an encoded "message" and,
+// for the latter, a "lock-token".
+func messagesOf(res *rpcResponse, op, address string) ([]*amqp.Message, []broker.LockToken, error) {
+	if res.status == 204 {
+		return nil, nil, nil
+	}
+	bad := func(what string) error {
+		return &broker.Error{Code: broker.CodeUnknown, Message: opName(op) + ": malformed response: " + what, Entity: address}
+	}
+	body, ok := res.msg.Value.(map[string]any)
+	if !ok {
+		return nil, nil, bad("the body is not a map")
+	}
+	list, ok := body["messages"].([]any)
+	if !ok {
+		if body["messages"] == nil {
+			return nil, nil, nil
+		}
+		return nil, nil, bad("messages is not a list")
+	}
+	msgs := make([]*amqp.Message, 0, len(list))
+	tokens := make([]broker.LockToken, 0, len(list))
+	for _, item := range list {
+		entry, ok := item.(map[string]any)
+		if !ok {
+			return nil, nil, bad("an entry of messages is not a map")
+		}
+		raw, ok := entry["message"].([]byte)
+		if !ok {
+			return nil, nil, bad("an entry has no encoded message")
+		}
+		var m amqp.Message
+		if err := m.UnmarshalBinary(raw); err != nil {
+			return nil, nil, bad("an encoded message does not decode: " + err.Error())
+		}
+		msgs = append(msgs, &m)
+		var tok broker.LockToken
+		if u, ok := entry["lock-token"].(amqp.UUID); ok {
+			tok = broker.LockToken(u)
+		}
+		tokens = append(tokens, tok)
+	}
+	return msgs, tokens, nil
+}
+
+// peek returns up to count messages of address from sequence number from.
+func (c *Client) peek(ctx context.Context, address string, from int64, count int32) ([]*broker.Message, error) {
+	res, err := c.mgmtCall(ctx, opPeek, address, map[string]any{
+		"from-sequence-number": from,
+		"message-count":        count,
+	})
+	if err != nil {
+		return nil, err
+	}
+	raws, _, err := messagesOf(res, opPeek, address)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*broker.Message, len(raws))
+	for i, r := range raws {
+		m := fromAMQP(r)
+		// A peek carries no lock: whatever the encoded message says, the
+		// peeked copy is not locked by this client.
+		m.LockToken = broker.LockToken{}
+		m.Size = encodedSize(r)
+		out[i] = m
+	}
+	return out, nil
+}
+
+// encodedSize is the size of a message as encoded.
+func encodedSize(m *amqp.Message) int64 {
+	b, err := m.MarshalBinary()
+	if err != nil {
+		return 0
+	}
+	return int64(len(b))
+}
+
+// renew renews one lock and returns its new expiry.
+func (c *Client) renew(ctx context.Context, address string, token broker.LockToken) (time.Time, error) {
+	res, err := c.mgmtCall(ctx, opRenewLock, address, map[string]any{
+		"lock-tokens": []amqp.UUID{amqp.UUID(token)},
+	})
+	if err != nil {
+		return time.Time{}, err
+	}
+	body, _ := res.msg.Value.(map[string]any)
+	exps, ok := body["expirations"].([]time.Time)
+	if !ok || len(exps) != 1 {
+		return time.Time{}, &broker.Error{Code: broker.CodeUnknown, Message: "renew lock: malformed response: no expiration", Entity: address}
+	}
+	return exps[0].UTC(), nil
+}
+
+// receiveBySequence locks messages by sequence number.
+func (c *Client) receiveBySequence(ctx context.Context, address string, seqs []int64) ([]*broker.Message, error) {
+	res, err := c.mgmtCall(ctx, opReceiveBySequence, address, map[string]any{
+		"sequence-numbers":     seqs,
+		"receiver-settle-mode": uint32(1),
+	})
+	if err != nil {
+		return nil, err
+	}
+	raws, tokens, err := messagesOf(res, opReceiveBySequence, address)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*broker.Message, len(raws))
+	for i, r := range raws {
+		m := fromAMQP(r)
+		m.DeliveryCount = max(m.DeliveryCount, 1)
+		if tokens[i] != (broker.LockToken{}) {
+			m.LockToken = tokens[i]
+		}
+		if m.LockToken.IsZero() {
+			return nil, &broker.Error{Code: broker.CodeUnknown, Message: "receive deferred: the endpoint sent a message without a lock token", Entity: address}
+		}
+		m.Size = encodedSize(r)
+		out[i] = m
+	}
+	return out, nil
+}
+
+// updateDisposition settles a lock through the management node.
+func (c *Client) updateDisposition(ctx context.Context, address string, s broker.Settlement) error {
+	body := map[string]any{
+		"lock-tokens": []amqp.UUID{amqp.UUID(s.Token)},
+	}
+	switch s.Kind {
+	case broker.Complete:
+		body["disposition-status"] = dispCompleted
+	case broker.Abandon:
+		body["disposition-status"] = dispAbandoned
+	case broker.Defer:
+		body["disposition-status"] = dispDeferred
+	case broker.DeadLetter:
+		body["disposition-status"] = dispSuspended
+		body["deadletter-reason"] = s.Reason
+		body["deadletter-description"] = s.Description
+	default:
+		return broker.Errorf(broker.CodeInvalid, "unknown settlement %d", s.Kind)
+	}
+	if len(s.PropertiesToModify) > 0 && s.Kind != broker.Complete {
+		props, err := amqpProps(s.PropertiesToModify)
+		if err != nil {
+			return err
+		}
+		body["properties-to-modify"] = props
+	}
+	_, err := c.mgmtCall(ctx, opUpdateDisposition, address, body)
+	return err
+}
+
+// amqpProps converts properties to modify.
+func amqpProps(in map[string]any) (map[string]any, error) {
+	out := make(map[string]any, len(in))
+	for k, v := range in {
+		w, err := propertyToAMQP(v)
+		if err != nil {
+			return nil, broker.Errorf(broker.CodeInvalid, "property %q: %v", k, err)
+		}
+		out[k] = w
+	}
+	return out, nil
+}
+
+// scheduleMessages schedules messages for at and returns their sequence
+// numbers.
+func (c *Client) scheduleMessages(ctx context.Context, address string, at time.Time, msgs []*broker.Message) ([]int64, error) {
+	list := make([]any, 0, len(msgs))
+	for _, m := range msgs {
+		cp := m.Clone()
+		cp.ScheduledEnqueueTime = at
+		if cp.MessageID == "" {
+			cp.MessageID = uuid.NewString()
+		}
+		am, err := toAMQP(cp)
+		if err != nil {
+			return nil, err
+		}
+		enc, err := am.MarshalBinary()
+		if err != nil {
+			return nil, broker.Errorf(broker.CodeInvalid, "schedule: encoding message %q: %v", cp.MessageID, err)
+		}
+		entry := map[string]any{"message-id": cp.MessageID, "message": enc}
+		if cp.SessionID != "" {
+			entry["session-id"] = cp.SessionID
+		}
+		if cp.PartitionKey != "" {
+			entry["partition-key"] = cp.PartitionKey
+		}
+		if cp.ViaPartitionKey != "" {
+			entry["via-partition-key"] = cp.ViaPartitionKey
+		}
+		list = append(list, entry)
+	}
+	res, err := c.mgmtCall(ctx, opSchedule, address, map[string]any{"messages": list})
+	if err != nil {
+		return nil, err
+	}
+	body, _ := res.msg.Value.(map[string]any)
+	seqs, ok := body["sequence-numbers"].([]int64)
+	if !ok || len(seqs) != len(msgs) {
+		return nil, &broker.Error{Code: broker.CodeUnknown, Message: "schedule: malformed response: sequence-numbers missing or of the wrong length", Entity: address}
+	}
+	return seqs, nil
+}
+
+// cancelScheduled cancels scheduled messages by sequence number.
+func (c *Client) cancelScheduled(ctx context.Context, address string, seqs []int64) error {
+	_, err := c.mgmtCall(ctx, opCancelScheduled, address, map[string]any{"sequence-numbers": seqs})
+	return err
+}
