@@ -30,6 +30,7 @@ import (
 	"github.com/peeklock/peeklock/broker/demo"
 	"github.com/peeklock/peeklock/broker/engine"
 	"github.com/peeklock/peeklock/broker/engine/store"
+	"github.com/peeklock/peeklock/broker/remote"
 	"github.com/peeklock/peeklock/model"
 	"github.com/peeklock/peeklock/sshserver"
 )
@@ -421,6 +422,7 @@ The connection string may also come from SERVICEBUS_CONNECTION_STRING. Accepted 
   Endpoint=sb://NAME.servicebus.windows.net/;SharedAccessKeyName=...;SharedAccessKey=...[;EntityPath=...]
   Endpoint=sb://localhost;...;UseDevelopmentEmulator=true
   amqp://user:pass@host:port
+  NAME                                   a connection of the config file ([connections.NAME])
 
 Flags:
 `
@@ -428,16 +430,102 @@ Flags:
 func runConnect(args []string, out io.Writer) error {
 	fs := newCommand("connect", connectUsage, out)
 	var d dashboardFlags
+	var sf sshFlags
 	d.register(fs.FlagSet)
-	if err := fs.parse(args); err != nil {
+	sf.register(fs.FlagSet)
+	namespace := fs.String("namespace", "", "connect to NAME.servicebus.windows.net with Microsoft Entra ID (DefaultAzureCredential)")
+	adminURL := fs.String("admin-url", "", "base URL of the admin API (default: https://HOST, or http://HOST:5300 for emulators)")
+	// The connection string may stand before or after the flags.
+	var positional []string
+	for {
+		if err := fs.parse(args); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(positional) > 1 {
+		return usageError{"connect: more than one connection string"}
+	}
+	conn, readOnly, err := connection(positional, *namespace, &d)
+	if err != nil {
 		return err
 	}
-	conn := strings.TrimSpace(fs.Arg(0))
-	if conn == "" {
-		conn = os.Getenv("SERVICEBUS_CONNECTION_STRING")
+	d.readOnly = d.readOnly || readOnly
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var entities []string
+	if d.entity != "" {
+		entities = []string{d.entity}
 	}
-	if conn == "" {
-		return usageError{"connect: no connection string (give one, or set SERVICEBUS_CONNECTION_STRING)"}
+	client, err := remote.Dial(ctx, remote.Config{Conn: conn, Entities: entities, AdminURL: *adminURL})
+	if err != nil {
+		return fmt.Errorf("connect to %s: %w", conn.Redacted(), err)
 	}
-	return usageError{"connect: remote endpoints are not built yet"}
+	defer client.Close()
+	if sf.addr != "" {
+		log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+		return serveSSH(ctx, client, sf, d, "", log)
+	}
+	return runDashboard(ctx, client, d)
+}
+
+// connection finds what connect connects to: the connection string given,
+// a named connection of the config file, SERVICEBUS_CONNECTION_STRING, or a
+// namespace for Entra ID. A bad string is a usage error whose text never
+// holds a secret.
+func connection(positional []string, namespace string, d *dashboardFlags) (remote.ConnectionString, bool, error) {
+	raw, readOnly := "", false
+	if len(positional) == 1 {
+		raw = strings.TrimSpace(positional[0])
+		if !strings.Contains(raw, "=") && !strings.Contains(raw, "://") {
+			named, err := namedConnection(raw, d)
+			if err != nil {
+				return remote.ConnectionString{}, false, err
+			}
+			raw, readOnly = named.ConnectionString, named.ReadOnly
+			if d.entity == "" {
+				d.entity = named.Entity
+			}
+		}
+	}
+	if raw == "" && namespace == "" {
+		raw = strings.TrimSpace(os.Getenv("SERVICEBUS_CONNECTION_STRING"))
+	}
+	var conn remote.ConnectionString
+	var err error
+	switch {
+	case raw != "" && namespace != "":
+		return conn, false, usageError{"connect: give a connection string or --namespace, not both"}
+	case namespace != "":
+		conn, err = remote.FromNamespace(namespace)
+	case raw != "":
+		conn, err = remote.ParseConnectionString(raw)
+	default:
+		return conn, false, usageError{"connect: no connection string (give one, name one of the config file, set SERVICEBUS_CONNECTION_STRING, or use --namespace)"}
+	}
+	if err != nil {
+		return conn, false, usageError{"connect: " + err.Error()}
+	}
+	return conn, readOnly, nil
+}
+
+// namedConnection looks a connection up by name in the config file.
+func namedConnection(name string, d *dashboardFlags) (model.Connection, error) {
+	path := d.uiConfig
+	if path == "" {
+		path = model.DefaultConfigPath()
+	}
+	cfg, err := model.LoadConfig(path)
+	if err != nil {
+		return model.Connection{}, usageError{fmt.Sprintf("connect: %q is not a connection string, and the config file cannot name it: %v", name, err)}
+	}
+	c, ok := cfg.Connections[name]
+	if !ok || c.ConnectionString == "" {
+		return model.Connection{}, usageError{fmt.Sprintf("connect: %q is neither a connection string nor a connection of %s", name, path)}
+	}
+	return c, nil
 }

@@ -51,69 +51,93 @@ func TestCommandLine(t *testing.T) {
 	}
 }
 
+// tmuxSession is a real terminal (tmux, 120x40) running one command.
+type tmuxSession struct {
+	t    *testing.T
+	sock string
+}
+
+// newTmux starts command in a new tmux server of its own; when command
+// ends, the pane shows "peeklock exited STATUS".
+func newTmux(t *testing.T, command string) *tmuxSession {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed (.ci/run installs it)")
+	}
+	tm := &tmuxSession{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
+	tm.run("new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40", command+"; echo peeklock exited $?; sleep 30")
+	t.Cleanup(func() { exec.Command("tmux", "-S", tm.sock, "kill-server").Run() })
+	return tm
+}
+
+func (tm *tmuxSession) run(args ...string) string {
+	tm.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-S", tm.sock}, args...)...).CombinedOutput()
+	if err != nil {
+		tm.t.Fatalf("tmux %v: %v: %s", args, err, out)
+	}
+	return string(out)
+}
+
+// send types keys (tmux key names).
+func (tm *tmuxSession) send(keys ...string) {
+	tm.run(append([]string{"send-keys", "-t", "e2e"}, keys...)...)
+}
+
+func (tm *tmuxSession) screen() string { return tm.run("capture-pane", "-p", "-t", "e2e") }
+
+// waitFor polls the screen until ok holds, for at most 15 s.
+func (tm *tmuxSession) waitFor(what string, ok func(string) bool) string {
+	tm.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		s := tm.screen()
+		if ok(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("waiting for %s; the screen is:\n%s", what, s)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// has reports whether the screen holds every part.
+func has(parts ...string) func(string) bool {
+	return func(s string) bool {
+		for _, p := range parts {
+			if !strings.Contains(s, p) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
 // TestTmuxEndToEnd drives the real binary in a real terminal (tmux): it
 // starts the dashboard on a durable store that the test filled, locks a
 // message with `l`, sees its countdown in the Locked pane, completes it with
 // `c`, opens the detail view, and quits with `q`.
 func TestTmuxEndToEnd(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed (.ci/run installs it)")
-	}
 	bin := buildBinary(t)
 	data := t.TempDir()
 	fillStore(t, data, "e2e", 3)
 
-	sock := filepath.Join(t.TempDir(), "tmux.sock")
-	tmux := func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command("tmux", append([]string{"-S", sock}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %v: %v: %s", args, err, out)
-		}
-		return string(out)
-	}
-	tmux("new-session", "-d", "-s", "e2e", "-x", "120", "-y", "40",
-		fmt.Sprintf("env XDG_CONFIG_HOME=%s %s --data %s --no-demo --entity e2e; echo peeklock exited $?; sleep 30", t.TempDir(), bin, data))
-	t.Cleanup(func() { exec.Command("tmux", "-S", sock, "kill-server").Run() })
-	screen := func() string { return tmux("capture-pane", "-p", "-t", "e2e") }
-	waitFor := func(what string, ok func(string) bool) string {
-		t.Helper()
-		deadline := time.Now().Add(15 * time.Second)
-		for {
-			s := screen()
-			if ok(s) {
-				return s
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("waiting for %s; the screen is:\n%s", what, s)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	has := func(parts ...string) func(string) bool {
-		return func(s string) bool {
-			for _, p := range parts {
-				if !strings.Contains(s, p) {
-					return false
-				}
-			}
-			return true
-		}
-	}
-
+	tm := newTmux(t, fmt.Sprintf("env XDG_CONFIG_HOME=%s %s --data %s --no-demo --entity e2e", t.TempDir(), bin, data))
+	waitFor, send := tm.waitFor, tm.send
 	waitFor("the entity and its three messages", has("e2e", "Active 3", "msg-1", "msg-2", "msg-3"))
-	tmux("send-keys", "-t", "e2e", "l")
+	send("l")
 	waitFor("a lock counting down", has("Locked 1", "Active 2"))
-	tmux("send-keys", "-t", "e2e", "2")
-	tmux("send-keys", "-t", "e2e", "c")
+	send("2")
+	send("c")
 	waitFor("the completed message gone", has("Locked 0", "Active 2"))
-	tmux("send-keys", "-t", "e2e", "1")
-	tmux("send-keys", "-t", "e2e", "Enter")
+	send("1")
+	send("Enter")
 	waitFor("the detail view", has("Broker properties", "SequenceNumber", "hello from the e2e test"))
-	tmux("send-keys", "-t", "e2e", "Escape")
+	send("Escape")
 	// Wait before the next key: ESC followed at once by q reads as alt+q.
 	waitFor("the panes again", func(s string) bool { return !strings.Contains(s, "Broker properties") })
-	tmux("send-keys", "-t", "e2e", "q")
+	send("q")
 	waitFor("the program to exit", has("peeklock exited 0"))
 
 	// The store kept what the dashboard did: two messages left, the first

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -125,5 +126,56 @@ func TestServeIsAnEmulator(t *testing.T) {
 	}
 	if err := receiver.CompleteMessage(ctx, m, nil); err != nil {
 		t.Fatalf("complete: %v", err)
+	}
+}
+
+// TestTmuxConnectToServe runs `peeklock serve` and, in a real terminal,
+// `peeklock connect` with the emulator connection string it printed: the
+// dashboard on the remote endpoint shows the message an SDK sent, locks it
+// with `l`, completes it with `c`, and the broker no longer has it.
+func TestTmuxConnectToServe(t *testing.T) {
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	config := filepath.Join(dir, "Config.json")
+	if err := os.WriteFile(config, []byte(`{"UserConfig":{"Namespaces":[{"Name":"sbemulatorns",
+		"Queues":[{"Name":"orders","Properties":{"LockDuration":"PT1M"}}]}]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	conn, adminAddr, stop := startServe(t, bin, "--config", config)
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client, err := azservicebus.NewClientFromConnectionString(conn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close(ctx)
+	sender, err := client.NewSender("orders", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, subject := "order-42", "order.placed"
+	if err := sender.SendMessage(ctx, &azservicebus.Message{MessageID: &id, Subject: &subject, Body: []byte(`{"order":42}`)}, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	tm := newTmux(t, fmt.Sprintf("env XDG_CONFIG_HOME=%s %s connect '%s' --admin-url http://%s --entity orders",
+		t.TempDir(), bin, conn, adminAddr))
+	tm.waitFor("the remote queue with its message", has("orders", "Active 1", "order-42", "order.placed", "connected"))
+	tm.send("l")
+	tm.waitFor("the lock", has("Locked 1", "Active 0"))
+	tm.send("2")
+	tm.send("c")
+	tm.waitFor("the completion", has("Locked 0", "Active 0", "completed"))
+	tm.send("q")
+	tm.waitFor("the program to exit", has("peeklock exited 0"))
+
+	receiver, err := client.NewReceiverForQueue("orders", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peeked, err := receiver.PeekMessages(ctx, 10, nil)
+	if err != nil || len(peeked) != 0 {
+		t.Fatalf("after the dashboard completed it, peek finds %d messages (%v)", len(peeked), err)
 	}
 }
