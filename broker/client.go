@@ -168,3 +168,23 @@ type Client interface {
 	// Close releases the client's resources; locks it holds are released.
 	Close() error
 }
+
+// StatusReporter is implemented by clients whose connection can drop and
+// come back (remote endpoints). The dashboard shows State in its status bar
+// and Notice beside it.
+type StatusReporter interface {
+	// State is "connected", or what is wrong ("reconnecting (attempt 3)").
+	State() string
+	// Notice explains a limitation the user should know about, such as
+	// entities that cannot be listed without Manage rights; "" for none.
+	Notice() string
+}
+
+// StatusOf returns c's state and notice, or "" and "" when c does not
+// report them.
+func StatusOf(c Client) (state, notice string) {
+	if sr, ok := c.(StatusReporter); ok {
+		return sr.State(), sr.Notice()
+	}
+	return "", ""
+}

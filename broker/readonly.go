@@ -50,3 +50,9 @@ func IsReadOnly(c Client) bool {
 	_, ok := c.(readOnly)
 	return ok
 }
+
+// State passes the wrapped client's state through.
+func (r readOnly) State() string { s, _ := StatusOf(r.Client); return s }
+
+// Notice passes the wrapped client's notice through.
+func (r readOnly) Notice() string { _, n := StatusOf(r.Client); return n }

@@ -58,6 +58,7 @@ type Model struct {
 	conn        string
 	lastErr     error
 	info        string
+	notice      string // the endpoint's lasting remark (broker.StatusReporter)
 	infoAt      time.Time
 	quitting    bool
 

@@ -46,8 +46,10 @@ type refreshMsg struct {
 	entity   string
 	entities []broker.Entity
 	listErr  error
-	panes    []paneResult
-	at       time.Time
+	// state and notice come from a broker.StatusReporter ("" otherwise).
+	state, notice string
+	panes         []paneResult
+	at            time.Time
 }
 
 // seekMsg is the result of scrolling that needed the broker: a new window

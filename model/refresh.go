@@ -110,6 +110,7 @@ func (m *Model) startRefresh() tea.Cmd {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		msg := refreshMsg{gen: gen, entity: entity, at: at}
+		msg.state, msg.notice = broker.StatusOf(c)
 		ents, err := c.Entities(ctx)
 		if err != nil {
 			msg.listErr = err
@@ -169,6 +170,10 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 		m.conn = connState(msg.listErr)
 		m.setErr(msg.listErr)
 	}
+	if msg.state != "" && msg.state != ui.ConnConnected {
+		m.conn = msg.state // e.g. "reconnecting (attempt 3)"
+	}
+	m.notice = msg.notice
 	if m.entity == "" {
 		m.entity = msg.entity
 	}

@@ -175,6 +175,7 @@ func (m *Model) status() ui.Status {
 		Paused:   m.paused,
 		ReadOnly: m.readOnly,
 		Info:     m.info,
+		Notice:   m.notice,
 	}
 	if m.lastErr != nil {
 		s.Err = m.lastErr.Error()

@@ -65,6 +65,12 @@ func (c *sessionClient) isClosed() bool {
 // Endpoint describes the shared client's endpoint.
 func (c *sessionClient) Endpoint() string { return c.inner.Endpoint() }
 
+// State passes the shared client's connection state through.
+func (c *sessionClient) State() string { s, _ := broker.StatusOf(c.inner); return s }
+
+// Notice passes the shared client's notice through.
+func (c *sessionClient) Notice() string { _, n := broker.StatusOf(c.inner); return n }
+
 // Capabilities are the shared client's.
 func (c *sessionClient) Capabilities() broker.Capabilities { return c.inner.Capabilities() }
 

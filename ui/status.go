@@ -28,6 +28,9 @@ type Status struct {
 	TrackingID string
 	// Info is a passing message ("completed 3 messages").
 	Info string
+	// Notice is a lasting remark of the endpoint (e.g. entities cannot be
+	// listed without Manage rights), shown when there is no error or info.
+	Notice string
 }
 
 // StatusBar renders the status bar in one line of w cells: the
@@ -63,6 +66,8 @@ func StatusBar(c *Common, s Status, w int) string {
 		msg = st.StatusError.Render(e)
 	case s.Info != "":
 		msg = bar.Render(Sanitize(s.Info))
+	case s.Notice != "":
+		msg = st.StatusError.Render("⚠ " + Sanitize(s.Notice))
 	}
 	right := Sanitize(s.Endpoint)
 	lw, mw := ansi.StringWidth(left), ansi.StringWidth(msg)

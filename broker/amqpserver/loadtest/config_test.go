@@ -1,0 +1,139 @@
+package loadtest
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+)
+
+// Environment variables of the throughput benchmarks. Every one is
+// optional; the defaults are those of the comparison with RabbitMQ.
+const (
+	// envURL names the broker to measure, amqp://user:pass@host:port
+	// (SASL PLAIN with the user and password). Empty: a peeklock listener
+	// started by the benchmark.
+	envURL = "PEEKLOCK_LOADTEST_URL"
+	// envAddress is the link address of the queue, for instance
+	// /queue/bench for RabbitMQ (which declares it). Default: bench, the
+	// queue that the benchmark creates in peeklock.
+	envAddress = "PEEKLOCK_LOADTEST_ADDRESS"
+	// envDurable set to 1 makes the run durable: messages with
+	// header durable=true and links with terminus durability
+	// unsettled-state (RabbitMQ then declares a durable queue and persists
+	// the messages); peeklock keeps its messages in Pebble, each send
+	// acknowledged after the disk sync.
+	envDurable = "PEEKLOCK_LOADTEST_DURABLE"
+	// envMessages is N, the messages per send or receive phase.
+	envMessages = "PEEKLOCK_LOADTEST_N"
+	// envSize is the body size in bytes.
+	envSize = "PEEKLOCK_LOADTEST_SIZE"
+	// envSenders is the number of sender links.
+	envSenders = "PEEKLOCK_LOADTEST_SENDERS"
+	// envInFlight is the number of goroutines that send, shared round-robin
+	// by the sender links: the sends waiting for their outcome at once.
+	envInFlight = "PEEKLOCK_LOADTEST_INFLIGHT"
+	// envReceivers is the number of receiver links.
+	envReceivers = "PEEKLOCK_LOADTEST_RECEIVERS"
+	// envCredit is the link credit of each receiver.
+	envCredit = "PEEKLOCK_LOADTEST_CREDIT"
+	// envAcceptors is the number of goroutines per receiver link that
+	// receive and accept.
+	envAcceptors = "PEEKLOCK_LOADTEST_ACCEPTORS"
+	// envInProcess set to 1 runs the peeklock listener inside the test
+	// process (so that -cpuprofile sees it) instead of in a child process.
+	envInProcess = "PEEKLOCK_LOADTEST_INPROCESS"
+	// envServerProfile names a file to which a child-process listener
+	// writes its CPU profile.
+	envServerProfile = "PEEKLOCK_LOADTEST_SERVER_CPUPROFILE"
+)
+
+// config is one throughput run's setting, read from the environment.
+type config struct {
+	url       string
+	address   string
+	durable   bool
+	messages  int
+	size      int
+	senders   int
+	inFlight  int
+	receivers int
+	credit    int
+	acceptors int
+	inProcess bool
+}
+
+// defaultConfig is the setting used when the environment says nothing.
+func defaultConfig() config {
+	return config{
+		address:   "bench",
+		messages:  100_000,
+		size:      1024,
+		senders:   4,
+		inFlight:  64,
+		receivers: 1,
+		credit:    1000,
+		acceptors: 4,
+	}
+}
+
+// configFromEnv reads the benchmarks' environment variables over the
+// defaults.
+func configFromEnv() (config, error) {
+	c := defaultConfig()
+	c.url = os.Getenv(envURL)
+	if a := os.Getenv(envAddress); a != "" {
+		c.address = a
+	}
+	var err error
+	if c.durable, err = envFlag(envDurable); err != nil {
+		return c, err
+	}
+	if c.inProcess, err = envFlag(envInProcess); err != nil {
+		return c, err
+	}
+	ints := []struct {
+		name string
+		dst  *int
+		max  int
+	}{
+		{envMessages, &c.messages, 100_000_000},
+		{envSize, &c.size, 1 << 20},
+		{envSenders, &c.senders, 256},
+		{envInFlight, &c.inFlight, 1 << 16},
+		{envReceivers, &c.receivers, 256},
+		{envCredit, &c.credit, 1 << 20},
+		{envAcceptors, &c.acceptors, 1024},
+	}
+	for _, v := range ints {
+		if *v.dst, err = envInt(v.name, *v.dst, v.max); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// envFlag reads a variable that is unset, 0 or 1.
+func envFlag(name string) (bool, error) {
+	switch v := os.Getenv(name); v {
+	case "", "0":
+		return false, nil
+	case "1":
+		return true, nil
+	default:
+		return false, fmt.Errorf("%s=%q: want 0 or 1", name, v)
+	}
+}
+
+// envInt reads a positive integer variable of at most hi, or def when it
+// is unset.
+func envInt(name string, def, hi int) (int, error) {
+	v := os.Getenv(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > hi {
+		return 0, fmt.Errorf("%s=%q: want an integer from 1 to %d", name, v, hi)
+	}
+	return n, nil
+}
