@@ -184,9 +184,13 @@ func fillStore(t *testing.T, dir, queue string, n int) {
 		Settings: broker.EntitySettings{LockDuration: time.Minute}}); err != nil {
 		t.Fatal(err)
 	}
-	for i := 1; i <= n; i++ {
-		m := &broker.Message{MessageID: fmt.Sprintf("msg-%d", i), ContentType: "text/plain", Body: []byte("hello from the e2e test")}
-		if err := e.Send(ctx, queue, []*broker.Message{m}); err != nil {
+	for i := 1; i <= n; {
+		batch := make([]*broker.Message, 0, 1000)
+		for ; i <= n && len(batch) < cap(batch); i++ {
+			batch = append(batch, &broker.Message{MessageID: fmt.Sprintf("msg-%d", i), ContentType: "text/plain",
+				Body: []byte("hello from the e2e test")})
+		}
+		if err := e.Send(ctx, queue, batch); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -179,3 +179,35 @@ func TestTmuxConnectToServe(t *testing.T) {
 		t.Fatalf("after the dashboard completed it, peek finds %d messages (%v)", len(peeked), err)
 	}
 }
+
+// TestDashboardResidentMemory measures the resident memory of the
+// dashboard process (`peeklock connect`, in a real terminal) on a
+// 1,000,000-message queue served by `peeklock serve --data`. Target: under
+// 100 MB. Run with PEEKLOCK_BIG=1; BENCHMARKS.md has the result.
+func TestDashboardResidentMemory(t *testing.T) {
+	if os.Getenv("PEEKLOCK_BIG") == "" {
+		t.Skip("set PEEKLOCK_BIG=1 to store 1,000,000 messages and measure the dashboard's memory")
+	}
+	bin := buildBinary(t)
+	data := t.TempDir()
+	fillStore(t, data, "big", 1_000_000)
+	conn, adminAddr, stop := startServe(t, bin, "--data", data)
+	defer stop()
+	tm := newTmux(t, fmt.Sprintf("env XDG_CONFIG_HOME=%s %s connect '%s' --admin-url http://%s --entity big",
+		t.TempDir(), bin, conn, adminAddr))
+	tm.waitFor("the big queue", has("big", "Active 1.0M", "msg-1"))
+	time.Sleep(5 * time.Second) // a few refreshes
+	shell := strings.TrimSpace(tm.run("list-panes", "-t", "e2e", "-F", "#{pane_pid}"))
+	out, err := exec.Command("pgrep", "-P", shell, "-f", "peeklock").Output()
+	if err != nil {
+		t.Fatalf("find the dashboard process: %v", err)
+	}
+	pid := strings.Fields(string(out))[0]
+	status, err := os.ReadFile("/proc/" + pid + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rss := regexp.MustCompile(`VmRSS:\s+(\d+) kB`).FindStringSubmatch(string(status))
+	t.Logf("dashboard resident memory with a 1,000,000-message queue: %s kB", rss[1])
+	tm.send("q")
+}
