@@ -340,23 +340,5 @@ func uintProp(m wire.Map, name wire.Symbol) (uint64, bool) {
 	if !ok {
 		return 0, false
 	}
-	switch x := v.(type) {
-	case uint8:
-		return uint64(x), true
-	case uint16:
-		return uint64(x), true
-	case uint32:
-		return uint64(x), true
-	case uint64:
-		return x, true
-	case int8:
-		return uint64(max(x, 0)), true
-	case int16:
-		return uint64(max(x, 0)), true
-	case int32:
-		return uint64(max(x, 0)), true
-	case int64:
-		return uint64(max(x, 0)), true
-	}
-	return 0, false
+	return wire.UintValue(v)
 }

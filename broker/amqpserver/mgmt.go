@@ -81,7 +81,7 @@ func (c *conn) manage(l *link, req *broker.Message) *response {
 	}
 	wait := defaultOperationWait
 	for _, k := range []string{propServerTimeout, propVendorServerTimeout} {
-		if ms, ok := asUint64(props[k]); ok && ms > 0 {
+		if ms, ok := wire.UintValue(props[k]); ok && ms > 0 {
 			wait = min(time.Duration(ms)*time.Millisecond, maxOperationWait)
 			break
 		}
@@ -134,7 +134,7 @@ func (r *mgmtRequest) integer(name string) (int64, bool, error) {
 	if !ok || v == nil {
 		return 0, false, nil
 	}
-	if n, ok := asInt64(v); ok {
+	if n, ok := wire.IntValue(v); ok {
 		return n, true, nil
 	}
 	return 0, false, missing(name, "an integer", v, true)
@@ -153,7 +153,7 @@ func (r *mgmtRequest) int64s(name string) ([]int64, error) {
 		}
 	case []any:
 		for _, e := range x {
-			n, ok := asInt64(e)
+			n, ok := wire.IntValue(e)
 			if !ok {
 				return nil, missing(name, "an array of long", v, true)
 			}
@@ -238,49 +238,6 @@ func (c *conn) heldSession(entity, assoc string) string {
 		}
 	}
 	return found
-}
-
-// asUint64 returns a non-negative integer of any width.
-func asUint64(v any) (uint64, bool) {
-	switch x := v.(type) {
-	case uint8:
-		return uint64(x), true
-	case uint16:
-		return uint64(x), true
-	case uint32:
-		return uint64(x), true
-	case uint64:
-		return x, true
-	}
-	if n, ok := asInt64(v); ok && n >= 0 {
-		return uint64(n), true
-	}
-	return 0, false
-}
-
-// asInt64 returns an integer of any width that fits an int64.
-func asInt64(v any) (int64, bool) {
-	switch x := v.(type) {
-	case int8:
-		return int64(x), true
-	case int16:
-		return int64(x), true
-	case int32:
-		return int64(x), true
-	case int64:
-		return x, true
-	case uint8:
-		return int64(x), true
-	case uint16:
-		return int64(x), true
-	case uint32:
-		return int64(x), true
-	case uint64:
-		if x <= 1<<63-1 {
-			return int64(x), true
-		}
-	}
-	return 0, false
 }
 
 // uuidOf returns a lock token as the uuid type responses carry.
