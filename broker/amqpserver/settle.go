@@ -33,17 +33,21 @@ func (s *session) settleOutLocked(id uint32, od *outDelivery, d *wire.Dispositio
 	}
 	delete(s.outUnsettled, id)
 	l := od.link
-	l.unsettled--
 	if od.reply {
+		l.unsettled--
 		if !d.Settled {
 			s.sendLocked(&wire.Disposition{Role: wire.RoleSender, First: id, Settled: true, State: d.State})
 		}
 		return
 	}
-	l.notify()
 	if l.settleQ == nil {
+		l.unsettled--
+		l.notify()
 		return
 	}
+	// The delivery stays counted in l.unsettled until settleLoop has
+	// applied its outcome, so that the queue never holds more than
+	// MaxUnsettledPerLink outcomes.
 	st, reply, err := settlementFor(d.State, l.entity, od.token)
 	select {
 	case l.settleQ <- settleReq{id: id, settle: st, reply: reply, err: err, peerSettled: d.Settled}:
@@ -105,6 +109,9 @@ func (l *link) settleLoop(q <-chan settleReq) {
 				s.sendLocked(&wire.Disposition{Role: wire.RoleSender, First: r.id, Settled: true, State: replies[i]})
 			}
 		}
+		// closeLocked zeroes the count of a link that ended meanwhile.
+		l.unsettled = max(l.unsettled-len(list), 0)
+		l.notify()
 		s.mu.Unlock()
 	}
 }

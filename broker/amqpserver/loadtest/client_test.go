@@ -13,40 +13,47 @@ import (
 	amqp "github.com/Azure/go-amqp"
 )
 
-// closeWait bounds closing a link, a session or a connection.
-const closeWait = 30 * time.Second
+// closeWait bounds ending the sessions of one receive phase.
+const closeWait = 10 * time.Second
 
-// client is the go-amqp client of the throughput benchmarks: one
-// connection, one session, cfg.senders sender links kept open, and
-// cfg.receivers receiver links attached for each receive phase only (a
-// receiver attached while sending would take messages meanwhile).
+// client is the go-amqp client of the throughput benchmarks:
+// cfg.connections connections with one session each, and cfg.senders
+// sender links spread over those sessions and kept open. Each receive phase
+// attaches its receivers anew on connections of its own (receiveSet): a
+// receiver attached while sending would take messages meanwhile.
 type client struct {
-	cfg     config
-	body    []byte
-	conn    *amqp.Conn
-	session *amqp.Session
-	senders []*amqp.Sender
+	cfg      config
+	url      string
+	body     []byte
+	conns    []*amqp.Conn
+	sessions []*amqp.Session
+	senders  []*amqp.Sender
 }
 
 // dialClient connects to url and attaches the senders to cfg.address.
 func dialClient(ctx context.Context, url string, cfg config) (*client, error) {
-	conn, err := amqp.Dial(ctx, url, nil)
-	if err != nil {
-		return nil, fmt.Errorf("dial %s: %w", redact(url), err)
+	c := &client{cfg: cfg, url: url, body: benchBody(cfg.size)}
+	for range cfg.connections {
+		conn, err := amqp.Dial(ctx, url, nil)
+		if err != nil {
+			_ = c.close()
+			return nil, fmt.Errorf("dial %s: %w", redact(url), err)
+		}
+		c.conns = append(c.conns, conn)
+		s, err := conn.NewSession(ctx, nil)
+		if err != nil {
+			_ = c.close()
+			return nil, fmt.Errorf("begin a session: %w", err)
+		}
+		c.sessions = append(c.sessions, s)
 	}
-	c := &client{cfg: cfg, body: benchBody(cfg.size), conn: conn}
-	c.session, err = conn.NewSession(ctx, nil)
-	if err != nil {
-		_ = conn.Close()
-		return nil, fmt.Errorf("begin a session: %w", err)
-	}
-	for range cfg.senders {
-		snd, err := c.session.NewSender(ctx, cfg.address, &amqp.SenderOptions{
+	for i := range cfg.senders {
+		snd, err := c.sessions[i%len(c.sessions)].NewSender(ctx, cfg.address, &amqp.SenderOptions{
 			SettlementMode:   amqp.SenderSettleModeUnsettled.Ptr(),
 			TargetDurability: c.durability(),
 		})
 		if err != nil {
-			_ = conn.Close()
+			_ = c.close()
 			return nil, fmt.Errorf("attach a sender to %s: %w", cfg.address, err)
 		}
 		c.senders = append(c.senders, snd)
@@ -81,9 +88,13 @@ func (c *client) durability() amqp.Durability {
 	return amqp.DurabilityNone
 }
 
-// close closes the connection.
+// close closes the connections.
 func (c *client) close() error {
-	return c.conn.Close()
+	var errs []error
+	for _, conn := range c.conns {
+		errs = append(errs, conn.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // send sends n messages with cfg.inFlight goroutines shared round-robin by
@@ -109,41 +120,82 @@ func (c *client) send(ctx context.Context, n int) error {
 	return context.Cause(ctx)
 }
 
-// receivers attaches cfg.receivers receivers with cfg.credit each.
-func (c *client) receivers(ctx context.Context) ([]*amqp.Receiver, error) {
-	var rs []*amqp.Receiver
-	for range c.cfg.receivers {
-		r, err := c.session.NewReceiver(ctx, c.cfg.address, &amqp.ReceiverOptions{
+// receiveSet is the receivers of one receive phase, on connections and
+// sessions of their own. Closing it ends the sessions, so that the peer
+// takes every disposition sent before and takes back what the receivers
+// hold unsettled, and then closes the connections. (Detaching a receiver is
+// not an option: RabbitMQ 3.10's AMQP 1.0 plugin answers go-amqp's closing
+// detach with a detach that does not close, so Receiver.Close waits until
+// its context ends; go-amqp issue #310.)
+type receiveSet struct {
+	conns     []*amqp.Conn
+	sessions  []*amqp.Session
+	receivers []*amqp.Receiver
+}
+
+// receivers opens cfg.connections connections with a session each and
+// attaches cfg.receivers receivers with cfg.credit each, spread over those
+// sessions.
+func (c *client) receivers(ctx context.Context) (*receiveSet, error) {
+	rs := &receiveSet{}
+	fail := func(err error) (*receiveSet, error) {
+		_ = rs.close()
+		return nil, err
+	}
+	for range c.cfg.connections {
+		conn, err := amqp.Dial(ctx, c.url, nil)
+		if err != nil {
+			return fail(fmt.Errorf("dial %s: %w", redact(c.url), err))
+		}
+		rs.conns = append(rs.conns, conn)
+		s, err := conn.NewSession(ctx, nil)
+		if err != nil {
+			return fail(fmt.Errorf("begin a session: %w", err))
+		}
+		rs.sessions = append(rs.sessions, s)
+	}
+	for i := range c.cfg.receivers {
+		r, err := rs.sessions[i%len(rs.sessions)].NewReceiver(ctx, c.cfg.address, &amqp.ReceiverOptions{
 			Credit:           int32(c.cfg.credit),
 			SourceDurability: c.durability(),
 		})
 		if err != nil {
-			closeReceivers(rs)
-			return nil, fmt.Errorf("attach a receiver to %s: %w", c.cfg.address, err)
+			return fail(fmt.Errorf("attach a receiver to %s: %w", c.cfg.address, err))
 		}
-		rs = append(rs, r)
+		rs.receivers = append(rs.receivers, r)
 	}
 	return rs, nil
 }
 
-// closeReceivers detaches receivers; the peer takes back what they hold
-// unsettled.
-func closeReceivers(rs []*amqp.Receiver) {
+// errSessionEnd reports a receivers' session that the peer did not end.
+var errSessionEnd = errors.New("a receivers' session did not end")
+
+// close ends the sessions, each waiting for the peer's end, and closes the
+// connections. It reports a session that did not end (errSessionEnd); the
+// connections are closed all the same.
+func (rs *receiveSet) close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), closeWait)
 	defer cancel()
-	for _, r := range rs {
-		_ = r.Close(ctx)
+	var errs []error
+	for _, s := range rs.sessions {
+		if err := s.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("%w: %w", errSessionEnd, err))
+		}
 	}
+	for _, conn := range rs.conns {
+		_ = conn.Close()
+	}
+	return errors.Join(errs...)
 }
 
 // receive receives and accepts exactly n messages on rs with cfg.acceptors
 // goroutines per receiver, checking every body.
-func (c *client) receive(ctx context.Context, rs []*amqp.Receiver, n int) error {
+func (c *client) receive(ctx context.Context, rs *receiveSet, n int) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var got atomic.Int64
 	var wg sync.WaitGroup
-	for _, r := range rs {
+	for _, r := range rs.receivers {
 		for range c.cfg.acceptors {
 			wg.Go(func() {
 				for got.Load() < int64(n) {
@@ -192,9 +244,8 @@ func (c *client) drain(ctx context.Context, idle time.Duration) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer closeReceivers(rs)
 	n := 0
-	for _, r := range rs {
+	for _, r := range rs.receivers {
 		for {
 			rctx, cancel := context.WithTimeout(ctx, idle)
 			msg, err := r.Receive(rctx, nil)
@@ -203,13 +254,15 @@ func (c *client) drain(ctx context.Context, idle time.Duration) (int, error) {
 				if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 					break
 				}
+				_ = rs.close()
 				return n, fmt.Errorf("drain: %w", err)
 			}
 			if err := r.AcceptMessage(ctx, msg); err != nil {
+				_ = rs.close()
 				return n, fmt.Errorf("drain: accept: %w", err)
 			}
 			n++
 		}
 	}
-	return n, nil
+	return n, rs.close()
 }

@@ -3,18 +3,22 @@
 // any other AMQP 1.0 broker. It holds only tests, benchmarks and a script:
 //
 //   - BenchmarkSend and BenchmarkReceive (throughput_test.go) push N 1 KiB
-//     messages through one target, pipelined, each send waiting for its
-//     outcome and each received message accepted. The target is peeklock,
-//     started by the benchmark, or any broker named by PEEKLOCK_LOADTEST_URL
-//     (RabbitMQ with its AMQP 1.0 plugin for the comparison).
+//     messages through one queue, pipelined, each send waiting for its
+//     outcome and each received message accepted. They report msg/s and
+//     the CPU time per message of the client and of the listener. The
+//     target is a peeklock listener started by the benchmark, or any broker
+//     that PEEKLOCK_LOADTEST_URL names (RabbitMQ with its AMQP 1.0 plugin
+//     for the comparison). config_test.go lists the environment variables.
 //   - compare.sh runs both benchmarks against RabbitMQ and peeklock, in
 //     memory and durable, and prints the medians and the ratios.
 //   - connections_test.go opens many concurrent connections, each with a
 //     sender and a receiver, and reports the listener's memory per
-//     connection.
+//     connection (100 always; 1,000 with PEEKLOCK_BIG=1 or as
+//     BenchmarkConnections1000).
+//   - settle_test.go checks that outcomes the client does not wait for are
+//     all applied when the engine settles slowly.
 //
-// The listener under test runs in a child process of the test binary by
-// default, so that its memory and garbage collection are its own, as a
-// separate broker's would be. The environment variables are described in
-// config_test.go.
+// The listener under test runs in a child process of the test binary
+// (child_test.go) unless PEEKLOCK_LOADTEST_INPROCESS=1, so that its memory,
+// CPU time and garbage collection are its own, as a separate broker's are.
 package loadtest

@@ -110,6 +110,7 @@ func (l *listener) close() error {
 // serverMemory is what a listener's process uses, measured after a
 // garbage collection.
 type serverMemory struct {
+	HeapAlloc   uint64 // bytes of live heap objects
 	HeapInuse   uint64 // bytes in in-use heap spans
 	RSS         uint64 // resident set size in bytes, 0 where unknown
 	Goroutines  int
@@ -118,16 +119,19 @@ type serverMemory struct {
 
 // String formats m for a log line.
 func (m serverMemory) String() string {
-	return fmt.Sprintf("heap in use %.1f MiB, RSS %.1f MiB, %d goroutines, %d connections",
-		float64(m.HeapInuse)/(1<<20), float64(m.RSS)/(1<<20), m.Goroutines, m.Connections)
+	return fmt.Sprintf("live heap %.2f MiB, heap in use %.2f MiB, RSS %.1f MiB, %d goroutines, %d connections",
+		float64(m.HeapAlloc)/(1<<20), float64(m.HeapInuse)/(1<<20), float64(m.RSS)/(1<<20), m.Goroutines, m.Connections)
 }
 
-// memory measures this process and the listener's connections.
+// memory measures this process and the listener's connections. Two
+// garbage collections empty the sync.Pools too.
 func (l *listener) memory() serverMemory {
+	runtime.GC()
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return serverMemory{
+		HeapAlloc:   ms.HeapAlloc,
 		HeapInuse:   ms.HeapInuse,
 		RSS:         selfRSS(),
 		Goroutines:  runtime.NumGoroutine(),

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Compares peeklock's AMQP 1.0 listener with RabbitMQ 3.10 and its
+# rabbitmq_amqp1_0 plugin on this machine, in one run: the same go-amqp
+# client (BenchmarkSend and BenchmarkReceive in this directory), the same
+# number of 1 KiB messages, the same durability, RUNS runs each. Prints the
+# medians, the ranges and the ratios peeklock / RabbitMQ against the 3x
+# target. The benchmarks' progress goes to standard error.
+#
+#   bash broker/amqpserver/loadtest/compare.sh              # N=100000, 3 runs
+#   N=20000 RUNS=5 bash broker/amqpserver/loadtest/compare.sh
+#
+# Durable means, for RabbitMQ, a durable queue and persistent messages (the
+# plugin maps a durable terminus to a durable queue and header durable=true
+# to delivery mode 2), with publisher confirms before each outcome; for
+# peeklock, a Pebble store that syncs each batch before the outcome.
+# peeklock runs in a child process of the test binary, as its own broker.
+#
+# Loopback only. Needs root for .ci/rabbitmq.sh, which installs and starts
+# RabbitMQ if needed (PEEKLOCK_RABBITMQ_PORT chooses its port) and leaves it
+# running. Every benchmark run is bounded by the test binary's timeout, each
+# phase by a minute plus a millisecond per message.
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+n=${N:-100000}
+runs=${RUNS:-3}
+timeout=${TIMEOUT:-20m}
+target=3
+
+url=$(bash .ci/rabbitmq.sh | tail -n1)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+go test -c -o "$work/loadtest.test" ./broker/amqpserver/loadtest/
+
+# The benchmark's queues in RabbitMQ. They are deleted before and after the
+# run when rabbitmqctl can reach the node of .ci/rabbitmq.sh: a client that
+# was killed mid-run can leave consumers behind that would take messages.
+queues=(peeklock-loadtest-memory peeklock-loadtest-durable)
+delete_queues() {
+	local q ctl=/usr/lib/rabbitmq/bin/rabbitmqctl
+	[[ -x $ctl && $(id -u) == 0 ]] || return 0
+	for q in "${queues[@]}"; do
+		su rabbitmq -s /bin/sh -c "cd /var/lib/rabbitmq && HOME=/var/lib/rabbitmq \
+			$ctl -q -n peeklock@localhost --timeout 20 delete_queue $q" \
+			</dev/null >/dev/null 2>&1 || true
+	done
+}
+delete_queues
+
+# bench PEER DURABLE prints "send MSG/S" and "receive MSG/S" for each run.
+bench() {
+	local peer=$1 durable=$2
+	local -a env=(PEEKLOCK_LOADTEST_N="$n" PEEKLOCK_LOADTEST_DURABLE="$durable")
+	if [[ $peer == rabbitmq ]]; then
+		local q=${queues[0]}
+		[[ $durable == 1 ]] && q=${queues[1]}
+		env+=(PEEKLOCK_LOADTEST_URL="$url" PEEKLOCK_LOADTEST_ADDRESS="/queue/$q")
+	else
+		env+=(PEEKLOCK_LOADTEST_URL= PEEKLOCK_LOADTEST_ADDRESS=)
+	fi
+	echo "== $peer, durable=$durable" >&2
+	(cd "$work" && env "${env[@]}" ./loadtest.test -test.run '^$' \
+		-test.bench '^Benchmark(Send|Receive)$' -test.benchtime 1x -test.count "$runs" \
+		-test.timeout "$timeout") |
+		awk '{ print | "cat 1>&2" }
+			/^Benchmark(Send|Receive)/ {
+				for (i = 3; i <= NF; i++) if ($i == "msg/s") rate = $(i - 1)
+				print ($1 ~ /^BenchmarkSend/ ? "send" : "receive"), rate
+			}'
+}
+
+# stats prints the median, the minimum and the maximum of its input lines.
+stats() {
+	sort -n | awk '{a[NR] = $1} END {
+		if (NR == 0) { print "0 0 0"; exit }
+		m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+		print m, a[1], a[NR]
+	}'
+}
+
+table=$(mktemp -p "$work")
+for durable in 0 1; do
+	r=$(bench rabbitmq "$durable")
+	p=$(bench peeklock "$durable")
+	for phase in send receive; do
+		for peer in r p; do
+			count=$(grep -c "^$phase " <<<"${!peer}" || true)
+			if [[ $count != "$runs" ]]; then
+				echo "compare: $count of $runs $phase results for $peer, durable=$durable" >&2
+				exit 1
+			fi
+		done
+		read -r rm rlo rhi < <(grep "^$phase " <<<"$r" | cut -d' ' -f2 | stats)
+		read -r pm plo phi < <(grep "^$phase " <<<"$p" | cut -d' ' -f2 | stats)
+		echo "$durable $phase $rm $rlo $rhi $pm $plo $phi" >>"$table"
+	done
+done
+delete_queues
+
+printf '\n%-8s %-8s %22s %22s %7s  %s\n' durable phase "RabbitMQ msg/s" "peeklock msg/s" ratio "target ${target}x"
+while read -r durable phase rm rlo rhi pm plo phi; do
+	ratio=$(awk "BEGIN {printf \"%.2f\", $pm / $rm}")
+	verdict=$(awk "BEGIN {print ($ratio >= $target) ? \"met\" : \"MISSED\"}")
+	printf '%-8s %-8s %8.0f (%5.0f-%5.0f) %8.0f (%5.0f-%5.0f) %6sx  %s\n' \
+		"$([[ $durable == 1 ]] && echo yes || echo no)" "$phase" "$rm" "$rlo" "$rhi" "$pm" "$plo" "$phi" "$ratio" "$verdict"
+done <"$table"
+echo "N=$n messages of 1 KiB per phase; median (min-max) of $runs runs; $(nproc) cores; $(go env GOVERSION)"

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package loadtest
+
+import "time"
+
+// processCPU returns 0: this system's CPU time is not measured.
+func processCPU() time.Duration { return 0 }
