@@ -168,9 +168,9 @@ func (e *Engine) ReceiveSessionDeferred(ctx context.Context, owner uint64, entit
 	return e.receiveDeferred(en, owner, broker.SubQueueMain, seqs, &sessionID)
 }
 
-// heldSession runs fn on a session whose lock owner holds, under the entity
-// mutex.
-func (e *Engine) heldSession(ctx context.Context, owner uint64, entity, sessionID string, fn func(en *entity, s *session, now int64) error) error {
+// inSessionEntity runs fn under the mutex of the session-aware entity at
+// path, after what is due at now has been processed.
+func (e *Engine) inSessionEntity(ctx context.Context, path string, fn func(en *entity, now int64) error) error {
 	if err := e.enter(); err != nil {
 		return err
 	}
@@ -178,7 +178,7 @@ func (e *Engine) heldSession(ctx context.Context, owner uint64, entity, sessionI
 	if err := checkCtx(ctx); err != nil {
 		return err
 	}
-	en, err := e.sessionEntity(entity)
+	en, err := e.sessionEntity(path)
 	if err != nil {
 		return err
 	}
@@ -187,11 +187,19 @@ func (e *Engine) heldSession(ctx context.Context, owner uint64, entity, sessionI
 		return err
 	}
 	defer e.unlock(en)
-	s := en.sessions[sessionID]
-	if s == nil || !s.isLocked() || s.owner != owner {
-		return errSessionLockLost(en.path, sessionID)
-	}
-	return fn(en, s, now)
+	return fn(en, now)
+}
+
+// heldSession runs fn on a session whose lock owner holds, under the entity
+// mutex.
+func (e *Engine) heldSession(ctx context.Context, owner uint64, path, sessionID string, fn func(en *entity, s *session, now int64) error) error {
+	return e.inSessionEntity(ctx, path, func(en *entity, now int64) error {
+		s := en.sessions[sessionID]
+		if s == nil || !s.isLocked() || s.owner != owner {
+			return errSessionLockLost(en.path, sessionID)
+		}
+		return fn(en, s, now)
+	})
 }
 
 // RenewSessionLock extends a held session lock to now + LockDuration and
@@ -231,62 +239,43 @@ func (e *Engine) SetSessionState(ctx context.Context, owner uint64, addr, sessio
 
 // SessionState returns a copy of a session's state (nil when it has none).
 // Reading needs no session lock, so the dashboard can show it.
-func (e *Engine) SessionState(ctx context.Context, entity, sessionID string) ([]byte, error) {
-	if err := e.enter(); err != nil {
-		return nil, err
-	}
-	defer e.leave()
-	if err := checkCtx(ctx); err != nil {
-		return nil, err
-	}
-	en, err := e.sessionEntity(entity)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := e.lockedDue(en); err != nil {
-		return nil, err
-	}
-	defer e.unlock(en)
-	if s := en.sessions[sessionID]; s != nil && s.state != nil {
-		return slices.Clone(s.state), nil
-	}
-	return nil, nil
+func (e *Engine) SessionState(ctx context.Context, path, sessionID string) ([]byte, error) {
+	var state []byte
+	err := e.inSessionEntity(ctx, path, func(en *entity, _ int64) error {
+		if s := en.sessions[sessionID]; s != nil && s.state != nil {
+			state = slices.Clone(s.state)
+		}
+		return nil
+	})
+	return state, err
 }
 
 // Sessions lists the sessions of a session-aware entity that have messages,
 // a lock or state, sorted by id.
-func (e *Engine) Sessions(ctx context.Context, entity string) ([]SessionInfo, error) {
-	if err := e.enter(); err != nil {
-		return nil, err
-	}
-	defer e.leave()
-	if err := checkCtx(ctx); err != nil {
-		return nil, err
-	}
-	en, err := e.sessionEntity(entity)
+func (e *Engine) Sessions(ctx context.Context, path string) ([]SessionInfo, error) {
+	var out []SessionInfo
+	err := e.inSessionEntity(ctx, path, func(en *entity, _ int64) error {
+		out = make([]SessionInfo, 0, len(en.sessions))
+		for _, s := range en.sessions {
+			info := SessionInfo{
+				SessionID: s.id,
+				Available: s.active.Len(),
+				Messages:  s.count,
+				Locked:    s.isLocked(),
+				Owner:     s.owner,
+				Token:     s.token,
+				StateSize: len(s.state),
+			}
+			if info.Locked {
+				info.LockedUntil = time.Unix(0, s.lockedUntil).UTC()
+			}
+			out = append(out, info)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	if _, err := e.lockedDue(en); err != nil {
-		return nil, err
-	}
-	out := make([]SessionInfo, 0, len(en.sessions))
-	for _, s := range en.sessions {
-		info := SessionInfo{
-			SessionID: s.id,
-			Available: s.active.Len(),
-			Messages:  s.count,
-			Locked:    s.isLocked(),
-			Owner:     s.owner,
-			Token:     s.token,
-			StateSize: len(s.state),
-		}
-		if info.Locked {
-			info.LockedUntil = time.Unix(0, s.lockedUntil).UTC()
-		}
-		out = append(out, info)
-	}
-	e.unlock(en)
 	slices.SortFunc(out, func(a, b SessionInfo) int { return strings.Compare(a.SessionID, b.SessionID) })
 	return out, nil
 }
