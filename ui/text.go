@@ -9,35 +9,30 @@ import (
 // fit truncates s (which may hold styling) to w cells, adding "…" when it
 // cuts, and pads it with spaces to exactly w cells.
 func fit(s string, w int) string {
-	if w <= 0 {
-		return ""
-	}
-	sw, plain := width(s)
-	if sw > w {
-		if plain {
-			return s[:w-1] + "…"
-		}
-		return ansi.Truncate(s, w, "…")
-	}
-	if sw < w {
-		return s + strings.Repeat(" ", w-sw)
-	}
-	return s
+	s, pad := truncate(s, w)
+	return s + strings.Repeat(" ", pad)
 }
 
 // fitLeft is fit with the text aligned to the right edge.
 func fitLeft(s string, w int) string {
+	s, pad := truncate(s, w)
+	return strings.Repeat(" ", pad) + s
+}
+
+// truncate cuts s to at most w cells, adding "…" when it cuts, and returns
+// it with the cells still missing to w.
+func truncate(s string, w int) (string, int) {
 	if w <= 0 {
-		return ""
+		return "", 0
 	}
 	sw, plain := width(s)
-	if sw > w {
-		if plain {
-			return s[:w-1] + "…"
-		}
-		return ansi.Truncate(s, w, "…")
+	switch {
+	case sw <= w:
+		return s, w - sw
+	case plain:
+		return s[:w-1] + "…", 0
 	}
-	return strings.Repeat(" ", w-sw) + s
+	return ansi.Truncate(s, w, "…"), 0
 }
 
 // width returns the cells s takes on screen and whether s is plain
