@@ -145,19 +145,7 @@ func (l *link) onFlowLocked(f *wire.Flow) {
 // them with one engine call, and sends their outcomes.
 func (l *link) storeLoop(q <-chan *inDelivery) {
 	for d := range q {
-		list := []*inDelivery{d}
-	gather:
-		for len(list) < maxStoreBatch {
-			select {
-			case more, ok := <-q:
-				if !ok {
-					break gather
-				}
-				list = append(list, more)
-			default:
-				break gather
-			}
-		}
+		list := gather(d, q, maxStoreBatch)
 		l.store(list)
 	}
 }
@@ -244,4 +232,22 @@ func (l *link) storeBatch(ctx context.Context, payload []byte) error {
 		msgs[i] = m
 	}
 	return l.s.c.eng.Send(ctx, l.entity, msgs)
+}
+
+// gather returns first and whatever else q holds right now, up to max in
+// all, without waiting: the batch one engine call handles.
+func gather[T any](first T, q <-chan T, max int) []T {
+	list := []T{first}
+	for len(list) < max {
+		select {
+		case more, ok := <-q:
+			if !ok {
+				return list
+			}
+			list = append(list, more)
+		default:
+			return list
+		}
+	}
+	return list
 }

@@ -62,19 +62,7 @@ func (s *session) settleOutLocked(id uint32, od *outDelivery, d *wire.Dispositio
 func (l *link) settleLoop(q <-chan settleReq) {
 	c := l.s.c
 	for r := range q {
-		list := []settleReq{r}
-	gather:
-		for len(list) < maxSettleBatch {
-			select {
-			case more, ok := <-q:
-				if !ok {
-					break gather
-				}
-				list = append(list, more)
-			default:
-				break gather
-			}
-		}
+		list := gather(r, q, maxSettleBatch)
 		replies := make([]wire.DeliveryState, len(list))
 		var ss []broker.Settlement
 		var idx []int
