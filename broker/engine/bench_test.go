@@ -142,6 +142,7 @@ func (nullStore) Load(store.Loader) error { return nil }
 func (nullStore) Get(store.Loc) (*broker.Message, error) {
 	return nil, broker.ErrMessageNotFound
 }
-func (nullStore) Apply(*store.Batch) (store.Pending, error) { return store.Done{}, nil }
-func (nullStore) Durable() bool                             { return false }
-func (nullStore) Close() error                              { return nil }
+func (nullStore) Apply(*store.Batch) (store.Pending, error)         { return store.Done{}, nil }
+func (nullStore) Bodies(_ []store.Loc, out []*broker.Message) error { clear(out); return nil }
+func (nullStore) Durable() bool                                     { return false }
+func (nullStore) Close() error                                      { return nil }

@@ -58,8 +58,23 @@ func openFixture(t *testing.T, st store.Store, clock *clockwork.FakeClock) *fixt
 		t.Fatalf("New: %v", err)
 	}
 	f := &fixture{t: t, e: e, clock: clock, ctx: context.Background()}
-	t.Cleanup(func() { _ = e.Close() })
+	t.Cleanup(func() {
+		_ = e.Close()
+		checkNoOrphanMetas(t, st)
+	})
 	return f
+}
+
+// checkNoOrphanMetas fails t when the engine wrote a meta for a message the
+// store did not hold (the Batch.PutMeta contract); only a memory store
+// counts them.
+func checkNoOrphanMetas(t *testing.T, st store.Store) {
+	t.Helper()
+	if m, ok := st.(*store.Memory); ok {
+		if n := m.OrphanMetas(); n != 0 {
+			t.Errorf("the engine wrote %d metas of messages the store did not hold", n)
+		}
+	}
 }
 
 // advance moves the fake clock and lets the engine process what is due.

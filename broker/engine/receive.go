@@ -204,8 +204,8 @@ func lockExpiry(now int64, d time.Duration) int64 {
 // (ReceiveAndDelete). Their bodies are read under the mutex, before the
 // delete is applied.
 func (en *entity) takeAndDelete(src *tree, max int, now int64) []*broker.Message {
-	var out []*broker.Message
-	for len(out) < max {
+	var taken []*entry
+	for len(taken) < max {
 		x, ok := src.Min()
 		if !ok {
 			break
@@ -215,11 +215,31 @@ func (en *entity) takeAndDelete(src *tree, max int, now int64) []*broker.Message
 			en.expire(x)
 			continue
 		}
-		msg, err := en.eng.store.Get(x.loc(en.id))
+		taken = append(taken, x)
+	}
+	if len(taken) == 0 {
+		return nil
+	}
+	locs := make([]store.Loc, len(taken))
+	for i, x := range taken {
+		locs[i] = x.loc(en.id)
+	}
+	stored := make([]*broker.Message, len(taken))
+	if err := en.eng.store.Bodies(locs, stored); err != nil {
+		// Nothing is deleted that could not be read: the messages stay.
+		en.eng.log.Error("reading messages failed", "entity", en.path, "err", err)
+		for _, x := range taken {
+			en.index(x)
+		}
+		return nil
+	}
+	out := stored[:0] // each message is copied before its slot is reused
+	for i, x := range taken {
 		en.forget(x)
-		en.batch.DeleteMessage(x.loc(en.id))
-		if err != nil {
-			en.eng.log.Error("stored message missing", "entity", en.path, "seq", x.seq, "err", err)
+		en.batch.DeleteMessage(locs[i])
+		msg := stored[i]
+		if msg == nil {
+			en.eng.log.Error("stored message missing", "entity", en.path, "seq", x.seq)
 			continue
 		}
 		x.delivery++
@@ -235,12 +255,21 @@ func (en *entity) takeAndDelete(src *tree, max int, now int64) []*broker.Message
 // bodies reads the hand-outs' messages from the store and sets their lock.
 // A message settled or purged meanwhile is left out.
 func (e *Engine) bodies(hs []handout) []*broker.Message {
-	out := make([]*broker.Message, 0, len(hs))
-	for _, h := range hs {
-		msg, err := e.store.Get(h.loc)
-		if err != nil {
+	locs := make([]store.Loc, len(hs))
+	for i := range hs {
+		locs[i] = hs[i].loc
+	}
+	stored := make([]*broker.Message, len(hs))
+	if err := e.store.Bodies(locs, stored); err != nil {
+		e.log.Error("reading messages failed", "err", err)
+		return nil
+	}
+	out := stored[:0] // each message is copied before its slot is reused
+	for i, msg := range stored {
+		if msg == nil {
 			continue
 		}
+		h := &hs[i]
 		m := *msg
 		m.SequenceNumber, m.DeliveryCount, m.State = h.loc.Seq, h.delivery, h.state
 		m.LockToken, m.LockedUntil = h.token, time.Time{}

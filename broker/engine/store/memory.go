@@ -15,6 +15,7 @@ type Memory struct {
 	entities map[uint32]EntityRecord
 	seqs     map[uint32]int64
 	messages map[Loc]*memoryRecord
+	orphans  int // metas put for messages that were not stored
 }
 
 type memoryRecord struct {
@@ -89,6 +90,19 @@ func (s *Memory) Get(loc Loc) (*broker.Message, error) {
 	return &m, nil
 }
 
+// Bodies reads the messages at locs as they were put.
+func (s *Memory) Bodies(locs []Loc, out []*broker.Message) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for i, loc := range locs {
+		out[i] = nil
+		if r, ok := s.messages[loc]; ok {
+			out[i] = r.msg
+		}
+	}
+	return nil
+}
+
 // Apply applies b at once. A batch that the Pebble store would refuse
 // (see checkBatch) is refused here too, and nothing of it is applied.
 func (s *Memory) Apply(b *Batch) (Pending, error) {
@@ -117,12 +131,23 @@ func (s *Memory) Apply(b *Batch) (Pending, error) {
 		case OpPutMeta:
 			if r, ok := s.messages[op.Loc]; ok {
 				r.meta = op.Meta
+			} else {
+				s.orphans++
 			}
 		case OpDeleteMessage:
 			delete(s.messages, op.Loc)
 		}
 	}
 	return Done{}, nil
+}
+
+// OrphanMetas returns how many metas were put for messages that were not
+// stored: a breach of the Batch.PutMeta contract that the engine's tests
+// check never happens.
+func (s *Memory) OrphanMetas() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.orphans
 }
 
 // Durable reports false.

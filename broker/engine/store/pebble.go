@@ -52,8 +52,6 @@ const (
 // batch is in the write-ahead log's buffer and visible to readers; Wait then
 // waits for the log sync. Pebble's log writer syncs everything queued so far
 // with one fsync, so concurrent batches share their syncs (group commit).
-//
-// Lock order: closeMu (read) before applyMu.
 type Pebble struct {
 	db   *pebble.DB
 	sync bool
@@ -63,10 +61,6 @@ type Pebble struct {
 	// writing, so Pebble is never used after it is closed.
 	closeMu sync.RWMutex
 	closed  bool
-
-	// applyMu serialises the commit of batches, so that an OpPutMeta can
-	// check that its message exists at the moment its batch is ordered.
-	applyMu sync.Mutex
 
 	bufs sync.Pool // *[]byte: encoding scratch space
 }
@@ -300,42 +294,19 @@ func (s *Pebble) Apply(b *Batch) (Pending, error) {
 		return Done{}, nil
 	}
 	pb := s.db.NewBatch()
-	checks, err := s.build(pb, b)
-	if err != nil {
+	if err := s.build(pb, b); err != nil {
 		_ = pb.Close()
 		return nil, err
 	}
-
-	s.applyMu.Lock()
-	// A meta written for a message that neither this batch nor the store
-	// holds is dropped, as the memory store drops it: delete it again at the
-	// end of the batch.
-	for _, loc := range checks {
-		mk := makeMessageKey(spaceMeta, loc)
-		_, closer, err := s.db.Get(mk[:])
-		if err == nil {
-			closer.Close()
-			continue
-		}
-		if !errors.Is(err, pebble.ErrNotFound) {
-			s.applyMu.Unlock()
-			_ = pb.Close()
-			return nil, pebbleError("read a meta", err)
-		}
-		_ = pb.Delete(mk[:], nil)
-	}
 	if !s.sync {
-		err = pb.Commit(pebble.NoSync)
-		s.applyMu.Unlock()
+		err := pb.Commit(pebble.NoSync)
 		_ = pb.Close()
 		if err != nil {
 			return nil, pebbleError("commit a batch", err)
 		}
 		return Done{}, nil
 	}
-	err = s.db.ApplyNoSyncWait(pb, pebble.Sync)
-	s.applyMu.Unlock()
-	if err != nil {
+	if err := s.db.ApplyNoSyncWait(pb, pebble.Sync); err != nil {
 		_ = pb.Close()
 		return nil, pebbleError("commit a batch", err)
 	}
@@ -346,32 +317,13 @@ func (s *Pebble) Apply(b *Batch) (Pending, error) {
 // own limit of 4 GiB (which it enforces with a panic).
 const maxBatchBytes = 1 << 30
 
-// metaState says what a batch knows about a location while it is built.
-type metaState uint8
-
-const (
-	metaExists    metaState = iota + 1 // put by an earlier op of the batch
-	metaMissing                        // deleted by an earlier op of the batch
-	metaUnchecked                      // only metas put: the store must be asked
-)
-
-// build adds b's ops to pb. It returns the locations whose meta the batch
-// writes without knowing whether the message exists (no earlier op of the
-// batch put or deleted it, and no later op did either).
-func (s *Pebble) build(pb *pebble.Batch, b *Batch) ([]Loc, error) {
+// build adds b's ops to pb.
+func (s *Pebble) build(pb *pebble.Batch, b *Batch) error {
 	bufp := s.getBuf()
 	defer s.bufs.Put(bufp)
 	buf := *bufp
 	defer func() { *bufp = buf[:0] }()
 
-	var states map[Loc]metaState // only when the batch has an OpPutMeta
-	var deleted map[uint32]bool  // entities deleted earlier in the batch
-	for i := range b.Ops {
-		if b.Ops[i].Kind == OpPutMeta {
-			states = make(map[Loc]metaState)
-			break
-		}
-	}
 	for i := range b.Ops {
 		op := &b.Ops[i]
 		var err error
@@ -379,7 +331,7 @@ func (s *Pebble) build(pb *pebble.Batch, b *Batch) ([]Loc, error) {
 		case OpPutEntity:
 			buf, err = appendEntity(buf[:0], &op.Entity)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			k := makeEntityKey(spaceEntity, op.Entity.ID)
 			err = pb.Set(k[:], buf, nil)
@@ -393,73 +345,39 @@ func (s *Pebble) build(pb *pebble.Batch, b *Batch) ([]Loc, error) {
 			}
 			ek, sk := makeEntityKey(spaceEntity, id), makeEntityKey(spaceSequence, id)
 			err = errors.Join(err, pb.Delete(ek[:], nil), pb.Delete(sk[:], nil))
-			if states != nil {
-				for loc := range states {
-					if loc.Entity == id {
-						delete(states, loc)
-					}
-				}
-				if deleted == nil {
-					deleted = make(map[uint32]bool)
-				}
-				deleted[id] = true
-			}
 		case OpSetSequence:
 			buf = appendSequence(buf[:0], op.Loc.Seq)
 			k := makeEntityKey(spaceSequence, op.Loc.Entity)
 			err = pb.Set(k[:], buf, nil)
 		case OpPutMessage:
 			if op.Message == nil {
-				return nil, broker.Errorf(broker.CodeInvalid, "put of message %d without a message", op.Loc.Seq)
+				return broker.Errorf(broker.CodeInvalid, "put of message %d without a message", op.Loc.Seq)
 			}
 			buf, err = appendMessage(buf[:0], op.Message)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if pb.Len()+len(buf) > maxBatchBytes {
-				return nil, broker.Errorf(broker.CodeInvalid, "batch of %d ops is larger than %d bytes", len(b.Ops), maxBatchBytes)
+				return broker.Errorf(broker.CodeInvalid, "batch of %d ops is larger than %d bytes", len(b.Ops), maxBatchBytes)
 			}
 			bk, mk := makeMessageKey(spaceBody, op.Loc), makeMessageKey(spaceMeta, op.Loc)
 			if err = pb.Set(bk[:], buf, nil); err == nil {
 				err = pb.Set(mk[:], appendMeta(buf[:0], &op.Meta), nil)
 			}
-			if states != nil {
-				states[op.Loc] = metaExists
-			}
 		case OpPutMeta:
-			st, ok := states[op.Loc]
-			if !ok {
-				st = metaUnchecked
-				if deleted[op.Loc.Entity] {
-					st = metaMissing
-				}
-				states[op.Loc] = st
-			}
-			if st == metaMissing {
-				continue
-			}
 			mk := makeMessageKey(spaceMeta, op.Loc)
 			err = pb.Set(mk[:], appendMeta(buf[:0], &op.Meta), nil)
 		case OpDeleteMessage:
 			bk, mk := makeMessageKey(spaceBody, op.Loc), makeMessageKey(spaceMeta, op.Loc)
 			err = errors.Join(pb.Delete(bk[:], nil), pb.Delete(mk[:], nil))
-			if states != nil {
-				states[op.Loc] = metaMissing
-			}
 		default:
-			return nil, broker.Errorf(broker.CodeInvalid, "unknown store op kind %d", op.Kind)
+			return broker.Errorf(broker.CodeInvalid, "unknown store op kind %d", op.Kind)
 		}
 		if err != nil {
-			return nil, pebbleError("build a batch", err)
+			return pebbleError("build a batch", err)
 		}
 	}
-	var checks []Loc
-	for loc, st := range states {
-		if st == metaUnchecked {
-			checks = append(checks, loc)
-		}
-	}
-	return checks, nil
+	return nil
 }
 
 func (s *Pebble) getBuf() *[]byte {

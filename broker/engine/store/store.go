@@ -49,7 +49,7 @@ const (
 	OpDeleteEntity                // delete entity Loc.Entity with all its messages and its sequence
 	OpSetSequence                 // the highest sequence number assigned in Loc.Entity is Loc.Seq
 	OpPutMessage                  // store Meta and Message at Loc
-	OpPutMeta                     // replace the Meta at Loc, keep the message
+	OpPutMeta                     // replace the Meta of the stored message at Loc
 	OpDeleteMessage               // delete the message at Loc
 )
 
@@ -89,7 +89,13 @@ func (b *Batch) PutMessage(loc Loc, meta Meta, msg *broker.Message) {
 	b.Ops = append(b.Ops, Op{Kind: OpPutMessage, Loc: loc, Meta: meta, Message: msg})
 }
 
-// PutMeta replaces a stored message's meta.
+// PutMeta replaces a stored message's meta. The message must be stored
+// (by an earlier batch or an earlier op of this one) and not deleted since:
+// stores do not look before they write, so that handing out a message costs
+// no read. The memory store drops a meta of a missing message and counts it
+// (see Memory.OrphanMetas); the Pebble store would keep a meta without a
+// body. The engine writes metas only for messages in its index, under the
+// entity's mutex, so the order of its batches guarantees this.
 func (b *Batch) PutMeta(loc Loc, meta Meta) {
 	b.Ops = append(b.Ops, Op{Kind: OpPutMeta, Loc: loc, Meta: meta})
 }
@@ -128,6 +134,13 @@ type Store interface {
 	// taken from its current Meta. The result must not be changed (Clone it).
 	// A missing message is broker.ErrMessageNotFound.
 	Get(loc Loc) (*broker.Message, error)
+	// Bodies reads the messages at locs as they were put: unlike Get, their
+	// State and DeliveryCount are those of the put, not of the current Meta
+	// (callers that know them set them). out[i] receives locs[i]'s message,
+	// or nil when it is not stored; out must be at least as long as locs.
+	// The results must not be changed (Clone them). Reading neighbours
+	// together is cheaper than as many Gets.
+	Bodies(locs []Loc, out []*broker.Message) error
 	// Apply applies b atomically and in order with every other Apply; the
 	// changes are visible to Get when Apply returns. A durable store
 	// shares one disk sync among concurrent batches (group commit): Wait on

@@ -169,47 +169,53 @@ func TestStorePutMeta(t *testing.T) {
 	})
 }
 
-// TestStorePutMetaMissing checks that a meta of a message that is not
-// stored is dropped, whether the message was never there, was deleted by an
-// earlier batch or by an earlier op of the same batch.
-func TestStorePutMetaMissing(t *testing.T) {
-	forEachStore(t, func(t *testing.T, s Store) {
-		meta := Meta{State: broker.StateDeferred, DeliveryCount: 5}
-		never, deleted, sameBatch, entityGone := Loc{Entity: 1, Seq: 1}, Loc{Entity: 1, Seq: 2}, Loc{Entity: 1, Seq: 3}, Loc{Entity: 2, Seq: 1}
-		putMessage(t, s, deleted)
-		putMessage(t, s, sameBatch)
-		putMessage(t, s, entityGone)
-		var b Batch
-		b.DeleteMessage(deleted)
-		apply(t, s, &b)
+// TestMemoryOrphanMetas checks that the memory store drops and counts a
+// meta of a message that is not stored, whether the message was never
+// there, was deleted by an earlier batch or by an earlier op of the same
+// batch: the count is how the engine's tests catch a breach of the
+// PutMeta contract.
+func TestMemoryOrphanMetas(t *testing.T) {
+	s := NewMemory()
+	meta := Meta{State: broker.StateDeferred, DeliveryCount: 5}
+	never, deleted, sameBatch, entityGone := Loc{Entity: 1, Seq: 1}, Loc{Entity: 1, Seq: 2}, Loc{Entity: 1, Seq: 3}, Loc{Entity: 2, Seq: 1}
+	putMessage(t, s, deleted)
+	putMessage(t, s, sameBatch)
+	putMessage(t, s, entityGone)
+	var b Batch
+	b.DeleteMessage(deleted)
+	apply(t, s, &b)
+	if n := s.OrphanMetas(); n != 0 {
+		t.Fatalf("OrphanMetas = %d before any orphan", n)
+	}
 
-		b.Reset()
-		b.PutMeta(never, meta)
-		b.PutMeta(deleted, meta)
-		b.DeleteMessage(sameBatch)
-		b.PutMeta(sameBatch, meta)
-		b.DeleteEntity(2)
-		b.PutMeta(entityGone, meta)
-		apply(t, s, &b)
+	b.Reset()
+	b.PutMeta(never, meta)
+	b.PutMeta(deleted, meta)
+	b.DeleteMessage(sameBatch)
+	b.PutMeta(sameBatch, meta)
+	b.DeleteEntity(2)
+	b.PutMeta(entityGone, meta)
+	apply(t, s, &b)
 
-		for _, loc := range []Loc{never, deleted, sameBatch, entityGone} {
-			wantNotFound(t, s, loc)
-		}
-		if l := load(t, s); len(l.Messages) != 0 {
-			t.Fatalf("Load messages = %+v, want none", l.Messages)
-		}
-	})
+	for _, loc := range []Loc{never, deleted, sameBatch, entityGone} {
+		wantNotFound(t, s, loc)
+	}
+	if l := load(t, s); len(l.Messages) != 0 {
+		t.Fatalf("Load messages = %+v, want none", l.Messages)
+	}
+	if n := s.OrphanMetas(); n != 4 {
+		t.Fatalf("OrphanMetas = %d, want 4", n)
+	}
 }
 
-// TestStorePutMetaSameBatch checks the metas of messages put in the same
-// batch, before and after the put.
+// TestStorePutMetaSameBatch checks the meta of a message put earlier in the
+// same batch.
 func TestStorePutMetaSameBatch(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s Store) {
 		before, after := Loc{Entity: 1, Seq: 1}, Loc{Entity: 1, Seq: 2}
 		m1, meta1 := testMessage(1)
 		m2, meta2 := testMessage(2)
 		var b Batch
-		b.PutMeta(before, Meta{DeliveryCount: 7}) // message not there yet: dropped
 		b.PutMessage(before, meta1, m1)
 		b.PutMessage(after, meta2, m2)
 		meta2.DeliveryCount = 4
@@ -556,6 +562,54 @@ func TestStoreDeleteEntityThenPut(t *testing.T) {
 		want := loaded{Seqs: []seqRec{{4, 2}}, Messages: []msgRec{{fresh, meta}}}
 		if got := load(t, s); !reflect.DeepEqual(got, want) {
 			t.Fatalf("Load = %+v, want %+v", got, want)
+		}
+	})
+}
+
+// TestStoreBodies checks Bodies on locations out of key order, across
+// entities and sub-queues, with missing ones among them, after a meta
+// change that Bodies must not show, and for one and for no location.
+func TestStoreBodies(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s Store) {
+		stored := []Loc{
+			{Entity: 1, Seq: 1}, {Entity: 1, Seq: 2}, {Entity: 1, Seq: 5},
+			{Entity: 1, Sub: broker.SubQueueDeadLetter, Seq: 3}, {Entity: 2, Seq: 4},
+		}
+		want := make(map[Loc]*broker.Message)
+		for _, loc := range stored {
+			want[loc], _ = putMessage(t, s, loc)
+		}
+		var b Batch
+		b.PutMeta(stored[0], Meta{State: broker.StateDeferred, DeliveryCount: 9})
+		apply(t, s, &b)
+
+		locs := []Loc{
+			{Entity: 2, Seq: 4}, {Entity: 1, Seq: 3}, {Entity: 1, Seq: 5}, {Entity: 1, Seq: 1},
+			{Entity: 1, Sub: broker.SubQueueDeadLetter, Seq: 3}, {Entity: 3, Seq: 1}, {Entity: 1, Seq: 2},
+		}
+		out := make([]*broker.Message, len(locs)+1)
+		out[len(locs)] = &broker.Message{MessageID: "beyond locs: untouched"}
+		if err := s.Bodies(locs, out); err != nil {
+			t.Fatal(err)
+		}
+		for i, loc := range locs {
+			if !reflect.DeepEqual(out[i], want[loc]) {
+				t.Errorf("Bodies[%d] (%+v) = %+v, want %+v", i, loc, out[i], want[loc])
+			}
+		}
+		if out[len(locs)].MessageID != "beyond locs: untouched" {
+			t.Errorf("Bodies wrote past len(locs)")
+		}
+
+		one := []*broker.Message{{}}
+		if err := s.Bodies([]Loc{{Entity: 1, Seq: 5}}, one); err != nil || !reflect.DeepEqual(one[0], want[Loc{Entity: 1, Seq: 5}]) {
+			t.Errorf("Bodies of one = %+v, %v", one[0], err)
+		}
+		if err := s.Bodies([]Loc{{Entity: 1, Seq: 4}}, one); err != nil || one[0] != nil {
+			t.Errorf("Bodies of one missing = %+v, %v; want nil, nil", one[0], err)
+		}
+		if err := s.Bodies(nil, nil); err != nil {
+			t.Errorf("Bodies of none: %v", err)
 		}
 	})
 }
