@@ -282,6 +282,7 @@ func runServe(args []string, out io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	amqpserver.TuneGC(ctx)
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	eng, err := openEngine(ctx, b)
 	if err != nil {

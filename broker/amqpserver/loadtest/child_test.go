@@ -2,6 +2,7 @@ package loadtest
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/peeklock/peeklock/broker/amqpserver"
 )
 
 // Environment of a child process that serves a listener (see runChild).
@@ -61,6 +64,9 @@ func runChild(in io.Reader, out, log io.Writer) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	amqpserver.TuneGC(ctx) // as peeklock serve does
 	l, err := startListener(o)
 	if err != nil {
 		fmt.Fprintf(log, "loadtest child: %v\n", err)
