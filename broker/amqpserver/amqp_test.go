@@ -3,11 +3,13 @@ package amqpserver
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
 	amqp "github.com/Azure/go-amqp"
 
 	"github.com/peeklock/peeklock/broker"
@@ -310,5 +312,70 @@ func TestAMQPOneByteWrites(t *testing.T) {
 	}
 	if n := env.counts("q"); n.Active != 0 || n.Locked != 0 {
 		t.Fatalf("counts %+v", n)
+	}
+}
+
+// TestAMQPSessionStateNeedsTheLock checks that get-session-state and
+// set-session-state answer only the connection that holds the session
+// lock: while an SDK session receiver holds session "a", a request from
+// another connection is refused with 410 and session-lock-lost, and the
+// holder's state is unchanged.
+func TestAMQPSessionStateNeedsTheLock(t *testing.T) {
+	env := anonymousEnv(t)
+	env.queue("s", broker.EntitySettings{RequiresSession: true})
+	ctx := testCtx(t, 30*time.Second)
+	c := env.client()
+	snd, _ := c.NewSender("s", nil)
+	if err := snd.SendMessage(ctx, &azservicebus.Message{Body: []byte("x"), SessionID: ptr("a")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	holder, err := c.AcceptSessionForQueue(ctx, "s", "a", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := holder.SetSessionState(ctx, []byte("mine"), nil); err != nil {
+		t.Fatal(err)
+	}
+
+	conn := env.dialAMQP(nil, 0)
+	sess, err := conn.NewSession(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := sess.NewSender(ctx, "s/$management", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := sess.NewReceiver(ctx, "s/$management", &amqp.ReceiverOptions{TargetAddress: "other-reply", Credit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range []struct {
+		op   string
+		body map[string]any
+	}{
+		{"com.microsoft:get-session-state", map[string]any{"session-id": "a"}},
+		{"com.microsoft:set-session-state", map[string]any{"session-id": "a", "session-state": []byte("theirs")}},
+	} {
+		msg := &amqp.Message{
+			Properties:            &amqp.MessageProperties{MessageID: fmt.Sprintf("req-%d", i), ReplyTo: ptr("other-reply")},
+			ApplicationProperties: map[string]any{"operation": r.op},
+			Value:                 r.body,
+		}
+		if err := req.Send(ctx, msg, nil); err != nil {
+			t.Fatal(err)
+		}
+		got, err := resp.Receive(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.AcceptMessage(ctx, got)
+		code, cond := got.ApplicationProperties["statusCode"], got.ApplicationProperties["errorCondition"]
+		if code != int32(410) || cond != "com.microsoft:session-lock-lost" {
+			t.Errorf("%s from another connection: status %v, condition %v; want 410, com.microsoft:session-lock-lost", r.op, code, cond)
+		}
+	}
+	if state, err := holder.GetSessionState(ctx, nil); err != nil || string(state) != "mine" {
+		t.Fatalf("holder's state = %q, %v; want mine", state, err)
 	}
 }

@@ -31,13 +31,14 @@ func renewSessionLock(r *mgmtRequest) (*response, error) {
 	return okResponse(map[string]any{"expiration": until}), nil
 }
 
-// getSessionState returns a session's state (null when it has none).
+// getSessionState returns the state of a session this connection holds the
+// lock of (null when it has none).
 func getSessionState(r *mgmtRequest) (*response, error) {
 	sid, err := r.requiredSession()
 	if err != nil {
 		return nil, err
 	}
-	state, err := r.c.eng.SessionState(r.ctx, r.entity, sid)
+	state, err := r.c.eng.HeldSessionState(r.ctx, r.c.owner, r.entity, sid)
 	if err != nil {
 		return nil, err
 	}

@@ -65,6 +65,12 @@ func TestSessions(t *testing.T) {
 		if err != nil || string(st) != "state-1" {
 			t.Fatalf("state = %q, %v", st, err)
 		}
+		if st, err := f.e.HeldSessionState(ctx, 1, "s", "A"); err != nil || string(st) != "state-1" {
+			t.Fatalf("holder's state = %q, %v", st, err)
+		}
+		if st, err := f.e.HeldSessionState(ctx, 2, "s", "A"); !errors.Is(err, broker.ErrSessionLockLost) || st != nil {
+			t.Fatalf("state read by non-holder = %q, %v; want session lock lost", st, err)
+		}
 
 		// Renewal, then expiry of the session lock loses its message locks.
 		f.advance(20 * time.Second)
@@ -91,6 +97,9 @@ func TestSessions(t *testing.T) {
 			}
 		}
 		f.advance(5 * time.Second) // 50s: A's session lock expired; its message locks are lost
+		if _, err := f.e.HeldSessionState(ctx, 1, "s", "A"); !errors.Is(err, broker.ErrSessionLockLost) {
+			t.Fatalf("state read after the session lock expired: %v; want session lock lost", err)
+		}
 		if err := f.settle(broker.Complete, "s", again[0]); !errors.Is(err, broker.ErrLockLost) {
 			t.Fatalf("complete after the session lock expired: %v", err)
 		}

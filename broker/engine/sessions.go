@@ -250,6 +250,19 @@ func (e *Engine) SessionState(ctx context.Context, path, sessionID string) ([]by
 	return state, err
 }
 
+// HeldSessionState returns a copy of the state of a session that owner
+// holds the lock of (nil when it has none), as a session receiver reads it:
+// a session that is not locked, or locked by another owner, is
+// ErrSessionLockLost.
+func (e *Engine) HeldSessionState(ctx context.Context, owner uint64, path, sessionID string) ([]byte, error) {
+	var state []byte
+	err := e.heldSession(ctx, owner, path, sessionID, func(_ *entity, s *session, _ int64) error {
+		state = slices.Clone(s.state)
+		return nil
+	})
+	return state, err
+}
+
 // Sessions lists the sessions of a session-aware entity that have messages,
 // a lock or state, sorted by id.
 func (e *Engine) Sessions(ctx context.Context, path string) ([]SessionInfo, error) {
