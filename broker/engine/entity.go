@@ -33,10 +33,10 @@ type entity struct {
 	size    int64 // bytes of every stored message (all sub-queues) plus sends in flight
 
 	q         [numSubQueues]queueIndex // indexed by broker.SubQueue
-	scheduled *tree         // Scheduled messages by sequence number
-	schedAt   *tree         // Scheduled messages by (activation time, seq)
-	lockAt    *tree         // locked messages of both sub-queues by (expiry, seq)
-	ttl       *tree         // unlocked main-queue messages that expire, by (expiry, seq)
+	scheduled *tree                    // Scheduled messages by sequence number
+	schedAt   *tree                    // Scheduled messages by (activation time, seq)
+	lockAt    *tree                    // locked messages of every sub-queue by (expiry, seq)
+	ttl       *tree                    // unlocked main-queue messages that expire, by (expiry, seq)
 	tokens    map[broker.LockToken]*entry
 
 	sessions     map[string]*session
