@@ -15,7 +15,7 @@ const (
 	CategoryLocked                       // locked (by anyone the endpoint can see)
 	CategoryDeferred                     // deferred and not locked
 	CategoryScheduled                    // scheduled
-	CategoryDeadLettered                 // everything in the dead-letter sub-queue
+	CategoryDeadLettered                 // everything in the dead-letter and transfer dead-letter sub-queues
 )
 
 // Categories lists every category in pane order.
@@ -50,13 +50,19 @@ func (n Counts) Count(c Category) int64 {
 	case CategoryScheduled:
 		return n.Scheduled
 	case CategoryDeadLettered:
-		return n.DeadLettered
+		return n.DeadLettered + n.TransferDeadLettered
 	}
 	return 0
 }
 
 // BrowseRequest asks for a window of messages of one category. Browsing never
 // locks a message and never changes its delivery count.
+//
+// The Dead-lettered category of an entity merges its dead-letter and
+// transfer dead-letter sub-queues in sequence order (a message is in one of
+// them, and keeps its sequence number there); each message's SubQueue says
+// which. Entity may also be a sub-queue's address, which browses that
+// sub-queue alone whatever the Category.
 type BrowseRequest struct {
 	Entity   string
 	Category Category
@@ -77,10 +83,12 @@ const (
 	ReceiveAndDelete
 )
 
-// ReceiveRequest asks for up to Max messages from an entity (or its
-// dead-letter sub-queue) in sequence order, skipping locked ones.
+// ReceiveRequest asks for up to Max messages from an entity (or one of its
+// sub-queues) in sequence order, skipping locked ones.
 type ReceiveRequest struct {
-	Entity   string
+	Entity string
+	// SubQueue selects a sub-queue; an Entity address with a sub-queue
+	// suffix selects it too (the two must then agree).
 	SubQueue SubQueue
 	Mode     ReceiveMode
 	Max      int
@@ -118,8 +126,8 @@ func (k SettleKind) String() string {
 // Settlement settles one locked message.
 type Settlement struct {
 	Kind SettleKind
-	// Entity is the address the message was received from (with the
-	// dead-letter suffix for the dead-letter sub-queue).
+	// Entity is the address the message was received from, with the
+	// sub-queue's suffix for a sub-queue (SubQueueAddress).
 	Entity string
 	Token  LockToken
 	// Reason and Description of a dead-lettering.
@@ -159,8 +167,8 @@ type Client interface {
 	Schedule(ctx context.Context, entity string, at time.Time, msgs []*Message) ([]int64, error)
 	// CancelScheduled removes scheduled messages.
 	CancelScheduled(ctx context.Context, entity string, seqs []int64) error
-	// Purge removes every message of the entity's main queue or dead-letter
-	// sub-queue and returns how many were removed.
+	// Purge removes every message of the entity's main queue or of one of
+	// its sub-queues and returns how many were removed.
 	Purge(ctx context.Context, entity string, sub SubQueue) (int64, error)
 	// Events returns a stream of broker events and a function that ends the
 	// subscription, or a nil channel when the endpoint has no event stream.

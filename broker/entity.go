@@ -26,29 +26,66 @@ func (k EntityKind) String() string {
 	return "queue"
 }
 
-// SubQueue selects an entity's main queue or its dead-letter sub-queue.
+// SubQueue selects an entity's main queue or one of its sub-queues: the
+// dead-letter sub-queue, or the transfer dead-letter sub-queue that holds
+// messages the broker could not auto-forward.
 type SubQueue uint8
 
 // Sub-queues.
 const (
 	SubQueueMain SubQueue = iota
 	SubQueueDeadLetter
+	SubQueueTransferDeadLetter
 )
+
+// String returns the sub-queue's name: "main queue", "dead-letter
+// sub-queue" or "transfer dead-letter sub-queue".
+func (s SubQueue) String() string {
+	switch s {
+	case SubQueueMain:
+		return "main queue"
+	case SubQueueDeadLetter:
+		return "dead-letter sub-queue"
+	case SubQueueTransferDeadLetter:
+		return "transfer dead-letter sub-queue"
+	}
+	return "unknown sub-queue"
+}
+
+// Suffix returns the address suffix of the sub-queue ("" for the main queue
+// and for unknown values).
+func (s SubQueue) Suffix() string {
+	switch s {
+	case SubQueueDeadLetter:
+		return DeadLetterSuffix
+	case SubQueueTransferDeadLetter:
+		return TransferDeadLetterSuffix
+	}
+	return ""
+}
+
+// SubQueueAddress returns the address of a sub-queue of the entity at path:
+// "orders", "orders/$DeadLetterQueue", "orders/$Transfer/$DeadLetterQueue".
+func SubQueueAddress(path string, sub SubQueue) string { return path + sub.Suffix() }
 
 // Address suffixes of Service Bus sub-queues and the subscription separator.
 const (
-	DeadLetterSuffix       = "/$DeadLetterQueue"
-	SubscriptionsSegment   = "/Subscriptions/"
-	MaxTimeToLive          = time.Duration(1<<63 - 1)
-	DefaultLockDuration    = 30 * time.Second
-	DefaultMaxDelivery     = 10
-	DefaultDuplicateWindow = 10 * time.Minute
+	DeadLetterSuffix         = "/$DeadLetterQueue"
+	TransferDeadLetterSuffix = "/$Transfer/$DeadLetterQueue"
+	SubscriptionsSegment     = "/Subscriptions/"
+	MaxTimeToLive            = time.Duration(1<<63 - 1)
+	DefaultLockDuration      = 30 * time.Second
+	DefaultMaxDelivery       = 10
+	DefaultDuplicateWindow   = 10 * time.Minute
 )
 
-// SplitAddress splits an address such as "orders/$DeadLetterQueue" into the
-// entity path and the sub-queue. Matching of the suffix ignores case, as
-// Service Bus does.
+// SplitAddress splits an address such as "orders/$DeadLetterQueue" or
+// "orders/$Transfer/$DeadLetterQueue" into the entity path and the
+// sub-queue. Matching of the suffix ignores case, as Service Bus does.
 func SplitAddress(addr string) (path string, sub SubQueue) {
+	if n := len(addr) - len(TransferDeadLetterSuffix); n > 0 && strings.EqualFold(addr[n:], TransferDeadLetterSuffix) {
+		return addr[:n], SubQueueTransferDeadLetter
+	}
 	if n := len(addr) - len(DeadLetterSuffix); n > 0 && strings.EqualFold(addr[n:], DeadLetterSuffix) {
 		return addr[:n], SubQueueDeadLetter
 	}
@@ -148,13 +185,22 @@ type Rule struct {
 // main queue (a locked deferred message counts as Locked, not Deferred).
 // Service Bus's ActiveMessageCount is Active+Locked.
 type Counts struct {
-	Active       int64
-	Locked       int64
-	Deferred     int64
-	Scheduled    int64
+	Active    int64
+	Locked    int64
+	Deferred  int64
+	Scheduled int64
+	// DeadLettered counts the dead-letter sub-queue (Service Bus's
+	// DeadLetterMessageCount).
 	DeadLettered int64
-	Transfer     int64
-	SizeBytes    int64
+	// Transfer counts messages in transfer to another entity (Service Bus's
+	// TransferMessageCount); the embedded engine forwards synchronously, so
+	// it is always 0 there.
+	Transfer int64
+	// TransferDeadLettered counts the transfer dead-letter sub-queue:
+	// messages that could not be auto-forwarded (Service Bus's
+	// TransferDeadLetterMessageCount).
+	TransferDeadLettered int64
+	SizeBytes            int64
 }
 
 // Entity is a queue, topic or subscription with its settings and counts.

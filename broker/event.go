@@ -17,7 +17,7 @@ const (
 	EventCompleted                      // completed and removed
 	EventAbandoned                      // lock released by abandon
 	EventDeferred                       // deferred
-	EventDeadLettered                   // moved to the dead-letter sub-queue
+	EventDeadLettered                   // moved to the dead-letter sub-queue (SubQueue says which: the transfer one when it could not be forwarded)
 	EventLockExpired                    // lock ran out
 	EventLockLost                       // lock lost (connection dropped, settings changed)
 	EventExpired                        // time to live ran out; dropped or dead-lettered

@@ -61,10 +61,29 @@ const (
 	PropDeadLetterErrorDescription = "DeadLetterErrorDescription"
 )
 
-// Dead-letter reasons the broker itself uses.
+// Dead-letter reasons the broker itself uses. The transfer reasons go with
+// messages moved to the transfer dead-letter sub-queue because they could
+// not be auto-forwarded. MaxTransferHopCountExceeded and "Session ID is
+// null." are the values Service Bus documents; for the other transfer
+// failures, which it documents no value for, the reason is the name of the
+// exception the failed send would have raised (as Service Bus does for
+// errors while evaluating subscription rules) and the description its
+// message.
 const (
-	ReasonMaxDeliveryCountExceeded = "MaxDeliveryCountExceeded"
-	ReasonTTLExpired               = "TTLExpiredException"
+	ReasonMaxDeliveryCountExceeded    = "MaxDeliveryCountExceeded"
+	ReasonTTLExpired                  = "TTLExpiredException"
+	ReasonMaxTransferHopCountExceeded = "MaxTransferHopCountExceeded"
+	ReasonSessionIDIsNull             = "Session ID is null."
+	ReasonEntityNotFound              = "MessagingEntityNotFoundException"
+	ReasonQuotaExceeded               = "QuotaExceededException"
+	ReasonMessageSizeExceeded         = "MessageSizeExceededException"
+)
+
+// Dead-letter descriptions that Service Bus documents for its transfer
+// reasons.
+const (
+	DescriptionMaxTransferHopCountExceeded = "The maximum number of allowed hops when forwarding between queues has been exceeded. This value is set to 4."
+	DescriptionSessionIDIsNull             = "Session enabled entity doesn't allow a message whose session identifier is null."
 )
 
 // Message is a Service Bus message: an opaque payload plus broker properties
@@ -108,6 +127,11 @@ type Message struct {
 	DeadLetterSource string
 	State            State
 	Size             int64
+	// SubQueue is the sub-queue the message was browsed or received from,
+	// set by the client that read it (it does not travel on the wire; a
+	// client learns it from the address it read). The dashboard tells
+	// transfer-dead-lettered messages apart by it.
+	SubQueue SubQueue
 }
 
 // DeadLetterReason returns the DeadLetterReason application property.
@@ -154,6 +178,7 @@ func (m *Message) CopyForSend() *Message {
 	c.DeadLetterSource = ""
 	c.State = StateActive
 	c.Size = 0
+	c.SubQueue = SubQueueMain
 	delete(c.ApplicationProperties, PropDeadLetterReason)
 	delete(c.ApplicationProperties, PropDeadLetterErrorDescription)
 	return c

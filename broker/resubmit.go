@@ -5,8 +5,9 @@ import (
 	"fmt"
 )
 
-// ResubmitTarget returns where a message dead-lettered in the sub-queue of
-// entity goes back to: the entity itself.
+// ResubmitTarget returns where a message in a dead-letter or transfer
+// dead-letter sub-queue (entity is the sub-queue's address) goes back to: the
+// entity itself, which forwards it again if it auto-forwards.
 func ResubmitTarget(entity string) string {
 	path, _ := SplitAddress(entity)
 	return path
@@ -14,7 +15,8 @@ func ResubmitTarget(entity string) string {
 
 // Resubmit sends a copy of a dead-lettered message back to target and only
 // then completes the original, which must be locked (received from the
-// dead-letter sub-queue, dlq, under peek-lock). This order is the no-loss
+// dead-letter or transfer dead-letter sub-queue whose address is dlq, under
+// peek-lock). This order is the no-loss
 // invariant of DESIGN.md: a failure before the copy is accepted leaves the
 // original where it was (its lock is abandoned); a failure after it leaves a
 // duplicate (same MessageId) in both places, never a gap.

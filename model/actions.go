@@ -47,11 +47,12 @@ func (m *Model) heldTargets() ([]heldKey, string) {
 	if len(seqs) == 0 {
 		return nil, "no message here"
 	}
-	addr := address(m.entity, i)
 	var keys []heldKey
 	for _, s := range seqs {
-		if m.held[heldKey{addr, s}] != nil {
-			keys = append(keys, heldKey{addr, s})
+		for _, addr := range addresses(m.entity, i) {
+			if m.held[heldKey{addr, s}] != nil {
+				keys = append(keys, heldKey{addr, s})
+			}
 		}
 	}
 	if len(keys) > 0 {
@@ -70,9 +71,10 @@ func (m *Model) heldTargets() ([]heldKey, string) {
 	return nil, fmt.Sprintf("sequence number %d is not locked by this dashboard: press l to lock the next message", seqs[0])
 }
 
-// lock receives messages under peek-lock: the next n of the entity (or of
-// its dead-letter sub-queue on the Dead-lettered pane), or on the Deferred
-// pane the selected deferred messages by sequence number.
+// lock receives messages under peek-lock: the next n of the entity (or, on
+// the Dead-lettered pane, of the dead-letter sub-queue of the message under
+// the cursor: the transfer one for a transfer-dead-lettered message), or on
+// the Deferred pane the selected deferred messages by sequence number.
 func (m *Model) lock(n int) tea.Cmd {
 	if m.entity == "" {
 		return m.refuse(&m.keys.Lock, "no entity selected")
@@ -93,11 +95,15 @@ func (m *Model) lock(n int) tea.Cmd {
 			return lockedMsg{address: entity, msgs: msgs, err: err}
 		}
 	case broker.CategoryDeadLettered:
+		sub := broker.SubQueueDeadLetter
+		if cur, _ := m.target(); cur != nil && cur.SubQueue == broker.SubQueueTransferDeadLetter {
+			sub = broker.SubQueueTransferDeadLetter
+		}
 		return func() tea.Msg {
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
-			msgs, err := c.Receive(ctx, broker.ReceiveRequest{Entity: entity, SubQueue: broker.SubQueueDeadLetter, Mode: broker.PeekLock, Max: n})
-			return lockedMsg{address: entity + broker.DeadLetterSuffix, msgs: msgs, err: err}
+			msgs, err := c.Receive(ctx, broker.ReceiveRequest{Entity: entity, SubQueue: sub, Mode: broker.PeekLock, Max: n})
+			return lockedMsg{address: broker.SubQueueAddress(entity, sub), msgs: msgs, err: err}
 		}
 	}
 	return func() tea.Msg {
@@ -124,8 +130,12 @@ func (m *Model) onLocked(msg lockedMsg) tea.Cmd {
 	for _, x := range msg.msgs {
 		seqs = append(seqs, fmt.Sprint(x.SequenceNumber))
 	}
-	m.setInfo(fmt.Sprintf("locked %d message(s): sequence number %s", len(msg.msgs), strings.Join(seqs, ", ")))
 	path, sub := broker.SplitAddress(msg.address)
+	from := ""
+	if sub == broker.SubQueueTransferDeadLetter {
+		from = " from the transfer dead-letter queue"
+	}
+	m.setInfo(fmt.Sprintf("locked %d message(s)%s: sequence number %s", len(msg.msgs), from, strings.Join(seqs, ", ")))
 	if path == m.entity && sub == broker.SubQueueMain && m.detail == nil {
 		m.focus = 1 // the Locked pane, with the cursor on the new lock
 		p := &m.panes[1]

@@ -291,13 +291,11 @@ func (m *Model) startRenewJob(keys []heldKey) tea.Cmd {
 	})
 }
 
-// startPurgeJob purges an entity's main queue or dead-letter queue.
+// startPurgeJob purges an entity's main queue or one of its dead-letter
+// sub-queues.
 func (m *Model) startPurgeJob(entity string, sub broker.SubQueue) tea.Cmd {
 	c, timeout := m.client, m.opts.Timeout
-	where := entity
-	if sub == broker.SubQueueDeadLetter {
-		where += broker.DeadLetterSuffix
-	}
+	where := broker.SubQueueAddress(entity, sub)
 	return m.startJob("purge "+where, "purged", 1, func(ctx context.Context, report func(jobEvent)) {
 		cctx, cancel := context.WithTimeout(ctx, 10*timeout)
 		defer cancel()
@@ -314,81 +312,98 @@ func (m *Model) startPurgeJob(entity string, sub broker.SubQueue) tea.Cmd {
 // selection locks while it looks for the selected ones.
 const maxResubmitScan = 5000
 
+// dlqItem is a locked message of one of the dead-letter sub-queues with the
+// address it was received from (where it is settled).
+type dlqItem struct {
+	dlq string
+	msg *broker.Message
+}
+
 // startResubmitJob resubmits the dead-lettered messages with the given
-// sequence numbers: each is locked (the held ones already are; the others
-// are received from the head of the dead-letter queue until found, and the
-// messages received on the way are abandoned at the end), then sent back
-// with broker.Resubmit, which completes the original only after the copy
-// is accepted.
+// sequence numbers, from either dead-letter sub-queue: each is locked (the
+// held ones already are; the others are received from the head of the
+// dead-letter queue, then of the transfer dead-letter queue, until found,
+// and the messages received on the way are abandoned at the end), then sent
+// back with broker.Resubmit, which completes the original only after the
+// copy is accepted.
 func (m *Model) startResubmitJob(seqs []int64) tea.Cmd {
 	if m.busy("resubmit") {
 		return nil
 	}
 	entity := m.entity
-	dlq := entity + broker.DeadLetterSuffix
-	target := broker.ResubmitTarget(dlq)
+	target := broker.ResubmitTarget(entity)
 	want := make(map[int64]bool, len(seqs))
-	var ready []*broker.Message
+	var ready []dlqItem
 	var keys []heldKey
 	for _, s := range seqs {
-		if h := m.held[heldKey{dlq, s}]; h != nil && !h.settling {
-			h.settling = true
-			ready = append(ready, h.msg)
-			keys = append(keys, heldKey{dlq, s})
-			continue
+		held := false
+		for _, sub := range deadLetterQueues {
+			k := heldKey{broker.SubQueueAddress(entity, sub), s}
+			if h := m.held[k]; h != nil && !h.settling {
+				h.settling = true
+				ready = append(ready, dlqItem{k.address, h.msg})
+				keys = append(keys, k)
+				held = true
+				break
+			}
 		}
-		want[s] = true
+		if !held {
+			want[s] = true
+		}
 	}
 	defer m.jobKeys(keys)
 	c, timeout, n := m.client, m.opts.Timeout, m.opts.Concurrency
 	title := fmt.Sprintf("resubmit %d message(s) to %s", len(seqs), target)
 	return m.startJob(title, "resubmitted", len(seqs), func(ctx context.Context, report func(jobEvent)) {
-		resubmitAll := func(msgs []*broker.Message) {
-			forEach(ctx, n, msgs, func(x *broker.Message) {
+		resubmitAll := func(items []dlqItem) {
+			forEach(ctx, n, items, func(it dlqItem) {
 				cctx, cancel := context.WithTimeout(ctx, timeout)
 				defer cancel()
-				err := broker.Resubmit(cctx, c, dlq, x, target)
-				k := heldKey{dlq, x.SequenceNumber}
-				report(jobEvent{ok: err == nil, err: err, label: fmt.Sprintf("sequence number %d", x.SequenceNumber), key: &k})
+				err := broker.Resubmit(cctx, c, it.dlq, it.msg, target)
+				k := heldKey{it.dlq, it.msg.SequenceNumber}
+				report(jobEvent{ok: err == nil, err: err, label: fmt.Sprintf("sequence number %d", it.msg.SequenceNumber), key: &k})
 			})
 		}
 		resubmitAll(ready)
 		if len(want) == 0 {
 			return
 		}
-		var aside []*broker.Message // received on the way; abandoned at the end
+		var aside []dlqItem // received on the way; abandoned at the end
 		defer func() {
 			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 			defer cancel()
-			for _, x := range aside {
-				_ = c.Settle(actx, broker.Settlement{Kind: broker.Abandon, Entity: dlq, Token: x.LockToken})
+			for _, it := range aside {
+				_ = c.Settle(actx, broker.Settlement{Kind: broker.Abandon, Entity: it.dlq, Token: it.msg.LockToken})
 			}
 		}()
 		scanned := 0
-		for len(want) > 0 && scanned < maxResubmitScan && ctx.Err() == nil {
-			rctx, cancel := context.WithTimeout(ctx, timeout)
-			got, err := c.Receive(rctx, broker.ReceiveRequest{Entity: entity, SubQueue: broker.SubQueueDeadLetter, Mode: broker.PeekLock, Max: 32})
-			cancel()
-			if err != nil {
-				for s := range want {
-					report(jobEvent{err: err, label: fmt.Sprintf("sequence number %d", s)})
+		for _, sub := range deadLetterQueues {
+			dlq := broker.SubQueueAddress(entity, sub)
+			for len(want) > 0 && scanned < maxResubmitScan && ctx.Err() == nil {
+				rctx, cancel := context.WithTimeout(ctx, timeout)
+				got, err := c.Receive(rctx, broker.ReceiveRequest{Entity: entity, SubQueue: sub, Mode: broker.PeekLock, Max: 32})
+				cancel()
+				if err != nil {
+					for s := range want {
+						report(jobEvent{err: err, label: fmt.Sprintf("sequence number %d", s)})
+					}
+					return
 				}
-				return
-			}
-			if len(got) == 0 {
-				break
-			}
-			scanned += len(got)
-			var found []*broker.Message
-			for _, x := range got {
-				if want[x.SequenceNumber] {
-					delete(want, x.SequenceNumber)
-					found = append(found, x)
-				} else {
-					aside = append(aside, x)
+				if len(got) == 0 {
+					break
 				}
+				scanned += len(got)
+				var found []dlqItem
+				for _, x := range got {
+					if want[x.SequenceNumber] {
+						delete(want, x.SequenceNumber)
+						found = append(found, dlqItem{dlq, x})
+					} else {
+						aside = append(aside, dlqItem{dlq, x})
+					}
+				}
+				resubmitAll(found)
 			}
-			resubmitAll(found)
 		}
 		missing := make([]int64, 0, len(want))
 		for s := range want {
@@ -396,57 +411,64 @@ func (m *Model) startResubmitJob(seqs []int64) tea.Cmd {
 		}
 		sort.Slice(missing, func(i, j int) bool { return missing[i] < missing[j] })
 		for _, s := range missing {
-			err := broker.Errorf(broker.CodeMessageNotFound, "not found in the first %d available messages of %s (gone, or locked by another receiver)", scanned, dlq)
+			err := broker.Errorf(broker.CodeMessageNotFound, "not found in the first %d available messages of the dead-letter queues of %s (gone, or locked by another receiver)", scanned, entity)
 			report(jobEvent{err: err, label: fmt.Sprintf("sequence number %d", s)})
 		}
 	})
 }
 
 // startResubmitAllJob resubmits every message of an entity's dead-letter
-// queue, in batches, until it is empty or the work is cancelled. Messages
-// that fail are kept locked until the end so that they are not received
-// again, then released.
+// queue, then of its transfer dead-letter queue, in batches, until they are
+// empty or the work is cancelled. Messages that fail are kept locked until
+// the end so that they are not received again, then released.
 func (m *Model) startResubmitAllJob(entity string) tea.Cmd {
 	dlq := entity + broker.DeadLetterSuffix
 	target := broker.ResubmitTarget(dlq)
 	e, _ := m.currentEntity()
+	title := "resubmit " + dlq
+	if e.Counts.TransferDeadLettered > 0 {
+		title += " and " + broker.SubQueueAddress(entity, broker.SubQueueTransferDeadLetter)
+	}
 	c, timeout, n := m.client, m.opts.Timeout, m.opts.Concurrency
-	return m.startJob("resubmit "+dlq, "resubmitted", int(e.Counts.DeadLettered), func(ctx context.Context, report func(jobEvent)) {
+	return m.startJob(title, "resubmitted", int(e.Counts.Count(broker.CategoryDeadLettered)), func(ctx context.Context, report func(jobEvent)) {
 		attempted := make(map[int64]bool)
-		var aside []*broker.Message // failed before and received again: kept locked until the end
+		var aside []dlqItem // failed before and received again: kept locked until the end
 		defer func() {
 			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 			defer cancel()
-			for _, x := range aside {
-				_ = c.Settle(actx, broker.Settlement{Kind: broker.Abandon, Entity: dlq, Token: x.LockToken})
+			for _, it := range aside {
+				_ = c.Settle(actx, broker.Settlement{Kind: broker.Abandon, Entity: it.dlq, Token: it.msg.LockToken})
 			}
 		}()
-		for ctx.Err() == nil {
-			rctx, cancel := context.WithTimeout(ctx, timeout)
-			got, err := c.Receive(rctx, broker.ReceiveRequest{Entity: entity, SubQueue: broker.SubQueueDeadLetter, Mode: broker.PeekLock, Max: 32})
-			cancel()
-			if err != nil {
-				report(jobEvent{err: err, label: "receive from " + dlq})
-				return
-			}
-			if len(got) == 0 {
-				return
-			}
-			fresh := got[:0:0]
-			for _, x := range got {
-				if attempted[x.SequenceNumber] {
-					aside = append(aside, x)
-					continue
+		for _, sub := range deadLetterQueues {
+			from := broker.SubQueueAddress(entity, sub)
+			for ctx.Err() == nil {
+				rctx, cancel := context.WithTimeout(ctx, timeout)
+				got, err := c.Receive(rctx, broker.ReceiveRequest{Entity: entity, SubQueue: sub, Mode: broker.PeekLock, Max: 32})
+				cancel()
+				if err != nil {
+					report(jobEvent{err: err, label: "receive from " + from})
+					return
 				}
-				attempted[x.SequenceNumber] = true
-				fresh = append(fresh, x)
+				if len(got) == 0 {
+					break
+				}
+				fresh := got[:0:0]
+				for _, x := range got {
+					if attempted[x.SequenceNumber] {
+						aside = append(aside, dlqItem{from, x})
+						continue
+					}
+					attempted[x.SequenceNumber] = true
+					fresh = append(fresh, x)
+				}
+				forEach(ctx, n, fresh, func(x *broker.Message) {
+					cctx, cancel := context.WithTimeout(ctx, timeout)
+					defer cancel()
+					err := broker.Resubmit(cctx, c, from, x, target)
+					report(jobEvent{ok: err == nil, err: err, label: fmt.Sprintf("sequence number %d", x.SequenceNumber)})
+				})
 			}
-			forEach(ctx, n, fresh, func(x *broker.Message) {
-				cctx, cancel := context.WithTimeout(ctx, timeout)
-				defer cancel()
-				err := broker.Resubmit(cctx, c, dlq, x, target)
-				report(jobEvent{ok: err == nil, err: err, label: fmt.Sprintf("sequence number %d", x.SequenceNumber)})
-			})
 		}
 	})
 }

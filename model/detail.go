@@ -25,7 +25,7 @@ func (m *Model) openDetail() tea.Cmd {
 	if cur == nil {
 		return m.refuse(&m.keys.Enter, "no message here")
 	}
-	m.detail = &detailState{pane: m.focus, address: address(m.entity, m.focus), msg: cur}
+	m.detail = &detailState{pane: m.focus, address: msgAddress(m.entity, m.focus, cur), msg: cur}
 	m.rerenderDetail()
 	return nil
 }

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -182,7 +183,7 @@ func (m *Model) dialogKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case "tab":
 		if d.kind == dlgPurge {
-			d.sub = 1 - d.sub
+			d.sub = (d.sub + 1) % broker.SubQueue(len(deadLetterQueues)+1)
 			d.text = purgeText(m.entity, d.sub)
 			return nil
 		}
@@ -301,13 +302,16 @@ func (m *Model) openFilter() tea.Cmd {
 
 func purgeText(entity string, sub broker.SubQueue) []string {
 	what := "every message of the main queue of"
-	if sub == broker.SubQueueDeadLetter {
+	switch sub {
+	case broker.SubQueueDeadLetter:
 		what = "every message of the dead-letter queue of"
+	case broker.SubQueueTransferDeadLetter:
+		what = "every message of the transfer dead-letter queue of"
 	}
 	return []string{
 		"This removes " + what,
 		"  " + ui.Sanitize(entity),
-		"Type the entity name to confirm (tab: main queue / dead-letter queue).",
+		"Type the entity name to confirm (tab: main / dead-letter / transfer dead-letter queue).",
 	}
 }
 
@@ -319,6 +323,9 @@ func (m *Model) openPurge() tea.Cmd {
 	d := newDialog(dlgPurge, "Purge", m.width, "Name")
 	if category(m.focus) == broker.CategoryDeadLettered {
 		d.sub = broker.SubQueueDeadLetter
+		if cur, _ := m.target(); cur != nil && cur.SubQueue == broker.SubQueueTransferDeadLetter {
+			d.sub = broker.SubQueueTransferDeadLetter
+		}
 	}
 	d.text = purgeText(m.entity, d.sub)
 	d.footer = "enter purge · tab switch queue · esc cancel"
@@ -343,6 +350,9 @@ func (m *Model) openResubmitAll() tea.Cmd {
 	d.text = []string{
 		fmt.Sprintf("Send every message of %s%s (%d now)", ui.Sanitize(m.entity), broker.DeadLetterSuffix, e.Counts.DeadLettered),
 		"back to " + ui.Sanitize(broker.ResubmitTarget(m.entity)) + ", each copy accepted before its original is removed.",
+	}
+	if n := e.Counts.TransferDeadLettered; n > 0 {
+		d.text = slices.Insert(d.text, 1, fmt.Sprintf("and of %s%s (%d now)", ui.Sanitize(m.entity), broker.TransferDeadLetterSuffix, n))
 	}
 	d.footer = "enter or y start · esc cancel"
 	entity := m.entity

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -227,12 +228,13 @@ func pastTense(k broker.SettleKind) string {
 	return k.String()
 }
 
-// heldInOrder returns the locks held for entity's main queue in sequence
-// order: the Locked pane of an endpoint that shows only its own locks.
-func (m *Model) heldInOrder(entity string) []*broker.Message {
+// heldInOrder returns the locks held at the given addresses in sequence
+// order: the Locked pane (or the Dead-lettered one) of an endpoint that
+// shows only its own locks.
+func (m *Model) heldInOrder(addrs ...string) []*broker.Message {
 	var out []*broker.Message
 	for k, h := range m.held {
-		if k.address == entity {
+		if slices.Contains(addrs, k.address) {
 			out = append(out, h.msg)
 		}
 	}

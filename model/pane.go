@@ -74,12 +74,40 @@ func (p *paneState) reset() {
 func category(i int) broker.Category { return broker.Categories[i] }
 
 // address returns the address the messages of pane i are received from:
-// the entity, or its dead-letter sub-queue for the Dead-lettered pane.
+// the entity, or its dead-letter sub-queue for the Dead-lettered pane (whose
+// transfer-dead-lettered messages come from the transfer dead-letter
+// sub-queue: see msgAddress).
 func address(entity string, i int) string {
 	if category(i) == broker.CategoryDeadLettered {
 		return entity + broker.DeadLetterSuffix
 	}
 	return entity
+}
+
+// deadLetterQueues are the sub-queues the Dead-lettered pane shows, in the
+// order bulk work goes through them.
+var deadLetterQueues = [...]broker.SubQueue{broker.SubQueueDeadLetter, broker.SubQueueTransferDeadLetter}
+
+// addresses returns every address whose messages pane i shows: both
+// dead-letter sub-queues for the Dead-lettered pane, the entity otherwise.
+func addresses(entity string, i int) []string {
+	if category(i) != broker.CategoryDeadLettered {
+		return []string{entity}
+	}
+	out := make([]string, len(deadLetterQueues))
+	for k, s := range deadLetterQueues {
+		out[k] = broker.SubQueueAddress(entity, s)
+	}
+	return out
+}
+
+// msgAddress returns the address m, shown in pane i, is received and
+// settled at: its own sub-queue's on the Dead-lettered pane.
+func msgAddress(entity string, i int, m *broker.Message) string {
+	if category(i) == broker.CategoryDeadLettered && m != nil && m.SubQueue == broker.SubQueueTransferDeadLetter {
+		return broker.SubQueueAddress(entity, broker.SubQueueTransferDeadLetter)
+	}
+	return address(entity, i)
 }
 
 // visibleRows returns how many rows pane i shows in the current layout (0
@@ -101,7 +129,7 @@ func (m *Model) syncLocalPanes() {
 		p := &m.panes[i]
 		var all []*broker.Message
 		if category(i) == broker.CategoryLocked || category(i) == broker.CategoryDeadLettered {
-			all = m.heldInOrder(address(m.entity, i))
+			all = m.heldInOrder(addresses(m.entity, i)...)
 		}
 		start := sort.Search(len(all), func(k int) bool { return all[k].SequenceNumber >= p.top })
 		n := max(1, m.visibleRows(i)) + 1

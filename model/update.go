@@ -143,11 +143,7 @@ func (m *Model) onEvents(msg eventsMsg) tea.Cmd {
 			if ev.Kind == broker.EventLockLost {
 				kind = ui.FlashLost
 			}
-			addr := path
-			if sub == broker.SubQueueDeadLetter {
-				addr = path + broker.DeadLetterSuffix
-			}
-			k := heldKey{addr, ev.Sequence}
+			k := heldKey{broker.SubQueueAddress(path, sub), ev.Sequence}
 			if h := m.held[k]; h != nil && (ev.Token.IsZero() || h.msg.LockToken == ev.Token) {
 				delete(m.held, k)
 				m.addGhost(path, h.msg, kind)

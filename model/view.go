@@ -93,11 +93,10 @@ func (m *Model) paneView(slot ui.PaneSlot) ui.PaneState {
 		msgs = msgs[:n]
 		ps.MoreBelow = true
 	}
-	addr := address(m.entity, i)
 	rows := make([]ui.Row, 0, len(msgs)+len(m.ghosts))
 	for _, x := range msgs {
 		r := ui.Row{Msg: x, Selected: p.selected[x.SequenceNumber]}
-		if h := m.held[heldKey{addr, x.SequenceNumber}]; h != nil {
+		if h := m.held[heldKey{msgAddress(m.entity, i, x), x.SequenceNumber}]; h != nil {
 			y := *x
 			y.LockToken, y.LockedUntil = h.msg.LockToken, h.msg.LockedUntil
 			r.Msg, r.Held, r.AutoRenew = &y, true, h.autoRenew

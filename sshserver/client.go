@@ -92,10 +92,7 @@ func (c *sessionClient) Browse(ctx context.Context, req broker.BrowseRequest) ([
 
 // Receive receives through the shared client and records the locks.
 func (c *sessionClient) Receive(ctx context.Context, req broker.ReceiveRequest) ([]*broker.Message, error) {
-	addr := req.Entity
-	if req.SubQueue == broker.SubQueueDeadLetter {
-		addr += broker.DeadLetterSuffix
-	}
+	addr := auditAddress(req.Entity, req.SubQueue)
 	op := "receive"
 	if req.Mode == broker.ReceiveAndDelete {
 		op = "receive and delete"
@@ -254,10 +251,7 @@ func (c *sessionClient) Purge(ctx context.Context, entity string, sub broker.Sub
 	if c.isClosed() {
 		return 0, errSessionEnded
 	}
-	addr := entity
-	if sub == broker.SubQueueDeadLetter {
-		addr += broker.DeadLetterSuffix
-	}
+	addr := auditAddress(entity, sub)
 	n, err := c.inner.Purge(ctx, entity, sub)
 	c.record("purge", addr, 0, "", err, slog.Int64("removed", n))
 	return n, err
@@ -350,4 +344,13 @@ func (c *sessionClient) record(op, entity string, seq int64, messageID string, e
 		slog.String("result", result),
 	}, extra...)
 	c.audit.Log(context.Background(), level, "audit", attrs...)
+}
+
+// auditAddress is the address an operation on the sub-queue sub of entity
+// touches, as the audit log names it; a sub-queue's suffix in entity wins.
+func auditAddress(entity string, sub broker.SubQueue) string {
+	if path, s := broker.SplitAddress(entity); s == broker.SubQueueMain {
+		return broker.SubQueueAddress(path, sub)
+	}
+	return entity
 }

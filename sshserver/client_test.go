@@ -121,6 +121,45 @@ func TestSessionClientDeadLetterQueueAddress(t *testing.T) {
 	}
 }
 
+func TestSessionClientTransferDeadLetterQueueAddress(t *testing.T) {
+	e := newEngine(t, 2)
+	ctx := context.Background()
+	// Dead-lettered messages cannot be forwarded to a missing queue: they go
+	// to the transfer dead-letter queue.
+	if err := e.UpdateEntity(ctx, broker.Entity{Path: "orders", Kind: broker.KindQueue,
+		Settings: broker.EntitySettings{ForwardDeadLetteredMessagesTo: "nowhere"}}); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := e.Receive(ctx, broker.ReceiveRequest{Entity: "orders", Mode: broker.PeekLock, Max: 2})
+	for _, x := range m {
+		if err := e.Settle(ctx, broker.Settlement{Kind: broker.DeadLetter, Entity: "orders", Token: x.LockToken}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var log auditLog
+	sc := newSessionClient(e, RoleOperator, log.logger())
+	msgs, err := sc.Receive(ctx, broker.ReceiveRequest{Entity: "orders", SubQueue: broker.SubQueueTransferDeadLetter, Mode: broker.PeekLock, Max: 1})
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("receive from the transfer dead-letter queue: %d, %v", len(msgs), err)
+	}
+	if err := sc.Settle(ctx, broker.Settlement{Kind: broker.Complete, Entity: "orders" + broker.TransferDeadLetterSuffix, Token: msgs[0].LockToken}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := sc.Purge(ctx, "orders", broker.SubQueueTransferDeadLetter); err != nil || n != 1 {
+		t.Fatalf("purge = %d, %v", n, err)
+	}
+	lines := log.lines(t)
+	want := []string{"receive", "complete", "purge"}
+	if len(lines) != len(want) {
+		t.Fatalf("audit lines = %v, want %v", lines, want)
+	}
+	for i, op := range want {
+		if lines[i]["op"] != op || lines[i]["entity"] != "orders/$Transfer/$DeadLetterQueue" || lines[i]["result"] != "ok" {
+			t.Errorf("line %d = %v, want an ok %s on orders/$Transfer/$DeadLetterQueue", i, lines[i], op)
+		}
+	}
+}
+
 func TestSessionClientReadOnlyRefusesAndAudits(t *testing.T) {
 	e := newEngine(t, 1)
 	var log auditLog

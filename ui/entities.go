@@ -54,15 +54,16 @@ func displayName(e broker.Entity) string {
 }
 
 // Depth returns the number the sparkline tracks: every message of the
-// entity's main queue and dead-letter sub-queue.
+// entity's main queue and of its dead-letter and transfer dead-letter
+// sub-queues.
 func Depth(n broker.Counts) int64 {
-	return n.Active + n.Locked + n.Deferred + n.Scheduled + n.DeadLettered
+	return n.Active + n.Locked + n.Deferred + n.Scheduled + n.Count(broker.CategoryDeadLettered)
 }
 
 // EntityList renders the entity list in exactly h lines of w cells. Wide
 // lists show every count (A active, L locked, D deferred, S scheduled, X
-// dead-lettered); narrow ones the total. top is the index of the first row
-// shown.
+// dead-lettered, transfer-dead-lettered included); narrow ones the total.
+// top is the index of the first row shown.
 func EntityList(c *Common, rows []EntityRow, top, w, h int, note string) []string {
 	st := c.Styles
 	lines := make([]string, 0, h)
@@ -94,7 +95,7 @@ func EntityList(c *Common, rows []EntityRow, top, w, h int, note string) []strin
 		var text string
 		if wide {
 			text = fit(displayName(r.Entity), nameW) + fitLeft(Count(n.Active), col) + fitLeft(Count(n.Locked), col) +
-				fitLeft(Count(n.Deferred), col) + fitLeft(Count(n.Scheduled), col) + fitLeft(Count(n.DeadLettered), col) + " "
+				fitLeft(Count(n.Deferred), col) + fitLeft(Count(n.Scheduled), col) + fitLeft(Count(n.Count(broker.CategoryDeadLettered)), col) + " "
 		} else {
 			nameW := w - 6 - spark - 1
 			text = fit(displayName(r.Entity), nameW) + fitLeft(Count(Depth(n)), 6) + " "

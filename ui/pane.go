@@ -9,6 +9,11 @@ import (
 	"github.com/peeklock/peeklock/broker"
 )
 
+// TransferTag marks the reason of a message of the transfer dead-letter
+// sub-queue (one that could not be auto-forwarded) in the Dead-lettered
+// pane, which shows both dead-letter sub-queues.
+const TransferTag = "[transfer] "
+
 // Row is one message row of a pane with its decorations.
 type Row struct {
 	Msg *broker.Message
@@ -355,6 +360,9 @@ func cellText(now time.Time, m *broker.Message, k colKind) string {
 	case colSize:
 		return Bytes(m.Size)
 	case colReason:
+		if m.SubQueue == broker.SubQueueTransferDeadLetter {
+			return TransferTag + Sanitize(m.DeadLetterReason())
+		}
 		return Sanitize(m.DeadLetterReason())
 	case colDesc:
 		return Sanitize(m.DeadLetterErrorDescription())

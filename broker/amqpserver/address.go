@@ -14,7 +14,7 @@ const (
 type nodeKind uint8
 
 const (
-	nodeEntity     nodeKind = iota // a queue, topic, subscription or dead-letter sub-queue
+	nodeEntity     nodeKind = iota // a queue, topic, subscription or one of their sub-queues
 	nodeCBS                        // the claims-based security node
 	nodeManagement                 // an entity's $management node
 )

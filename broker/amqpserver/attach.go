@@ -137,8 +137,8 @@ func (s *session) attachIncoming(l *link, a *wire.Attach) error {
 		if err != nil {
 			return err
 		}
-		if _, sub := broker.SplitAddress(l.entity); sub == broker.SubQueueDeadLetter {
-			return linkError(wire.CondNotAllowed, "messages cannot be sent to the dead-letter sub-queue %q", l.entity)
+		if _, sub := broker.SplitAddress(l.entity); sub != broker.SubQueueMain {
+			return linkError(wire.CondNotAllowed, "messages cannot be sent to the %s %q", sub, l.entity)
 		}
 		l.kind = kindEntityIn
 		l.maxSize = entityMaxSize(ent)

@@ -65,13 +65,14 @@ func peekMessage(r *mgmtRequest) (*response, error) {
 }
 
 // peek merges browse windows of every category of an entity's main queue
-// (or its dead-letter sub-queue) in sequence order; with sessionID set,
-// only that session's messages.
+// in sequence order (or browses one of its sub-queues, by address); with
+// sessionID set, only that session's messages.
 func (c *conn) peek(ctx context.Context, entity string, from int64, count int, sessionID string) ([]*broker.Message, error) {
 	path, sub := broker.SplitAddress(entity)
 	cats := []broker.Category{broker.CategoryActive, broker.CategoryLocked, broker.CategoryDeferred, broker.CategoryScheduled}
-	if sub == broker.SubQueueDeadLetter {
-		cats = []broker.Category{broker.CategoryDeadLettered}
+	if sub != broker.SubQueueMain {
+		// The sub-queue's address browses it alone.
+		path, cats = entity, []broker.Category{broker.CategoryDeadLettered}
 	}
 	var out []*broker.Message
 	for round := 0; round < maxPeekRounds && len(out) < count; round++ {

@@ -10,9 +10,11 @@ import (
 // Browse returns up to req.Max messages of one category with sequence
 // numbers >= req.FromSequence, in ascending order, without locking them or
 // changing their delivery count. Locked messages carry LockToken and
-// LockedUntil. The dead-lettered category holds the whole dead-letter
-// sub-queue (locked and deferred ones included). The cost is O(log n +
-// window) whatever the entity's size.
+// LockedUntil. The dead-lettered category holds the whole dead-letter and
+// transfer dead-letter sub-queues (locked and deferred ones included), merged
+// in sequence order; a sub-queue's address browses that sub-queue alone.
+// Every message carries the SubQueue it is in. The cost is O(log n + window)
+// whatever the entity's size.
 func (e *Engine) Browse(ctx context.Context, req broker.BrowseRequest) ([]*broker.Message, error) {
 	if err := e.enter(); err != nil {
 		return nil, err
@@ -29,7 +31,7 @@ func (e *Engine) Browse(ctx context.Context, req broker.BrowseRequest) ([]*broke
 		return nil, newErr(broker.CodeInvalid, en.path, "a browse asks for at least one message (Max is %d)", req.Max)
 	}
 	cat := req.Category
-	if sub == broker.SubQueueDeadLetter {
+	if sub != broker.SubQueueMain {
 		cat = broker.CategoryDeadLettered
 	}
 	if cat > broker.CategoryDeadLettered {
@@ -39,7 +41,7 @@ func (e *Engine) Browse(ctx context.Context, req broker.BrowseRequest) ([]*broke
 		return nil, err
 	}
 	var trees []*tree
-	m, d := &en.q[broker.SubQueueMain], &en.q[broker.SubQueueDeadLetter]
+	m := &en.q[broker.SubQueueMain]
 	switch cat {
 	case broker.CategoryActive:
 		trees = []*tree{m.active}
@@ -50,7 +52,14 @@ func (e *Engine) Browse(ctx context.Context, req broker.BrowseRequest) ([]*broke
 	case broker.CategoryScheduled:
 		trees = []*tree{en.scheduled}
 	case broker.CategoryDeadLettered:
-		trees = []*tree{d.active, d.locked, d.deferred}
+		subs := []broker.SubQueue{broker.SubQueueDeadLetter, broker.SubQueueTransferDeadLetter}
+		if sub != broker.SubQueueMain {
+			subs = []broker.SubQueue{sub}
+		}
+		for _, s := range subs {
+			d := &en.q[s]
+			trees = append(trees, d.active, d.locked, d.deferred)
+		}
 	}
 	var picked []*entry
 	for _, t := range trees {

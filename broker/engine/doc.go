@@ -4,6 +4,12 @@
 // scheduling, duplicate detection, sessions, topics and auto-forwarding) over
 // a store.Store, behind the broker.Client contract.
 //
+// Every queue and subscription has two sub-queues besides its main queue:
+// the dead-letter sub-queue, and the transfer dead-letter sub-queue, which
+// keeps messages the entity accepted but could not auto-forward (see
+// transfer.go). A send straight to an entity whose forward fails fails
+// instead: nothing was accepted.
+//
 // # Model
 //
 // The store holds every message twice: a small Meta record and the full

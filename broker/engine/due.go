@@ -164,8 +164,8 @@ func (en *entity) rewriteTo(x *entry, to broker.SubQueue, props, set map[string]
 	m := *msg
 	m.ApplicationProperties = mergeProps(msg.ApplicationProperties, props, set)
 	state := x.state
-	if to == broker.SubQueueDeadLetter {
-		state = broker.StateActive
+	if to != from.Sub {
+		state = broker.StateActive // a message enters a dead-letter sub-queue active
 	}
 	m.State = state
 	m.DeliveryCount = x.delivery

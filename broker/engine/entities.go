@@ -118,8 +118,8 @@ func checkSettings(path string, s broker.EntitySettings) error {
 		return newErr(broker.CodeInvalid, path, "an entity cannot forward its dead-lettered messages to itself")
 	}
 	for _, to := range []string{s.ForwardTo, s.ForwardDeadLetteredMessagesTo} {
-		if p, sub := broker.SplitAddress(to); sub == broker.SubQueueDeadLetter {
-			return newErr(broker.CodeInvalid, path, "cannot forward to the dead-letter sub-queue of %q", p)
+		if p, sub := broker.SplitAddress(to); sub != broker.SubQueueMain {
+			return newErr(broker.CodeInvalid, path, "cannot forward to the %s of %q", sub, p)
 		}
 	}
 	return nil
@@ -217,7 +217,7 @@ func (e *Engine) UpdateEntity(ctx context.Context, ent broker.Entity) error {
 		return err
 	}
 	if sub != broker.SubQueueMain {
-		return newErr(broker.CodeInvalid, ent.Path, "a dead-letter sub-queue has no settings of its own")
+		return newErr(broker.CodeInvalid, ent.Path, "a %s has no settings of its own", sub)
 	}
 	now, err := e.lockedDue(en)
 	if err != nil {
@@ -310,7 +310,7 @@ func (e *Engine) DeleteEntity(ctx context.Context, path string) error {
 	}
 	p, sub := broker.SplitAddress(path)
 	if sub != broker.SubQueueMain {
-		return newErr(broker.CodeInvalid, p, "a dead-letter sub-queue cannot be deleted on its own; delete the entity")
+		return newErr(broker.CodeInvalid, p, "a %s cannot be deleted on its own; delete the entity", sub)
 	}
 	e.mu.Lock()
 	en := e.entities[pathKey(p)]
@@ -334,8 +334,9 @@ func (e *Engine) DeleteEntity(ctx context.Context, path string) error {
 		x.deleted = true
 		x.batch = store.Batch{}
 		x.outbox = nil
-		x.waiters[0].wakeAll()
-		x.waiters[1].wakeAll()
+		for i := range x.waiters {
+			x.waiters[i].wakeAll()
+		}
 		for _, s := range x.sessions {
 			s.waiters.wakeAll()
 		}

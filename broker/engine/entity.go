@@ -30,13 +30,13 @@ type entity struct {
 	rules    []broker.Rule         // replaced, never changed in place
 
 	lastSeq int64
-	size    int64 // bytes of every stored message (main and dead-letter) plus sends in flight
+	size    int64 // bytes of every stored message (all sub-queues) plus sends in flight
 
-	q         [2]queueIndex // indexed by broker.SubQueue
-	scheduled *tree         // Scheduled messages by sequence number
-	schedAt   *tree         // Scheduled messages by (activation time, seq)
-	lockAt    *tree         // locked messages of both sub-queues by (expiry, seq)
-	ttl       *tree         // unlocked main-queue messages that expire, by (expiry, seq)
+	q         [numSubQueues]queueIndex // indexed by broker.SubQueue
+	scheduled *tree                    // Scheduled messages by sequence number
+	schedAt   *tree                    // Scheduled messages by (activation time, seq)
+	lockAt    *tree                    // locked messages of every sub-queue by (expiry, seq)
+	ttl       *tree                    // unlocked main-queue messages that expire, by (expiry, seq)
 	tokens    map[broker.LockToken]*entry
 
 	sessions     map[string]*session
@@ -47,7 +47,7 @@ type entity struct {
 	dupq    []dupRecord      // the same in insertion order, for pruning
 	dupHead int
 
-	waiters [2]waitList // receivers waiting for a message, per sub-queue (and accept-next-session)
+	waiters [numSubQueues]waitList // receivers waiting for a message, per sub-queue (and accept-next-session)
 	owners  map[uint64]struct{}
 	rng     *rand.ChaCha8
 
@@ -55,6 +55,10 @@ type entity struct {
 	batch      store.Batch // store changes made under mu, applied by commit
 	outbox     []outItem   // dead-lettered messages to forward after mu is released
 }
+
+// numSubQueues is the number of sub-queues of an entity: the main queue, the
+// dead-letter and the transfer dead-letter sub-queue.
+const numSubQueues = int(broker.SubQueueTransferDeadLetter) + 1
 
 type dupRecord struct {
 	id  string
@@ -70,7 +74,7 @@ func newEntity(eng *Engine, id uint32, ent broker.Entity) *entity {
 		kind:         ent.Kind,
 		settings:     ent.Settings.Normalize(),
 		rules:        ent.Rules,
-		q:            [2]queueIndex{newQueueIndex(), newQueueIndex()},
+		q:            [numSubQueues]queueIndex{newQueueIndex(), newQueueIndex(), newQueueIndex()},
 		scheduled:    newSeqTree(),
 		schedAt:      newAtTree(),
 		lockAt:       newAtTree(),
@@ -117,19 +121,20 @@ func (en *entity) public() broker.Entity {
 }
 
 func (en *entity) counts() broker.Counts {
-	m, d := &en.q[broker.SubQueueMain], &en.q[broker.SubQueueDeadLetter]
+	m := &en.q[broker.SubQueueMain]
 	return broker.Counts{
-		Active:       int64(m.active.Len()),
-		Locked:       int64(m.locked.Len()),
-		Deferred:     int64(m.deferred.Len()),
-		Scheduled:    int64(en.scheduled.Len()),
-		DeadLettered: int64(d.len()),
-		SizeBytes:    en.size,
+		Active:               int64(m.active.Len()),
+		Locked:               int64(m.locked.Len()),
+		Deferred:             int64(m.deferred.Len()),
+		Scheduled:            int64(en.scheduled.Len()),
+		DeadLettered:         int64(en.q[broker.SubQueueDeadLetter].len()),
+		TransferDeadLettered: int64(en.q[broker.SubQueueTransferDeadLetter].len()),
+		SizeBytes:            en.size,
 	}
 }
 
 // sessionful reports whether x belongs to a session of a session-aware
-// entity (the dead-letter sub-queue is not session-aware).
+// entity (the dead-letter sub-queues are not session-aware).
 func (en *entity) sessionful(x *entry) bool {
 	return en.settings.RequiresSession && x.sub == broker.SubQueueMain
 }

@@ -113,8 +113,8 @@ func newSeqTree() *tree    { return btree.NewBTreeGOptions(bySeq, treeOpts) }
 func newAtTree() *tree     { return btree.NewBTreeGOptions(byAt, treeOpts) }
 func newExpiryTree() *tree { return btree.NewBTreeGOptions(byExpiry, treeOpts) }
 
-// queueIndex holds the unscheduled messages of a main queue or a dead-letter
-// sub-queue by category.
+// queueIndex holds the unscheduled messages of a main queue or of one of its
+// dead-letter sub-queues by category.
 type queueIndex struct {
 	active   *tree // Active and not locked
 	locked   *tree // locked (any state)

@@ -32,8 +32,8 @@ func errNotFound(path string) error {
 // errLockLost is the answer to a settlement or renewal whose lock is not held.
 func errLockLost(path string, sub broker.SubQueue, token broker.LockToken) error {
 	where := "entity"
-	if sub == broker.SubQueueDeadLetter {
-		where = "dead-letter sub-queue"
+	if sub != broker.SubQueueMain {
+		where = sub.String()
 	}
 	return newErr(broker.CodeLockLost, path,
 		"the lock %s is not held on this %s: it expired, was lost, was already settled, or never existed", token, where)

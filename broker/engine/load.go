@@ -40,7 +40,7 @@ func (l *loader) Sequence(id uint32, last int64) error {
 
 func (l *loader) Message(loc store.Loc, meta store.Meta) error {
 	en := l.byID[loc.Entity]
-	if en == nil || loc.Sub > broker.SubQueueDeadLetter {
+	if en == nil || loc.Sub > broker.SubQueueTransferDeadLetter {
 		l.orphan++
 		return nil
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
@@ -19,8 +20,13 @@ type outItem struct {
 }
 
 // flushOutbox forwards dead-lettered messages after the source mutex was
-// released. A forward that fails (target missing or full) puts the message in
-// the source's own dead-letter sub-queue instead.
+// released. A forward that fails for a reason transferFailure knows (target
+// missing or full, message too large for it, hop limit) puts the message in
+// the source's transfer dead-letter sub-queue with that reason, its
+// description telling the dead-letter reason it had; any other failure puts
+// it in the source's own dead-letter sub-queue as it was dead-lettered.
+// Forwarding happens once, when the message is dead-lettered: neither
+// sub-queue forwards it later.
 func (e *Engine) flushOutbox(src *entity, items []outItem) {
 	for _, it := range items {
 		x := it.x
@@ -42,9 +48,9 @@ func (e *Engine) flushOutbox(src *entity, items []outItem) {
 		var ferr error
 		target, _, lerr := e.lookup(it.to)
 		if lerr != nil {
-			ferr = lerr
+			ferr = newErr(broker.CodeNotFound, src.path, "the target %q of ForwardDeadLetteredMessagesTo does not exist", it.to)
 		} else {
-			_, ferr = e.deliver(target, []*broker.Message{c}, 1)
+			_, ferr = e.deliver(target, []*broker.Message{c}, 1, true)
 		}
 		if e.lockEntity(src) != nil {
 			continue
@@ -55,18 +61,24 @@ func (e *Engine) flushOutbox(src *entity, items []outItem) {
 			src.commitQuiet()
 			src.emit(broker.EventDeadLettered, x, it.reason)
 			src.emit(broker.EventForwarded, x, target.path)
-		} else {
-			e.log.Warn("forwarding a dead-lettered message failed; kept in the source's dead-letter sub-queue",
-				"entity", src.path, "seq", x.seq, "to", it.to, "err", ferr)
-			x.gone = false
-			src.rewriteTo(x, broker.SubQueueDeadLetter, it.props, it.set)
-			x.sub = broker.SubQueueDeadLetter
-			x.state = broker.StateActive
-			src.index(x)
-			src.commitQuiet()
-			src.emit(broker.EventDeadLettered, x, it.reason)
-			src.notify(x)
+			e.unlock(src)
+			continue
 		}
+		to, set, reason := broker.SubQueueDeadLetter, it.set, it.reason
+		if r, d, ok := transferFailure(ferr); ok {
+			to, reason = broker.SubQueueTransferDeadLetter, r
+			set = transferSet(r, fmt.Sprintf("%s (dead-lettered with reason %q)", d, it.reason))
+		}
+		e.log.Warn("forwarding a dead-lettered message failed; kept in a sub-queue of the source",
+			"entity", src.path, "seq", x.seq, "to", it.to, "sub-queue", to, "err", ferr)
+		x.gone = false
+		x.state = broker.StateActive
+		src.rewriteTo(x, to, it.props, set)
+		x.sub = to
+		src.index(x)
+		src.commitQuiet()
+		src.emit(broker.EventDeadLettered, x, reason)
+		src.notify(x)
 		e.unlock(src)
 	}
 }

@@ -11,8 +11,8 @@ import (
 const purgeChunk = 10000
 
 // Purge removes every message of an entity's main queue (active, locked,
-// deferred and scheduled) or of its dead-letter sub-queue, and returns how
-// many it removed. Locks on removed messages are lost. Purging a topic purges
+// deferred and scheduled) or of one of its sub-queues (sub, or the address's
+// suffix), and returns how many it removed. Locks on removed messages are lost. Purging a topic purges
 // each of its subscriptions.
 func (e *Engine) Purge(ctx context.Context, addr string, sub broker.SubQueue) (int64, error) {
 	if err := e.enter(); err != nil {
@@ -26,11 +26,14 @@ func (e *Engine) Purge(ctx context.Context, addr string, sub broker.SubQueue) (i
 	if err != nil {
 		return 0, err
 	}
-	if s == broker.SubQueueDeadLetter {
-		sub = broker.SubQueueDeadLetter
-	}
-	if sub > broker.SubQueueDeadLetter {
+	if sub > broker.SubQueueTransferDeadLetter {
 		return 0, newErr(broker.CodeInvalid, en.path, "unknown sub-queue %d", sub)
+	}
+	if s != broker.SubQueueMain {
+		if sub != broker.SubQueueMain && sub != s {
+			return 0, newErr(broker.CodeInvalid, en.path, "the address %q names the %s but the purge asks for the %s", addr, s, sub)
+		}
+		sub = s
 	}
 	targets := []*entity{en}
 	if en.kind == broker.KindTopic {

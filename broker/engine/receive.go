@@ -15,8 +15,9 @@ func (e *Engine) Receive(ctx context.Context, req broker.ReceiveRequest) ([]*bro
 	return e.ReceiveAs(ctx, 0, req)
 }
 
-// ReceiveAs hands over up to req.Max available messages of an entity or its
-// dead-letter sub-queue, in sequence order, under owner. In PeekLock mode each
+// ReceiveAs hands over up to req.Max available messages of an entity or of
+// one of its sub-queues (req.SubQueue, or the address's suffix), in sequence
+// order, under owner. In PeekLock mode each
 // gets an exclusive lock (a random LockToken, LockedUntil = now +
 // LockDuration) and its DeliveryCount goes up at hand-out. In
 // ReceiveAndDelete mode they are removed. With req.MaxWait > 0 it waits (and
@@ -48,8 +49,14 @@ func (e *Engine) receivable(req broker.ReceiveRequest) (*entity, broker.SubQueue
 	if err != nil {
 		return nil, sub, err
 	}
-	if req.SubQueue == broker.SubQueueDeadLetter {
-		sub = broker.SubQueueDeadLetter
+	switch {
+	case req.SubQueue > broker.SubQueueTransferDeadLetter:
+		return nil, sub, newErr(broker.CodeInvalid, en.path, "unknown sub-queue %d", req.SubQueue)
+	case req.SubQueue == broker.SubQueueMain:
+	case sub == broker.SubQueueMain:
+		sub = req.SubQueue
+	case sub != req.SubQueue:
+		return nil, sub, newErr(broker.CodeInvalid, en.path, "the address %q names the %s but the request asks for the %s", req.Entity, sub, req.SubQueue)
 	}
 	if en.kind == broker.KindTopic {
 		return nil, sub, newErr(broker.CodeInvalid, en.path, "messages cannot be received from a topic; receive from one of its subscriptions")
@@ -244,7 +251,7 @@ func (en *entity) takeAndDelete(src *tree, max int, now int64) []*broker.Message
 		}
 		x.delivery++
 		m := *msg
-		m.SequenceNumber, m.DeliveryCount, m.State = x.seq, x.delivery, x.state
+		m.SequenceNumber, m.DeliveryCount, m.State, m.SubQueue = x.seq, x.delivery, x.state, x.sub
 		m.LockToken, m.LockedUntil = broker.LockToken{}, time.Time{}
 		out = append(out, &m)
 		en.emit(broker.EventReceived, x, "")
@@ -271,7 +278,7 @@ func (e *Engine) bodies(hs []handout) []*broker.Message {
 		}
 		h := &hs[i]
 		m := *msg
-		m.SequenceNumber, m.DeliveryCount, m.State = h.loc.Seq, h.delivery, h.state
+		m.SequenceNumber, m.DeliveryCount, m.State, m.SubQueue = h.loc.Seq, h.delivery, h.state, h.loc.Sub
 		m.LockToken, m.LockedUntil = h.token, time.Time{}
 		if h.until != 0 {
 			m.LockedUntil = time.Unix(0, h.until).UTC()
@@ -287,8 +294,8 @@ func (e *Engine) ReceiveDeferred(ctx context.Context, entity string, seqs []int6
 	return e.ReceiveDeferredAs(ctx, 0, entity, seqs)
 }
 
-// ReceiveDeferredAs locks deferred messages of an entity (or of its
-// dead-letter sub-queue, by address suffix) by sequence number under owner.
+// ReceiveDeferredAs locks deferred messages of an entity (or of one of its
+// sub-queues, by address suffix) by sequence number under owner.
 // Every number must name a deferred message that is not locked; otherwise
 // nothing is locked and the error is ErrMessageNotFound. The messages are
 // then settled like any other; the delivery count goes up at hand-out.

@@ -52,7 +52,7 @@ func (e *Engine) send(ctx context.Context, addr string, msgs []*broker.Message, 
 		return nil, err
 	}
 	if sub != broker.SubQueueMain {
-		return nil, newErr(broker.CodeInvalid, en.path, "messages cannot be sent to a dead-letter sub-queue")
+		return nil, newErr(broker.CodeInvalid, en.path, "messages cannot be sent to a %s", sub)
 	}
 	if len(msgs) == 0 {
 		return nil, nil
@@ -71,7 +71,7 @@ func (e *Engine) send(ctx context.Context, addr string, msgs []*broker.Message, 
 		}
 		copies[i] = c
 	}
-	return e.deliver(en, copies, 0)
+	return e.deliver(en, copies, 0, false)
 }
 
 // acceptCopy returns a shallow copy of m with the broker-set properties
@@ -93,9 +93,18 @@ func acceptCopy(m *broker.Message) *broker.Message {
 
 // deliver stores msgs (private copies) in en, or passes them on: a topic fans
 // out, an entity with ForwardTo forwards. hop counts auto-forwarding hops.
-func (e *Engine) deliver(en *entity, msgs []*broker.Message, hop int) ([]int64, error) {
+//
+// accepted says whether the messages have been accepted already, so that a
+// failure to forward them must not reach the sender: then an entity whose
+// forward fails (see transferFailure) keeps them in its transfer dead-letter
+// sub-queue instead. A send straight to an entity is not accepted yet, and a
+// failing forward fails the send (nothing stored, nothing lost); a topic's
+// fan-out and the forwarding of dead-lettered messages are.
+func (e *Engine) deliver(en *entity, msgs []*broker.Message, hop int, accepted bool) ([]int64, error) {
 	if hop > maxForwardHops {
-		return nil, newErr(broker.CodeInvalid, en.path, "auto-forwarding stops after %d hops; check the ForwardTo chain that leads here", maxForwardHops)
+		err := newErr(broker.CodeInvalid, en.path, "auto-forwarding stops after %d hops; check the ForwardTo chain that leads here", maxForwardHops)
+		err.Err = errHopLimit
+		return nil, err
 	}
 	switch en.kind {
 	case broker.KindTopic:
@@ -107,7 +116,7 @@ func (e *Engine) deliver(en *entity, msgs []*broker.Message, hop int) ([]int64, 
 		if err != nil {
 			return nil, err
 		}
-		if _, err := e.storeOrForward(en, msgs, seqs, hop); err != nil {
+		if _, err := e.storeOrForward(en, msgs, seqs, hop, accepted); err != nil {
 			return nil, err
 		}
 		if err := p.Wait(); err != nil {
@@ -115,12 +124,15 @@ func (e *Engine) deliver(en *entity, msgs []*broker.Message, hop int) ([]int64, 
 		}
 		return seqs, nil
 	}
-	return e.storeOrForward(en, msgs, nil, hop)
+	return e.storeOrForward(en, msgs, nil, hop, accepted)
 }
 
 // sendTopic fans msgs out to the subscriptions whose rules match. Quota and
 // session checks run for every subscription before anything is stored, so a
 // refused send stores nothing (unless a subscription fills up in between).
+// Once the topic has numbered them the messages count as accepted: a
+// subscription that cannot forward its copies keeps them in its transfer
+// dead-letter sub-queue.
 func (e *Engine) sendTopic(t *entity, msgs []*broker.Message, hop int) ([]int64, error) {
 	e.mu.RLock()
 	subs := slices.Clone(t.subs)
@@ -143,7 +155,9 @@ func (e *Engine) sendTopic(t *entity, msgs []*broker.Message, hop int) ([]int64,
 				continue
 			}
 			if st.RequiresSession && m.SessionID == "" && st.ForwardTo == "" {
-				return nil, newErr(broker.CodeInvalid, t.path, "message %d has no SessionId but subscription %q requires sessions", i, s.path)
+				err := newErr(broker.CodeInvalid, t.path, "message %d has no SessionId but subscription %q requires sessions", i, s.path)
+				err.Err = errNoSessionID
+				return nil, err
 			}
 			idx = append(idx, i)
 			total += m.Size
@@ -174,7 +188,7 @@ func (e *Engine) sendTopic(t *entity, msgs []*broker.Message, hop int) ([]int64,
 		if len(part) == 0 {
 			continue
 		}
-		if _, err := e.storeOrForward(tg.en, part, pre, hop); err != nil && firstErr == nil {
+		if _, err := e.storeOrForward(tg.en, part, pre, hop, true); err != nil && firstErr == nil {
 			firstErr = err
 		}
 	}
@@ -223,11 +237,12 @@ func errTooLarge(en *entity, i int, m *broker.Message) error {
 }
 
 // storeOrForward stores msgs in a queue or subscription, or forwards them
-// when it has ForwardTo. pre holds sequence numbers assigned by a topic (0:
-// dropped), or is nil to assign the entity's own. The sequence numbers are
-// assigned and the batch applied under the entity mutex; a durable store is
-// waited on outside it, and only then do the messages become visible.
-func (e *Engine) storeOrForward(en *entity, msgs []*broker.Message, pre []int64, hop int) ([]int64, error) {
+// when it has ForwardTo (accepted as for deliver). pre holds sequence numbers
+// assigned by a topic (0: dropped), or is nil to assign the entity's own. The
+// sequence numbers are assigned and the batch applied under the entity mutex;
+// a durable store is waited on outside it, and only then do the messages
+// become visible.
+func (e *Engine) storeOrForward(en *entity, msgs []*broker.Message, pre []int64, hop int, accepted bool) ([]int64, error) {
 	if err := e.lockEntity(en); err != nil {
 		return nil, err
 	}
@@ -246,7 +261,9 @@ func (e *Engine) storeOrForward(en *entity, msgs []*broker.Message, pre []int64,
 		}
 		if st.RequiresSession && m.SessionID == "" && !forward {
 			e.unlock(en)
-			return nil, newErr(broker.CodeInvalid, en.path, "message %d has no SessionId but the entity requires sessions", i)
+			err := newErr(broker.CodeInvalid, en.path, "message %d has no SessionId but the entity requires sessions", i)
+			err.Err = errNoSessionID
+			return nil, err
 		}
 		total += m.Size
 	}
@@ -274,14 +291,14 @@ func (e *Engine) storeOrForward(en *entity, msgs []*broker.Message, pre []int64,
 		en.batch.SetSequence(en.id, en.lastSeq)
 	}
 	if forward {
-		return e.forward(en, msgs, seqs, hop)
+		return e.forward(en, msgs, seqs, hop, accepted)
 	}
 	entries := make([]*entry, 0, len(msgs))
 	for i, m := range msgs {
 		if seqs[i] == 0 {
 			continue
 		}
-		entries = append(entries, en.accept(m, seqs[i], now))
+		entries = append(entries, en.accept(m, seqs[i], now, broker.SubQueueMain))
 	}
 	en.size += total
 	p, err := en.commit()
@@ -315,12 +332,14 @@ func (e *Engine) storeOrForward(en *entity, msgs []*broker.Message, pre []int64,
 	return seqs, nil
 }
 
-// accept fills in the broker properties of m as stored in en under seq, adds
-// the store write to the batch, and returns its (not yet indexed) entry.
-func (en *entity) accept(m *broker.Message, seq, now int64) *entry {
+// accept fills in the broker properties of m as stored in en's sub-queue sub
+// under seq, adds the store write to the batch, and returns its (not yet
+// indexed) entry. A message enters a dead-letter sub-queue active, even when
+// it was scheduled.
+func (en *entity) accept(m *broker.Message, seq, now int64, sub broker.SubQueue) *entry {
 	start := now
 	state := broker.StateActive
-	if !m.ScheduledEnqueueTime.IsZero() {
+	if !m.ScheduledEnqueueTime.IsZero() && sub == broker.SubQueueMain {
 		if at := m.ScheduledEnqueueTime.UnixNano(); at > now {
 			start, state = at, broker.StateScheduled
 		}
@@ -341,6 +360,7 @@ func (en *entity) accept(m *broker.Message, seq, now int64) *entry {
 		expires:  exp,
 		size:     clampSize(m.Size),
 		state:    state,
+		sub:      sub,
 		session:  m.SessionID,
 		msgID:    m.MessageID,
 	}
@@ -366,17 +386,15 @@ func (en *entity) show(entries []*entry) {
 
 // forward passes msgs on to en's ForwardTo target, each with
 // EnqueuedSequenceNumber set to the number it got here. Called with en
-// locked; returns with it released.
-func (e *Engine) forward(en *entity, msgs []*broker.Message, seqs []int64, hop int) ([]int64, error) {
+// locked; returns with it released. When the forward fails for a reason
+// transferFailure knows and the messages are accepted already, they go to
+// en's transfer dead-letter sub-queue and forward succeeds.
+func (e *Engine) forward(en *entity, msgs []*broker.Message, seqs []int64, hop int, accepted bool) ([]int64, error) {
 	to := en.settings.ForwardTo
 	p, err := en.commit()
 	e.unlock(en)
 	if err != nil {
 		return nil, err
-	}
-	target, _, err := e.lookup(to)
-	if err != nil {
-		return nil, newErr(broker.CodeNotFound, en.path, "the auto-forwarding target %q does not exist", to)
 	}
 	fw := make([]*broker.Message, 0, len(msgs))
 	for i, m := range msgs {
@@ -389,15 +407,27 @@ func (e *Engine) forward(en *entity, msgs []*broker.Message, seqs []int64, hop i
 		}
 		fw = append(fw, &c)
 	}
-	if len(fw) > 0 {
-		if _, err := e.deliver(target, fw, hop+1); err != nil {
+	target, _, ferr := e.lookup(to)
+	if ferr != nil {
+		ferr = newErr(broker.CodeNotFound, en.path, "the auto-forwarding target %q does not exist", to)
+	} else if len(fw) > 0 {
+		_, ferr = e.deliver(target, fw, hop+1, accepted)
+	}
+	if ferr != nil {
+		reason, description, ok := transferFailure(ferr)
+		if !accepted || !ok {
+			return nil, ferr
+		}
+		e.log.Warn("auto-forwarding failed; the messages go to the transfer dead-letter sub-queue",
+			"entity", en.path, "to", to, "reason", reason, "err", ferr)
+		if err := e.transferDeadLetter(en, msgs, seqs, reason, description); err != nil {
 			return nil, err
 		}
 	}
 	if err := p.Wait(); err != nil {
 		return nil, storeErr("store the sequence number", en.path, err)
 	}
-	if e.events.active() {
+	if ferr == nil && e.events.active() {
 		for i, m := range msgs {
 			if seqs[i] != 0 {
 				en.emit(broker.EventForwarded, &entry{seq: seqs[i], msgID: m.MessageID}, target.path)
@@ -480,7 +510,7 @@ func (e *Engine) CancelScheduled(ctx context.Context, entity string, seqs []int6
 		return err
 	}
 	if sub != broker.SubQueueMain {
-		return newErr(broker.CodeInvalid, en.path, "a dead-letter sub-queue has no scheduled messages")
+		return newErr(broker.CodeInvalid, en.path, "a %s has no scheduled messages", sub)
 	}
 	if en.kind != broker.KindTopic {
 		_, err := e.cancelIn(en, seqs, true)

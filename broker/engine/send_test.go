@@ -236,14 +236,14 @@ func TestForwardDeadLetteredMessages(t *testing.T) {
 		if got[1].DeadLetterReason() != broker.ReasonMaxDeliveryCountExceeded {
 			t.Fatalf("second reason %q", got[1].DeadLetterReason())
 		}
-		// A missing target keeps the message in the source's own DLQ.
+		// A missing target puts the message in the source's transfer DLQ.
 		if err := f.e.DeleteEntity(f.ctx, "errors"); err != nil {
 			t.Fatal(err)
 		}
 		f.sendN("q", 1)
 		m = f.receiveOne("q")
 		f.mustSettle(broker.DeadLetter, "q", m)
-		f.wantCounts("q", broker.Counts{DeadLettered: 1})
+		f.wantCounts("q", broker.Counts{TransferDeadLettered: 1})
 	})
 }
 

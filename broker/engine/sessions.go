@@ -39,7 +39,7 @@ func (e *Engine) sessionEntity(addr string) (*entity, error) {
 		return nil, err
 	}
 	if sub != broker.SubQueueMain {
-		return nil, newErr(broker.CodeInvalid, en.path, "a dead-letter sub-queue has no sessions")
+		return nil, newErr(broker.CodeInvalid, en.path, "a %s has no sessions", sub)
 	}
 	if en.kind == broker.KindTopic {
 		return nil, newErr(broker.CodeInvalid, en.path, "a topic has no sessions; use one of its subscriptions")
@@ -143,7 +143,7 @@ func (e *Engine) ReceiveSession(ctx context.Context, owner uint64, sessionID str
 		return nil, err
 	}
 	if sub != broker.SubQueueMain {
-		return nil, newErr(broker.CodeInvalid, en.path, "a dead-letter sub-queue has no sessions")
+		return nil, newErr(broker.CodeInvalid, en.path, "a %s has no sessions", sub)
 	}
 	if !en.requiresSession() {
 		return nil, newErr(broker.CodeInvalid, en.path, "the entity does not require sessions")

@@ -108,8 +108,8 @@ func (en *entity) settle(s *broker.Settlement, sub broker.SubQueue, now int64) e
 	case broker.Abandon:
 		en.release(x, now, broker.EventAbandoned, s.PropertiesToModify)
 	case broker.DeadLetter:
-		if x.sub == broker.SubQueueDeadLetter {
-			return newErr(broker.CodeInvalid, en.path, "the message with sequence number %d is in the dead-letter sub-queue already", x.seq)
+		if x.sub != broker.SubQueueMain {
+			return newErr(broker.CodeInvalid, en.path, "the message with sequence number %d is in the %s already; it cannot be dead-lettered again", x.seq, x.sub)
 		}
 		en.unindex(x)
 		en.unlockEntry(x)

@@ -272,12 +272,13 @@ func (d *entityDesc) entity(path string, kind broker.EntityKind, host string) br
 	}
 	deferred := d.MessageCount - cd.Active - cd.DeadLetter - cd.Scheduled - cd.Transfer - cd.TransferDeadLetter
 	e.Counts = broker.Counts{
-		Active:       cd.Active,
-		Deferred:     max(deferred, 0),
-		Scheduled:    cd.Scheduled,
-		DeadLettered: cd.DeadLetter,
-		Transfer:     cd.Transfer,
-		SizeBytes:    d.SizeInBytes,
+		Active:               cd.Active,
+		Deferred:             max(deferred, 0),
+		Scheduled:            cd.Scheduled,
+		DeadLettered:         cd.DeadLetter,
+		Transfer:             cd.Transfer,
+		TransferDeadLettered: cd.TransferDeadLetter,
+		SizeBytes:            d.SizeInBytes,
 	}
 	return e
 }

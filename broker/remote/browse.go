@@ -1,7 +1,9 @@
 package remote
 
 import (
+	"cmp"
 	"context"
+	"slices"
 
 	"github.com/peeklock/peeklock/broker"
 )
@@ -20,8 +22,10 @@ const (
 // them. Active, Deferred and Scheduled page through the $management node's
 // peek and keep the messages whose x-opt-message-state matches (Active
 // leaves out the messages this client holds locked); DeadLettered peeks the
-// dead-letter sub-queue; Locked lists the locks this client holds, which are
-// the only ones a remote endpoint shows.
+// dead-letter and the transfer dead-letter sub-queues and merges them in
+// sequence order (a sub-queue's address peeks that one alone); Locked lists
+// the locks this client holds, which are the only ones a remote endpoint
+// shows. Every message carries the SubQueue it was peeked from.
 func (c *Client) Browse(ctx context.Context, req broker.BrowseRequest) ([]*broker.Message, error) {
 	if req.Max <= 0 {
 		return nil, broker.Errorf(broker.CodeInvalid, "a browse asks for at least one message (Max is %d)", req.Max)
@@ -31,7 +35,7 @@ func (c *Client) Browse(ctx context.Context, req broker.BrowseRequest) ([]*broke
 	}
 	path, sub := broker.SplitAddress(req.Entity)
 	cat := req.Category
-	if sub == broker.SubQueueDeadLetter {
+	if sub != broker.SubQueueMain {
 		cat = broker.CategoryDeadLettered
 	}
 	if cat == broker.CategoryLocked {
@@ -47,7 +51,7 @@ func (c *Client) Browse(ctx context.Context, req broker.BrowseRequest) ([]*broke
 	ctx, cancel := c.opCtx(ctx)
 	defer cancel()
 	if cat == broker.CategoryDeadLettered {
-		return c.peek(ctx, path+broker.DeadLetterSuffix, req.FromSequence, int32(req.Max))
+		return c.peekDeadLettered(ctx, path, sub, req.FromSequence, req.Max)
 	}
 	if c.knownEmpty(path, cat) {
 		return nil, nil
@@ -90,6 +94,25 @@ func (c *Client) Browse(ctx context.Context, req broker.BrowseRequest) ([]*broke
 		}
 		from = msgs[len(msgs)-1].SequenceNumber + 1
 	}
+}
+
+// peekDeadLettered peeks the dead-letter sub-queue sub of path, or both
+// dead-letter sub-queues merged in sequence order when sub is the main
+// queue.
+func (c *Client) peekDeadLettered(ctx context.Context, path string, sub broker.SubQueue, from int64, max int) ([]*broker.Message, error) {
+	if sub != broker.SubQueueMain {
+		return c.peek(ctx, broker.SubQueueAddress(path, sub), from, int32(max))
+	}
+	var out []*broker.Message
+	for _, s := range []broker.SubQueue{broker.SubQueueDeadLetter, broker.SubQueueTransferDeadLetter} {
+		msgs, err := c.peek(ctx, broker.SubQueueAddress(path, s), from, int32(max))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, msgs...)
+	}
+	slices.SortStableFunc(out, func(a, b *broker.Message) int { return cmp.Compare(a.SequenceNumber, b.SequenceNumber) })
+	return out[:min(len(out), max)], nil
 }
 
 // window returns the messages with sequence numbers >= from, at most max.

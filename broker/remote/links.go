@@ -19,13 +19,20 @@ const (
 )
 
 // entityAddress returns the Service Bus address of an entity's main queue
-// or dead-letter sub-queue. entity may carry the dead-letter suffix itself.
+// or of one of its sub-queues. entity may carry a sub-queue's suffix itself,
+// which then wins over sub.
 func entityAddress(entity string, sub broker.SubQueue) string {
 	path, s := broker.SplitAddress(strings.Trim(entity, "/"))
-	if s == broker.SubQueueDeadLetter || sub == broker.SubQueueDeadLetter {
-		return path + broker.DeadLetterSuffix
+	if s == broker.SubQueueMain {
+		s = sub
 	}
-	return path
+	return broker.SubQueueAddress(path, s)
+}
+
+// subQueueOf returns the sub-queue an address names.
+func subQueueOf(address string) broker.SubQueue {
+	_, s := broker.SplitAddress(address)
+	return s
 }
 
 // genericAddress returns a generic broker's address for an entity name: a

@@ -19,7 +19,7 @@ const forgetLostAfter = 10 * time.Minute
 // peek-lock (or, on a generic broker, by holding a delivery unsettled).
 type heldLock struct {
 	token   broker.LockToken
-	address string // as received: "q", "q/$DeadLetterQueue"
+	address string // as received: "q", "q/$DeadLetterQueue", "q/$Transfer/$DeadLetterQueue"
 	gen     uint64 // the connection it was taken on
 	rl      *receiveLink
 	raw     *amqp.Message // the delivery, for settling on rl

@@ -139,6 +139,7 @@ func (c *Client) peek(ctx context.Context, address string, from int64, count int
 		// peeked copy is not locked by this client.
 		m.LockToken = broker.LockToken{}
 		m.Size = encodedSize(r)
+		m.SubQueue = subQueueOf(address)
 		out[i] = m
 	}
 	return out, nil

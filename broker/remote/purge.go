@@ -16,8 +16,8 @@ const (
 	purgeQuiet = 500 * time.Millisecond
 )
 
-// Purge removes the messages of an entity's main queue or dead-letter
-// sub-queue by receiving them in receive-and-delete mode until none is
+// Purge removes the messages of an entity's main queue or of one of its
+// sub-queues by receiving them in receive-and-delete mode until none is
 // left, at most Config.PurgeLimit of them. On Service Bus it then removes
 // what receiving cannot reach: deferred messages (received by sequence
 // number and completed) and scheduled ones (cancelled), as far as a browse
@@ -53,8 +53,8 @@ func (c *Client) Purge(ctx context.Context, entity string, sub broker.SubQueue) 
 		return n, nil
 	}
 	path, s := broker.SplitAddress(entity)
-	if s == broker.SubQueueDeadLetter || sub == broker.SubQueueDeadLetter {
-		return n, nil // the dead-letter sub-queue has no scheduled messages; deferred ones are rare and left
+	if s != broker.SubQueueMain || sub != broker.SubQueueMain {
+		return n, nil // the dead-letter sub-queues have no scheduled messages; deferred ones are rare and left
 	}
 	removed, err := c.purgeDeferredAndScheduled(ctx, path)
 	return n + removed, err

@@ -37,11 +37,12 @@ func (c *Client) Receive(ctx context.Context, req broker.ReceiveRequest) ([]*bro
 	if c.cfg.serviceBus() {
 		address = entityAddress(req.Entity, req.SubQueue)
 	} else {
-		if req.SubQueue == broker.SubQueueDeadLetter {
-			return nil, notSupported("a generic AMQP broker has no dead-letter sub-queue (RabbitMQ dead-letters to an exchange of the queue's own configuration)")
+		if req.SubQueue != broker.SubQueueMain {
+			return nil, notSupported("a generic AMQP broker has no dead-letter sub-queues (RabbitMQ dead-letters to an exchange of the queue's own configuration)")
 		}
 		address = genericAddress(req.Entity, false)
 	}
+	sub := subQueueOf(address)
 	if req.Entity == "" {
 		return nil, broker.Errorf(broker.CodeInvalid, "receive: no entity given")
 	}
@@ -81,6 +82,9 @@ func (c *Client) Receive(ctx context.Context, req broker.ReceiveRequest) ([]*bro
 		m := fromAMQP(raw)
 		m.Size = encodedSize(raw)
 		m.DeliveryCount = max(m.DeliveryCount, 1)
+		if c.cfg.serviceBus() {
+			m.SubQueue = sub
+		}
 		if !c.cfg.serviceBus() {
 			// Generic brokers assign no sequence numbers and no lock tokens:
 			// number deliveries in the order this client received them, and
@@ -285,6 +289,7 @@ func (c *Client) ReceiveDeferred(ctx context.Context, entity string, seqs []int6
 	}
 	now := c.clock.Now()
 	for _, m := range msgs {
+		m.SubQueue = subQueueOf(address)
 		c.locks.add(&heldLock{token: m.LockToken, address: address, gen: cn.gen, msg: m.Clone()}, now)
 	}
 	return msgs, nil

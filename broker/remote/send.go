@@ -25,8 +25,8 @@ func (c *Client) Send(ctx context.Context, entity string, msgs []*broker.Message
 	var address string
 	if c.cfg.serviceBus() {
 		path, sub := broker.SplitAddress(entity)
-		if sub == broker.SubQueueDeadLetter {
-			return broker.Errorf(broker.CodeInvalid, "send: messages cannot be sent to a dead-letter sub-queue (%s)", entity)
+		if sub != broker.SubQueueMain {
+			return broker.Errorf(broker.CodeInvalid, "send: messages cannot be sent to a %s (%s)", sub, entity)
 		}
 		address = path
 	} else {

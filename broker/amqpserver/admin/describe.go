@@ -27,17 +27,18 @@ func clamp32(n int64) int32 {
 // in MessageCount only.
 func countDetails(c broker.Counts) countDetailsXML {
 	return countDetailsXML{
-		Active:     clamp32(c.Active + c.Locked),
-		DeadLetter: clamp32(c.DeadLettered),
-		Scheduled:  clamp32(c.Scheduled),
-		Transfer:   clamp32(c.Transfer),
+		Active:             clamp32(c.Active + c.Locked),
+		DeadLetter:         clamp32(c.DeadLettered),
+		Scheduled:          clamp32(c.Scheduled),
+		Transfer:           clamp32(c.Transfer),
+		TransferDeadLetter: clamp32(c.TransferDeadLettered),
 	}
 }
 
 // messageCount is Service Bus's MessageCount: every message of the entity,
-// its dead-letter sub-queue included.
+// its dead-letter and transfer dead-letter sub-queues included.
 func messageCount(c broker.Counts) int64 {
-	return c.Active + c.Locked + c.Deferred + c.Scheduled + c.DeadLettered + c.Transfer
+	return c.Active + c.Locked + c.Deferred + c.Scheduled + c.DeadLettered + c.Transfer + c.TransferDeadLettered
 }
 
 // forwardURI writes a forwarding target as the absolute URI Service Bus

@@ -34,7 +34,7 @@ func (h *handler) render(r *http.Request, ent broker.Entity, stats map[string]*t
 // lookup returns the entity a route names, or ErrNotFound.
 func (h *handler) lookup(r *http.Request, rt route) (broker.Entity, error) {
 	if _, sub := broker.SplitAddress(rt.path); sub != broker.SubQueueMain {
-		return broker.Entity{}, broker.Errorf(broker.CodeNotFound, "%q is a dead-letter sub-queue, not an entity", rt.path)
+		return broker.Entity{}, broker.Errorf(broker.CodeNotFound, "%q is a %s, not an entity", rt.path, sub)
 	}
 	ent, err := h.eng.Entity(r.Context(), rt.path)
 	if err != nil {

@@ -101,6 +101,8 @@ func TestHTTPErrors(t *testing.T) {
 			`the messaging entity "nope" could not be found`, "nope"},
 		{"dead-letter sub-queue", "GET", "/q/$DeadLetterQueue", root, "", nil, 404,
 			`"q/$DeadLetterQueue" is a dead-letter sub-queue, not an entity`, "q/$DeadLetterQueue"},
+		{"transfer dead-letter sub-queue", "GET", "/q/$Transfer/$DeadLetterQueue", root, "", nil, 404,
+			`"q/$Transfer/$DeadLetterQueue" is a transfer dead-letter sub-queue, not an entity`, "q/$Transfer/$DeadLetterQueue"},
 		{"root", "GET", "/", root, "", nil, 404,
 			"there is no resource at /; address an entity or $Resources/Queues or $Resources/Topics", ""},
 		{"subscriptions of a queue", "GET", "/q/Subscriptions", root, "", nil, 404,

@@ -314,3 +314,46 @@ func TestSDKDefaultRule(t *testing.T) {
 		t.Fatalf("runtime: %v %+v", err, rp)
 	}
 }
+
+// TestSDKTransferDeadLetterCount checks TransferDeadLetterMessageCount of a
+// queue whose dead-lettered messages cannot be forwarded and of a
+// subscription whose messages cannot be forwarded.
+func TestSDKTransferDeadLetterCount(t *testing.T) {
+	f := newFixture(t)
+	c := f.sdk()
+	f.create(
+		broker.Entity{Path: "gone"},
+		broker.Entity{Path: "work", Settings: broker.EntitySettings{ForwardDeadLetteredMessagesTo: "gone"}},
+		broker.Entity{Path: "t", Kind: broker.KindTopic},
+		broker.Entity{Path: "t/Subscriptions/fwd", Kind: broker.KindSubscription, Settings: broker.EntitySettings{ForwardTo: "gone"}},
+	)
+	if err := f.eng.DeleteEntity(f.ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	f.send("work", 2)
+	f.settle(broker.DeadLetter, "work", f.receive("work", 1)[0])
+	f.send("t", 2)
+
+	rp, err := c.GetQueueRuntimeProperties(f.ctx, "work", nil)
+	if err != nil || rp == nil {
+		t.Fatalf("GetQueueRuntimeProperties: %v, %v", rp, err)
+	}
+	ent, _ := f.eng.Entity(f.ctx, "work")
+	want := sbadmin.QueueRuntimeProperties{
+		SizeInBytes:                    ent.Counts.SizeBytes,
+		TotalMessageCount:              2,
+		ActiveMessageCount:             1,
+		TransferDeadLetterMessageCount: 1,
+	}
+	if rp.QueueRuntimeProperties != want {
+		t.Fatalf("work:\n got %+v\nwant %+v", rp.QueueRuntimeProperties, want)
+	}
+	srp, err := c.GetSubscriptionRuntimeProperties(f.ctx, "t", "fwd", nil)
+	if err != nil || srp == nil {
+		t.Fatalf("GetSubscriptionRuntimeProperties: %v, %v", srp, err)
+	}
+	wantSub := sbadmin.SubscriptionRuntimeProperties{TotalMessageCount: 2, TransferDeadLetterMessageCount: 2}
+	if srp.SubscriptionRuntimeProperties != wantSub {
+		t.Fatalf("fwd:\n got %+v\nwant %+v", srp.SubscriptionRuntimeProperties, wantSub)
+	}
+}

@@ -14,7 +14,11 @@ import (
 
 // Loc is where a message is stored: its entity, sub-queue and sequence number.
 // A dead-lettered message keeps its sequence number in the dead-letter
-// sub-queue, as in Service Bus.
+// sub-queue, as in Service Bus, and a message that could not be forwarded
+// the number its entity gave it in the transfer dead-letter sub-queue. The
+// Pebble store keeps Sub as one byte of the key, so adding the transfer
+// dead-letter sub-queue (2) changed nothing in the layout: older stores
+// hold only 0 and 1 and load unchanged.
 type Loc struct {
 	Entity uint32
 	Sub    broker.SubQueue

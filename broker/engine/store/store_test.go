@@ -258,7 +258,7 @@ func TestStoreDeleteEntity(t *testing.T) {
 		for _, id := range ids {
 			b.PutEntity(EntityRecord{ID: id, Entity: broker.Entity{Path: fmt.Sprint("q", id)}})
 			b.SetSequence(id, 10)
-			for _, sub := range []broker.SubQueue{broker.SubQueueMain, broker.SubQueueDeadLetter} {
+			for _, sub := range []broker.SubQueue{broker.SubQueueMain, broker.SubQueueDeadLetter, broker.SubQueueTransferDeadLetter} {
 				for seq := int64(1); seq <= 3; seq++ {
 					m, meta := testMessage(seq)
 					b.PutMessage(Loc{id, sub, seq}, meta, m)
@@ -279,14 +279,18 @@ func TestStoreDeleteEntity(t *testing.T) {
 		if want := []seqRec{{1, 10}, {3, 10}}; !reflect.DeepEqual(l.Seqs, want) {
 			t.Fatalf("sequences after delete: %+v, want %+v", l.Seqs, want)
 		}
-		if len(l.Messages) != 12 || l.Messages[0].Loc.Entity != 1 || l.Messages[11].Loc.Entity != 3 {
+		if len(l.Messages) != 18 || l.Messages[0].Loc.Entity != 1 || l.Messages[17].Loc.Entity != 3 {
 			t.Fatalf("messages after delete: %d, first %+v", len(l.Messages), l.Messages[0].Loc)
 		}
 		for _, id := range []uint32{2, math.MaxUint32} {
 			wantNotFound(t, s, Loc{id, broker.SubQueueMain, 1})
 			wantNotFound(t, s, Loc{id, broker.SubQueueDeadLetter, 3})
+			wantNotFound(t, s, Loc{id, broker.SubQueueTransferDeadLetter, 2})
 		}
 		if _, err := s.Get(Loc{3, broker.SubQueueDeadLetter, 3}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Get(Loc{3, broker.SubQueueTransferDeadLetter, 3}); err != nil {
 			t.Fatal(err)
 		}
 
@@ -346,7 +350,7 @@ func TestStoreLoadOrder(t *testing.T) {
 		for id := uint32(1); id <= 3; id++ {
 			want.Entities = append(want.Entities, EntityRecord{ID: id, Entity: broker.Entity{Path: fmt.Sprint("q", id)}})
 			want.Seqs = append(want.Seqs, seqRec{id, int64(id) * 1000})
-			for _, sub := range []broker.SubQueue{broker.SubQueueMain, broker.SubQueueDeadLetter} {
+			for _, sub := range []broker.SubQueue{broker.SubQueueMain, broker.SubQueueDeadLetter, broker.SubQueueTransferDeadLetter} {
 				for _, seq := range []int64{1, 2, 255, 256, 65536, 1 << 40} {
 					_, meta := testMessage(seq)
 					want.Messages = append(want.Messages, msgRec{Loc{id, sub, seq}, meta})
