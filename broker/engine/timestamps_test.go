@@ -196,3 +196,37 @@ func TestApplyConfigKeepsTimesAndMetadata(t *testing.T) {
 			ent.UserMetadata, ent.Settings.MaxDeliveryCount, ent.Rules[0].CreatedAt)
 	}
 }
+
+// entityWrites is a memory store that counts stored entity records.
+type entityWrites struct {
+	store.Store
+	puts int
+}
+
+func (s *entityWrites) Apply(b *store.Batch) (store.Pending, error) {
+	for _, op := range b.Ops {
+		if op.Kind == store.OpPutEntity {
+			s.puts++
+		}
+	}
+	return s.Store.Apply(b)
+}
+
+// TestAccessedAtIsNotStored: sending and receiving write no entity record.
+func TestAccessedAtIsNotStored(t *testing.T) {
+	st := &entityWrites{Store: store.NewMemory()}
+	f := newFixture(t, st)
+	f.queue("q", broker.EntitySettings{})
+	if st.puts != 1 {
+		t.Fatalf("%d entity records written by CreateEntity, want 1", st.puts)
+	}
+	for range 3 {
+		f.advance(time.Second)
+		f.send("q", msg("m"))
+		f.mustSettle(broker.Complete, "q", f.receiveOne("q"))
+	}
+	f.wantTimes("q", t0, t0, t0.Add(3*time.Second))
+	if st.puts != 1 {
+		t.Fatalf("%d entity records written after sends and receives, want still 1", st.puts)
+	}
+}
