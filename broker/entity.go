@@ -178,6 +178,10 @@ type Rule struct {
 	Name   string
 	Filter *CorrelationFilter
 	SQL    string
+	// CreatedAt is when the rule was added to its subscription; the zero
+	// time when it is not known. The embedded engine sets it (see
+	// engine.Engine.SetRules).
+	CreatedAt time.Time
 }
 
 // Counts are an entity's runtime message counts. Active counts available
@@ -211,4 +215,20 @@ type Entity struct {
 	Settings EntitySettings
 	Rules    []Rule // subscriptions only
 	Counts   Counts
+	// CreatedAt is when the entity was created and UpdatedAt when its
+	// settings, user metadata or rules last changed (CreatedAt until then).
+	// The endpoint sets both; the zero time means not known.
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	// AccessedAt is when a message was last sent to or received from the
+	// entity, to the second; the zero time until then. The embedded engine
+	// keeps it in memory only, so it is zero again after a restart.
+	AccessedAt time.Time
+	// UserMetadata is free text that the entity's owner attaches to it, at
+	// most MaxUserMetadataLength characters.
+	UserMetadata string
 }
+
+// MaxUserMetadataLength is the longest Entity.UserMetadata that Service Bus
+// accepts, in UTF-16 code units (the characters of a .NET string).
+const MaxUserMetadataLength = 1024

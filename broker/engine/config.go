@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -563,6 +564,9 @@ func (e *Engine) ApplyConfig(ctx context.Context, cfg *Config) error {
 			if ent.Kind == broker.KindSubscription && ent.Rules == nil {
 				ent.Rules = []broker.Rule{} // the configuration has none: remove them
 			}
+			// The configuration format has no UserMetadata: keep what the
+			// admin API set.
+			ent.UserMetadata = old.UserMetadata
 			if err := e.UpdateEntity(ctx, ent); err != nil {
 				return err
 			}
@@ -591,5 +595,15 @@ func sameDefinition(old, ent broker.Entity, defined map[string]broker.Entity) bo
 	if len(old.Rules) == 0 && len(ent.Rules) == 0 {
 		return true
 	}
-	return reflect.DeepEqual(old.Rules, ent.Rules)
+	return reflect.DeepEqual(withoutTimes(old.Rules), withoutTimes(ent.Rules))
+}
+
+// withoutTimes returns a copy of rules without their CreatedAt, which the
+// configuration does not set.
+func withoutTimes(rules []broker.Rule) []broker.Rule {
+	rules = slices.Clone(rules)
+	for i := range rules {
+		rules[i].CreatedAt = time.Time{}
+	}
+	return rules
 }

@@ -30,4 +30,10 @@
 // time to live), and one sweeper goroutine sleeps until the earliest deadline
 // across all entities so that events flow for idle entities too. With a fake
 // clock, tests Advance it and then call any operation, or Tick.
+//
+// Entities carry the clock's times as Service Bus reports them: CreatedAt,
+// UpdatedAt (settings, user metadata or rules changed) and each rule's
+// CreatedAt are stored; AccessedAt (the last send or receive request, to
+// the second) lives in memory only, one atomic word per entity that is
+// written at most once a second, so that it costs the hot paths nothing.
 package engine

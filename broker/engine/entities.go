@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"time"
+	"unicode/utf16"
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/engine/store"
@@ -76,26 +78,69 @@ func checkEntity(ent broker.Entity) (topicPath string, err error) {
 		if !validName(sub, false) || len(sub) > maxSubscriptionNameLength {
 			return "", newErr(broker.CodeInvalid, p, "the subscription name %q is not valid: at most %d letters, digits, '.', '-' and '_', starting and ending with a letter or digit", sub, maxSubscriptionNameLength)
 		}
-		for i, r := range ent.Rules {
-			if r.SQL != "" {
-				return "", newErr(broker.CodeNotSupported, p, "rule %d (%q) has a SQL filter; only correlation filters are supported", i, r.Name)
-			}
-			if r.Name == "" {
-				return "", newErr(broker.CodeInvalid, p, "rule %d has no name", i)
-			}
-			for j := range i {
-				if strings.EqualFold(ent.Rules[j].Name, r.Name) {
-					return "", newErr(broker.CodeInvalid, p, "two rules are named %q", r.Name)
-				}
-			}
+		if err := checkRules(p, ent.Rules); err != nil {
+			return "", err
 		}
 	default:
 		return "", newErr(broker.CodeInvalid, p, "unknown entity kind %d", ent.Kind)
+	}
+	if n := utf16Len(ent.UserMetadata); n > broker.MaxUserMetadataLength {
+		return "", newErr(broker.CodeInvalid, p, "UserMetadata is %d characters long; at most %d are allowed", n, broker.MaxUserMetadataLength)
 	}
 	if err := checkSettings(p, ent.Settings); err != nil {
 		return "", err
 	}
 	return topic, nil
+}
+
+// checkRules validates a subscription's rules: named, names unique
+// regardless of case, no SQL filters.
+func checkRules(path string, rules []broker.Rule) error {
+	for i, r := range rules {
+		if r.SQL != "" {
+			return newErr(broker.CodeNotSupported, path, "rule %d (%q) has a SQL filter; only correlation filters are supported", i, r.Name)
+		}
+		if r.Name == "" {
+			return newErr(broker.CodeInvalid, path, "rule %d has no name", i)
+		}
+		for j := range i {
+			if strings.EqualFold(rules[j].Name, r.Name) {
+				return newErr(broker.CodeInvalid, path, "two rules are named %q", r.Name)
+			}
+		}
+	}
+	return nil
+}
+
+// utf16Len returns the length of s in UTF-16 code units, the length of a
+// .NET string, which is how Service Bus measures UserMetadata.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
+
+// stampRules returns a copy of rules (nil stays nil) with every CreatedAt
+// set: a rule keeps the CreatedAt it comes with; one without takes that of
+// the rule of the same name (regardless of case) in old, or else now.
+func stampRules(rules, old []broker.Rule, now time.Time) []broker.Rule {
+	rules = slices.Clone(rules)
+	for i := range rules {
+		r := &rules[i]
+		if !r.CreatedAt.IsZero() {
+			continue
+		}
+		r.CreatedAt = now
+		for _, o := range old {
+			if strings.EqualFold(o.Name, r.Name) && !o.CreatedAt.IsZero() {
+				r.CreatedAt = o.CreatedAt
+				break
+			}
+		}
+	}
+	return rules
 }
 
 func checkSettings(path string, s broker.EntitySettings) error {
@@ -129,7 +174,9 @@ func checkSettings(path string, s broker.EntitySettings) error {
 // "topic/Subscriptions/name", the topic must exist). Zero settings take their
 // defaults (broker.EntitySettings.Normalize); a subscription takes its size
 // limits from its topic. A rule with a SQL filter is refused with
-// CodeNotSupported.
+// CodeNotSupported, UserMetadata longer than broker.MaxUserMetadataLength
+// with CodeInvalid. CreatedAt and UpdatedAt become the clock's time, as
+// does each rule's CreatedAt unless it has one; AccessedAt is ignored.
 func (e *Engine) CreateEntity(ctx context.Context, ent broker.Entity) error {
 	if err := e.enter(); err != nil {
 		return err
@@ -154,7 +201,9 @@ func (e *Engine) createEntity(ent broker.Entity) (store.Pending, error) {
 	if err != nil {
 		return nil, err
 	}
-	ent.Rules = slices.Clone(ent.Rules)
+	now := e.clock.Now().UTC()
+	ent.Rules = stampRules(ent.Rules, nil, now)
+	ent.CreatedAt, ent.UpdatedAt, ent.AccessedAt = now, now, time.Time{}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	key := pathKey(ent.Path)
@@ -189,18 +238,24 @@ func (e *Engine) createEntity(ent broker.Entity) (store.Pending, error) {
 	return p, nil
 }
 
-// stored strips the counts from an entity definition.
+// stored strips what is not stored from an entity definition: the counts
+// and AccessedAt.
 func stored(ent broker.Entity) broker.Entity {
 	ent.Counts = broker.Counts{}
+	ent.AccessedAt = time.Time{}
 	return ent
 }
 
-// UpdateEntity changes an entity's settings, and a subscription's rules
-// when ent.Rules is not nil (an empty, non-nil slice removes every rule: the
-// subscription then takes all messages). Path and Kind select the entity and
-// cannot change, nor can RequiresSession. Every lock the entity holds is lost, as Service Bus does
-// when settings change: settling such a lock fails with broker.ErrLockLost.
-// A topic passes its size limits on to its subscriptions.
+// UpdateEntity changes an entity's settings and UserMetadata, and a
+// subscription's rules when ent.Rules is not nil (an empty, non-nil slice
+// removes every rule: the subscription then takes all messages; rules get
+// their CreatedAt as in SetRules). Path and Kind select the entity and
+// cannot change, nor can RequiresSession; CreatedAt and AccessedAt are
+// ignored, and UpdatedAt becomes the clock's time. Every lock the entity
+// holds is lost, as Service Bus does when settings change: settling such a
+// lock fails with broker.ErrLockLost. To change only a subscription's rules
+// and keep its locks, use SetRules. A topic passes its size limits on to its
+// subscriptions (which does not change their UpdatedAt).
 func (e *Engine) UpdateEntity(ctx context.Context, ent broker.Entity) error {
 	if err := e.enter(); err != nil {
 		return err
@@ -237,9 +292,12 @@ func (e *Engine) UpdateEntity(ctx context.Context, ent broker.Entity) error {
 		settings.MaxMessageSizeInKilobytes = en.topic.settings.MaxMessageSizeInKilobytes
 	}
 	en.settings = settings
+	en.userMetadata = ent.UserMetadata
+	at := time.Unix(0, now).UTC()
 	if en.kind == broker.KindSubscription && ent.Rules != nil {
-		en.rules = slices.Clone(ent.Rules)
+		en.rules = stampRules(ent.Rules, en.rules, at)
 	}
+	en.updatedAt = at
 	en.loseAllLocks(now)
 	en.batch.PutEntity(store.EntityRecord{ID: en.id, Entity: stored(en.public())})
 	p, err := en.commit()

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/tidwall/btree"
 
@@ -25,9 +27,17 @@ type entity struct {
 	topic *entity   // a subscription's topic
 	subs  []*entity // a topic's subscriptions; guarded by Engine.mu
 
-	deleted  bool
-	settings broker.EntitySettings // normalized
-	rules    []broker.Rule         // replaced, never changed in place
+	deleted      bool
+	settings     broker.EntitySettings // normalized
+	rules        []broker.Rule         // replaced, never changed in place
+	createdAt    time.Time             // UTC; zero when loaded from a record without it
+	updatedAt    time.Time             // UTC
+	userMetadata string
+
+	// accessed is the unix second of the last send or receive request, 0
+	// for none. It is atomic, not guarded by mu: a send records it before
+	// it takes the entity mutex. It is not stored.
+	accessed atomic.Int64
 
 	lastSeq int64
 	size    int64 // bytes of every stored message (all sub-queues) plus sends in flight
@@ -74,6 +84,9 @@ func newEntity(eng *Engine, id uint32, ent broker.Entity) *entity {
 		kind:         ent.Kind,
 		settings:     ent.Settings.Normalize(),
 		rules:        ent.Rules,
+		createdAt:    ent.CreatedAt,
+		updatedAt:    ent.UpdatedAt,
+		userMetadata: ent.UserMetadata,
 		q:            [numSubQueues]queueIndex{newQueueIndex(), newQueueIndex(), newQueueIndex()},
 		scheduled:    newSeqTree(),
 		schedAt:      newAtTree(),
@@ -110,14 +123,38 @@ func (en *entity) newToken() broker.LockToken {
 
 // public returns the entity as the contract describes it, with counts.
 func (en *entity) public() broker.Entity {
-	ent := broker.Entity{Path: en.path, Kind: en.kind, Settings: en.settings}
+	ent := broker.Entity{
+		Path:         en.path,
+		Kind:         en.kind,
+		Settings:     en.settings,
+		CreatedAt:    en.createdAt,
+		UpdatedAt:    en.updatedAt,
+		UserMetadata: en.userMetadata,
+	}
 	if len(en.rules) > 0 {
 		ent.Rules = append([]broker.Rule(nil), en.rules...)
 	}
 	if en.kind != broker.KindTopic {
 		ent.Counts = en.counts()
 	}
+	if s := en.accessed.Load(); s != 0 {
+		ent.AccessedAt = time.Unix(s, 0).UTC()
+	}
 	return ent
+}
+
+// touch records a send or receive request at now (unix nanoseconds) in
+// AccessedAt, to the second. It writes only when the second changes, so
+// that the hot paths share the cache line read-only; it never moves
+// AccessedAt back.
+func (en *entity) touch(now int64) {
+	sec := now / int64(time.Second)
+	for {
+		old := en.accessed.Load()
+		if old >= sec || en.accessed.CompareAndSwap(old, sec) {
+			return
+		}
+	}
 }
 
 func (en *entity) counts() broker.Counts {

@@ -96,6 +96,7 @@ func (e *Engine) receive(ctx context.Context, en *entity, owner uint64, req brok
 		if err != nil {
 			return nil, err
 		}
+		en.touch(now)
 		src := en.q[sub].active
 		list := &en.waiters[sub]
 		var s *session
@@ -327,6 +328,7 @@ func (e *Engine) receiveDeferred(en *entity, owner uint64, sub broker.SubQueue, 
 	if err != nil {
 		return nil, err
 	}
+	en.touch(now)
 	if sessionID != nil {
 		if s := en.sessions[*sessionID]; s == nil || !s.isLocked() || s.owner != owner {
 			e.unlock(en)

@@ -57,6 +57,7 @@ func (e *Engine) send(ctx context.Context, addr string, msgs []*broker.Message, 
 	if len(msgs) == 0 {
 		return nil, nil
 	}
+	en.touch(e.now())
 	copies := make([]*broker.Message, len(msgs))
 	for i, m := range msgs {
 		if m == nil {

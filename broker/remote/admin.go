@@ -163,6 +163,10 @@ type (
 		ForwardTo                           string
 		ForwardDeadLetteredMessagesTo       string
 		MaxMessageSizeInKilobytes           int64
+		UserMetadata                        string
+		CreatedAt                           string
+		UpdatedAt                           string
+		AccessedAt                          string
 		CountDetails                        struct {
 			Active             int64 `xml:"ActiveMessageCount"`
 			DeadLetter         int64 `xml:"DeadLetterMessageCount"`
@@ -252,7 +256,8 @@ func (a *adminClient) entities(ctx context.Context) ([]broker.Entity, *adminErro
 // holds beyond the counted details.
 func (d *entityDesc) entity(path string, kind broker.EntityKind, host string) broker.Entity {
 	cd := d.CountDetails
-	e := broker.Entity{Path: path, Kind: kind}
+	e := broker.Entity{Path: path, Kind: kind, UserMetadata: d.UserMetadata,
+		CreatedAt: parseAtomTime(d.CreatedAt), UpdatedAt: parseAtomTime(d.UpdatedAt), AccessedAt: parseAtomTime(d.AccessedAt)}
 	e.Settings = broker.EntitySettings{
 		LockDuration:                        parseISODuration(d.LockDuration),
 		MaxDeliveryCount:                    d.MaxDeliveryCount,
@@ -281,6 +286,18 @@ func (d *entityDesc) entity(path string, kind broker.EntityKind, host string) br
 		SizeBytes:            d.SizeInBytes,
 	}
 	return e
+}
+
+// parseAtomTime reads a time of an entity description: RFC 3339 with
+// optional fractional seconds (Azure writes seven digits), in UTC. The
+// "unknown" value 0001-01-01T00:00:00, and anything malformed, is the zero
+// time.
+func parseAtomTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(s))
+	if err != nil {
+		return time.Time{}
+	}
+	return t.UTC()
 }
 
 // forwardPath turns a forwarding URI ("sb://host/q") into an entity path.

@@ -1,6 +1,9 @@
 package admin
 
-import "encoding/xml"
+import (
+	"encoding/xml"
+	"time"
+)
 
 // XML namespaces of the management API.
 const (
@@ -22,6 +25,15 @@ const (
 // zeroTime is how the management API writes a time it does not know; the
 // SDKs read it as the zero time.
 const zeroTime = "0001-01-01T00:00:00"
+
+// formatTime writes an entity or rule time: RFC 3339 in UTC with as many
+// fractional digits as needed, or zeroTime for the zero time.
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return zeroTime
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
 
 // feedXML is an Atom feed of entries (a listing).
 type feedXML struct {
@@ -128,6 +140,7 @@ type queueXML struct {
 	AuthorizationRules                  authorizationRulesXML `xml:"AuthorizationRules"`
 	Status                              string                `xml:"Status"`
 	ForwardTo                           string                `xml:"ForwardTo,omitempty"`
+	UserMetadata                        string                `xml:"UserMetadata,omitempty"`
 	CreatedAt                           string                `xml:"CreatedAt"`
 	UpdatedAt                           string                `xml:"UpdatedAt"`
 	AccessedAt                          string                `xml:"AccessedAt"`
@@ -155,6 +168,7 @@ type topicXML struct {
 	IsAnonymousAccessible               bool                  `xml:"IsAnonymousAccessible"`
 	AuthorizationRules                  authorizationRulesXML `xml:"AuthorizationRules"`
 	Status                              string                `xml:"Status"`
+	UserMetadata                        string                `xml:"UserMetadata,omitempty"`
 	CreatedAt                           string                `xml:"CreatedAt"`
 	UpdatedAt                           string                `xml:"UpdatedAt"`
 	AccessedAt                          string                `xml:"AccessedAt"`
@@ -185,6 +199,7 @@ type subscriptionXML struct {
 	EnableBatchedOperations                   bool            `xml:"EnableBatchedOperations"`
 	Status                                    string          `xml:"Status"`
 	ForwardTo                                 string          `xml:"ForwardTo,omitempty"`
+	UserMetadata                              string          `xml:"UserMetadata,omitempty"`
 	CreatedAt                                 string          `xml:"CreatedAt"`
 	UpdatedAt                                 string          `xml:"UpdatedAt"`
 	AccessedAt                                string          `xml:"AccessedAt"`

@@ -67,9 +67,10 @@ func describeQueue(ent broker.Entity, host string) *queueXML {
 		MessageCount:                        messageCount(ent.Counts),
 		Status:                              "Active",
 		ForwardTo:                           forwardURI(host, s.ForwardTo),
-		CreatedAt:                           zeroTime,
-		UpdatedAt:                           zeroTime,
-		AccessedAt:                          zeroTime,
+		UserMetadata:                        ent.UserMetadata,
+		CreatedAt:                           formatTime(ent.CreatedAt),
+		UpdatedAt:                           formatTime(ent.UpdatedAt),
+		AccessedAt:                          formatTime(ent.AccessedAt),
 		SupportOrdering:                     true,
 		CountDetails:                        countDetails(ent.Counts),
 		AutoDeleteOnIdle:                    never,
@@ -104,7 +105,7 @@ func statsOf(list []broker.Entity) map[string]*topicStats {
 		}
 		st.subscriptions++
 		st.size += ent.Counts.SizeBytes
-		for _, r := range effectiveRules(ent.Rules) {
+		for _, r := range effectiveRules(ent) {
 			if r.Filter == nil {
 				st.sqlFilters++
 			} else {
@@ -132,9 +133,10 @@ func describeTopic(ent broker.Entity, st *topicStats) *topicXML {
 		SizeInBytes:                         st.size,
 		FilteringMessagesBeforePublishing:   false,
 		Status:                              "Active",
-		CreatedAt:                           zeroTime,
-		UpdatedAt:                           zeroTime,
-		AccessedAt:                          zeroTime,
+		UserMetadata:                        ent.UserMetadata,
+		CreatedAt:                           formatTime(ent.CreatedAt),
+		UpdatedAt:                           formatTime(ent.UpdatedAt),
+		AccessedAt:                          formatTime(ent.AccessedAt),
 		SupportOrdering:                     true,
 		SubscriptionCount:                   clamp32(st.subscriptions),
 		AutoDeleteOnIdle:                    never,
@@ -158,9 +160,10 @@ func describeSubscription(ent broker.Entity, host string) *subscriptionXML {
 		EnableBatchedOperations:          true,
 		Status:                           "Active",
 		ForwardTo:                        forwardURI(host, s.ForwardTo),
-		CreatedAt:                        zeroTime,
-		UpdatedAt:                        zeroTime,
-		AccessedAt:                       zeroTime,
+		UserMetadata:                     ent.UserMetadata,
+		CreatedAt:                        formatTime(ent.CreatedAt),
+		UpdatedAt:                        formatTime(ent.UpdatedAt),
+		AccessedAt:                       formatTime(ent.AccessedAt),
 		CountDetails:                     countDetails(ent.Counts),
 		AutoDeleteOnIdle:                 never,
 		ForwardDeadLetteredMessagesTo:    forwardURI(host, s.ForwardDeadLetteredMessagesTo),

@@ -37,11 +37,24 @@
 // that exists; 400 for malformed XML, bad settings and what the engine does
 // not support; 403 for a full entity; 503 when the engine is closed.
 //
+// # Times and user metadata
+//
+// Descriptions carry the engine's CreatedAt and UpdatedAt (stored) and
+// AccessedAt (the last send or receive request, to the second, kept in
+// memory: 0001-01-01T00:00:00, which the SDKs read as the zero time, until
+// the first one after a start). A rule's CreatedAt is when it was added;
+// the implicit $Default rule of a subscription that takes every message has
+// the subscription's. UserMetadata is kept as sent, up to 1024 characters
+// (longer: 400); a PUT without it clears it, as a PUT replaces the whole
+// description.
+//
+// Creating, replacing or deleting a rule changes only the subscription's
+// rules (engine.Engine.SetRules): messages locked in it stay locked and can
+// be settled. Updating a description loses the entity's locks, as any
+// settings change does.
+//
 // # What is not kept
 //
-// The engine keeps no creation, update or access times, no user metadata,
-// and no auto-delete-on-idle: CreatedAt, UpdatedAt and AccessedAt read
-// 0001-01-01T00:00:00 (which the SDKs read as the zero time),
-// AutoDeleteOnIdle reads as never, and UserMetadata is dropped.
+// The engine keeps no auto-delete-on-idle: AutoDeleteOnIdle reads as never.
 // Subscription rules hold correlation filters and the true filter only.
 package admin

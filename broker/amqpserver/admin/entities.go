@@ -149,7 +149,8 @@ func (h *handler) putEntity(w http.ResponseWriter, r *http.Request, rt route, to
 		fail(err)
 		return
 	}
-	ent := broker.Entity{Path: rt.path, Kind: kind, Settings: settings}
+	// A PUT replaces the whole description: no UserMetadata clears it.
+	ent := broker.Entity{Path: rt.path, Kind: kind, Settings: settings, UserMetadata: deref(desc.UserMetadata)}
 	if old != nil {
 		ent.Path, ent.Rules = old.Path, old.Rules
 	} else if kind == broker.KindSubscription && desc.DefaultRuleDescription != nil {

@@ -34,6 +34,7 @@ type descriptionIn struct {
 	Status                              *string `xml:"Status"`
 	EnablePartitioning                  *string `xml:"EnablePartitioning"`
 	AutoDeleteOnIdle                    *string `xml:"AutoDeleteOnIdle"`
+	UserMetadata                        *string `xml:"UserMetadata"`
 	DefaultRuleDescription              *ruleIn `xml:"DefaultRuleDescription"`
 }
 

@@ -40,7 +40,7 @@ func (h *handler) listRules(w http.ResponseWriter, r *http.Request, rt route) {
 		return
 	}
 	f := h.feed(r, path, "Rules")
-	for _, rule := range window(effectiveRules(ent.Rules), p) {
+	for _, rule := range window(effectiveRules(ent), p) {
 		f.Entries = append(f.Entries, h.ruleEntry(r, rt, rule))
 	}
 	h.writeXML(w, r, http.StatusOK, contentTypeFeed, f)
@@ -53,7 +53,7 @@ func (h *handler) getRule(w http.ResponseWriter, r *http.Request, rt route) {
 		h.writeError(w, r, path, err)
 		return
 	}
-	rules := effectiveRules(ent.Rules)
+	rules := effectiveRules(ent)
 	i := findRule(rules, rt.rule)
 	if i < 0 {
 		h.writeError(w, r, path, errRuleNotFound(rt))
@@ -63,8 +63,8 @@ func (h *handler) getRule(w http.ResponseWriter, r *http.Request, rt route) {
 }
 
 // putRule creates a rule, or replaces it when the request has If-Match.
-// The engine changes rules by updating the subscription, which loses the
-// locks it holds.
+// Only the subscription's rules change (engine.Engine.SetRules): its messages
+// and their locks stay. A replaced rule keeps its CreatedAt.
 func (h *handler) putRule(w http.ResponseWriter, r *http.Request, rt route) {
 	path := rulePath(rt, rt.rule)
 	fail := func(err error) { h.writeError(w, r, path, err) }
@@ -90,7 +90,7 @@ func (h *handler) putRule(w http.ResponseWriter, r *http.Request, rt route) {
 		fail(err)
 		return
 	}
-	rules := slices.Clone(effectiveRules(ent.Rules))
+	rules := slices.Clone(effectiveRules(ent))
 	i := findRule(rules, rt.rule)
 	status := http.StatusCreated
 	switch {
@@ -106,10 +106,19 @@ func (h *handler) putRule(w http.ResponseWriter, r *http.Request, rt route) {
 	default:
 		rules = append(rules, rule)
 	}
-	ent.Rules = canonicalRules(rules)
-	if err := h.eng.UpdateEntity(r.Context(), ent); err != nil {
+	if err := h.eng.SetRules(r.Context(), ent.Path, canonicalRules(rules)); err != nil {
 		fail(err)
 		return
+	}
+	// Answer with the rule as stored, with its CreatedAt.
+	got, err := h.lookup(r, rt)
+	if err != nil {
+		fail(err)
+		return
+	}
+	rules = effectiveRules(got)
+	if i := findRule(rules, rt.rule); i >= 0 {
+		rule = rules[i]
 	}
 	h.writeXML(w, r, status, contentTypeEntry, h.ruleEntry(r, rt, rule))
 }
@@ -124,7 +133,7 @@ func (h *handler) deleteRule(w http.ResponseWriter, r *http.Request, rt route) {
 		fail(err)
 		return
 	}
-	rules := slices.Clone(effectiveRules(ent.Rules))
+	rules := slices.Clone(effectiveRules(ent))
 	i := findRule(rules, rt.rule)
 	if i < 0 {
 		fail(errRuleNotFound(rt))
@@ -136,8 +145,7 @@ func (h *handler) deleteRule(w http.ResponseWriter, r *http.Request, rt route) {
 			rules[i].Name, ent.Path))
 		return
 	}
-	ent.Rules = canonicalRules(slices.Delete(rules, i, i+1))
-	if err := h.eng.UpdateEntity(r.Context(), ent); err != nil {
+	if err := h.eng.SetRules(r.Context(), ent.Path, canonicalRules(slices.Delete(rules, i, i+1))); err != nil {
 		fail(err)
 		return
 	}

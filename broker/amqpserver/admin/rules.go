@@ -21,12 +21,13 @@ const DefaultRuleName = "$Default"
 
 // effectiveRules returns a subscription's rules as Service Bus shows them:
 // the engine stores no rule for a subscription that takes everything, which
-// Service Bus shows as the $Default rule with a TrueFilter.
-func effectiveRules(rules []broker.Rule) []broker.Rule {
-	if len(rules) == 0 {
-		return []broker.Rule{{Name: DefaultRuleName}}
+// Service Bus shows as the $Default rule with a TrueFilter, created with the
+// subscription.
+func effectiveRules(sub broker.Entity) []broker.Rule {
+	if len(sub.Rules) == 0 {
+		return []broker.Rule{{Name: DefaultRuleName, CreatedAt: sub.CreatedAt}}
 	}
-	return rules
+	return sub.Rules
 }
 
 // findRule returns the index of the rule called name, or -1.
@@ -190,7 +191,7 @@ func describeRule(r broker.Rule) *ruleXML {
 	out := &ruleXML{
 		XMLNSI:    nsInstance,
 		Action:    actionXML{Type: "EmptyRuleAction"},
-		CreatedAt: zeroTime,
+		CreatedAt: formatTime(r.CreatedAt),
 		Name:      r.Name,
 	}
 	c := r.Filter

@@ -262,8 +262,11 @@ func TestSDKListQueuesPaging(t *testing.T) {
 func TestSDKQueueRuntimeProperties(t *testing.T) {
 	f := newFixture(t)
 	c := f.sdk()
+	created := f.clock.Now().UTC()
 	f.create(broker.Entity{Path: "work"})
+	f.clock.Advance(1500 * time.Millisecond)
 	f.send("work", 5)
+	f.clock.Advance(time.Second)
 	locked := f.receive("work", 3)
 	f.settle(broker.DeadLetter, "work", locked[0])
 	f.settle(broker.Defer, "work", locked[1])
@@ -283,6 +286,9 @@ func TestSDKQueueRuntimeProperties(t *testing.T) {
 	}
 	want := sbadmin.QueueRuntimeProperties{
 		SizeInBytes:            ent.Counts.SizeBytes,
+		CreatedAt:              created,
+		UpdatedAt:              created,
+		AccessedAt:             created.Add(2 * time.Second), // the receive and the schedule at 2.5 s, to the second
 		TotalMessageCount:      6,
 		ActiveMessageCount:     3, // 2 available + 1 locked
 		DeadLetterMessageCount: 1,
@@ -298,7 +304,7 @@ func TestSDKQueueRuntimeProperties(t *testing.T) {
 	if err != nil {
 		t.Fatalf("GetQueueRuntimeProperties: %v", err)
 	}
-	if rp.ActiveMessageCount != 4 || rp.ScheduledMessageCount != 0 || rp.TotalMessageCount != 6 {
+	if rp.ActiveMessageCount != 4 || rp.ScheduledMessageCount != 0 || rp.TotalMessageCount != 6 || !rp.AccessedAt.Equal(want.AccessedAt) {
 		t.Fatalf("after activation: %+v", rp.QueueRuntimeProperties)
 	}
 }

@@ -139,9 +139,12 @@ func TestSDKTopicRuntimeProperties(t *testing.T) {
 		}},
 		broker.Entity{Path: "other", Kind: broker.KindTopic},
 	)
+	created := f.clock.Now().UTC()
+	f.clock.Advance(time.Second)
 	if err := f.eng.Send(f.ctx, "t", []*broker.Message{{Subject: "red"}, {Subject: "blue"}, {Subject: "red"}}); err != nil {
 		t.Fatalf("Send: %v", err)
 	}
+	f.clock.Advance(time.Second)
 	got := f.receive("t/Subscriptions/all", 1)
 	f.settle(broker.DeadLetter, "t/Subscriptions/all", got[0])
 
@@ -149,12 +152,14 @@ func TestSDKTopicRuntimeProperties(t *testing.T) {
 	if err != nil || rp == nil {
 		t.Fatalf("GetSubscriptionRuntimeProperties: %v, %v", rp, err)
 	}
-	want := sbadmin.SubscriptionRuntimeProperties{TotalMessageCount: 3, ActiveMessageCount: 2, DeadLetterMessageCount: 1}
+	want := sbadmin.SubscriptionRuntimeProperties{TotalMessageCount: 3, ActiveMessageCount: 2, DeadLetterMessageCount: 1,
+		CreatedAt: created, UpdatedAt: created, AccessedAt: created.Add(2 * time.Second)}
 	if rp.SubscriptionRuntimeProperties != want {
 		t.Fatalf("all:\n got %+v\nwant %+v", rp.SubscriptionRuntimeProperties, want)
 	}
+	// Fan-out is no access of the subscription: red was never received from.
 	rp, err = c.GetSubscriptionRuntimeProperties(f.ctx, "t", "red", nil)
-	if err != nil || rp.ActiveMessageCount != 2 || rp.TotalMessageCount != 2 || rp.DeadLetterMessageCount != 0 {
+	if err != nil || rp.ActiveMessageCount != 2 || rp.TotalMessageCount != 2 || rp.DeadLetterMessageCount != 0 || !rp.AccessedAt.IsZero() {
 		t.Fatalf("red: %v %+v", err, rp)
 	}
 
@@ -169,6 +174,9 @@ func TestSDKTopicRuntimeProperties(t *testing.T) {
 		SubscriptionCount:      2,
 		SQLFilterCount:         1, // all's $Default
 		CorrelationFilterCount: 1,
+		CreatedAt:              created,
+		UpdatedAt:              created,
+		AccessedAt:             created.Add(time.Second),
 	}
 	if trp.TopicRuntimeProperties != wantTopic || wantTopic.SizeInBytes <= 0 {
 		t.Fatalf("topic runtime:\n got %+v\nwant %+v", trp.TopicRuntimeProperties, wantTopic)
@@ -218,12 +226,14 @@ func TestSDKRules(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CreateSubscription: %v", err)
 	}
+	created := f.clock.Now().UTC()
 	ent, _ := f.eng.Entity(f.ctx, "t/Subscriptions/s")
-	wantRules := []broker.Rule{{Name: "orders", Filter: &broker.CorrelationFilter{Subject: "order", Properties: map[string]any{"region": "eu", "priority": int64(2)}}}}
+	wantRules := []broker.Rule{{Name: "orders", Filter: &broker.CorrelationFilter{Subject: "order", Properties: map[string]any{"region": "eu", "priority": int64(2)}}, CreatedAt: created}}
 	if !reflect.DeepEqual(ent.Rules, wantRules) {
 		t.Fatalf("engine rules %s, want %s", dump(ent.Rules), dump(wantRules))
 	}
 
+	f.clock.Advance(time.Second)
 	if _, err := c.CreateRule(f.ctx, "t", "s", &sbadmin.CreateRuleOptions{Name: ptr("all"), Filter: &sbadmin.TrueFilter{}}); err != nil {
 		t.Fatalf("CreateRule: %v", err)
 	}
@@ -247,9 +257,16 @@ func TestSDKRules(t *testing.T) {
 		t.Fatalf("GetRule(missing) = %v, %v; want nil, nil", r, err)
 	}
 
+	f.clock.Advance(time.Second)
 	upd, err := c.UpdateRule(f.ctx, "t", "s", sbadmin.RuleProperties{Name: "orders", Filter: &sbadmin.CorrelationFilter{CorrelationID: ptr("c-1")}})
 	if err != nil || !reflect.DeepEqual(upd.Filter, &sbadmin.CorrelationFilter{CorrelationID: ptr("c-1")}) {
 		t.Fatalf("UpdateRule: %v %s", err, dump(upd))
+	}
+	// A replaced rule keeps its CreatedAt; the subscription was updated.
+	ent, _ = f.eng.Entity(f.ctx, "t/Subscriptions/s")
+	if !ent.Rules[0].CreatedAt.Equal(created) || !ent.Rules[1].CreatedAt.Equal(created.Add(time.Second)) ||
+		!ent.CreatedAt.Equal(created) || !ent.UpdatedAt.Equal(created.Add(2*time.Second)) {
+		t.Fatalf("after UpdateRule: created %v, updated %v, rules %s", ent.CreatedAt, ent.UpdatedAt, dump(ent.Rules))
 	}
 
 	var names []string
@@ -273,7 +290,7 @@ func TestSDKRules(t *testing.T) {
 		t.Fatalf("DeleteRule: %v", err)
 	}
 	ent, _ = f.eng.Entity(f.ctx, "t/Subscriptions/s")
-	if !reflect.DeepEqual(ent.Rules, []broker.Rule{{Name: "all"}}) {
+	if !reflect.DeepEqual(ent.Rules, []broker.Rule{{Name: "all", CreatedAt: created.Add(time.Second)}}) {
 		t.Fatalf("engine rules after delete: %s", dump(ent.Rules))
 	}
 	if _, err := c.DeleteRule(f.ctx, "t", "s", "all", nil); statusOfErr(err) != http.StatusBadRequest {
@@ -294,11 +311,14 @@ func TestSDKDefaultRule(t *testing.T) {
 	if err != nil || r == nil || r.Name != "$Default" || !reflect.DeepEqual(r.Filter, &sbadmin.TrueFilter{}) {
 		t.Fatalf("GetRule($Default): %v %v", r, err)
 	}
+	created := f.clock.Now().UTC()
+	f.clock.Advance(time.Second)
 	if _, err := c.CreateRule(f.ctx, "t", "s", &sbadmin.CreateRuleOptions{Name: ptr("red"), Filter: &sbadmin.CorrelationFilter{Subject: ptr("red")}}); err != nil {
 		t.Fatalf("CreateRule: %v", err)
 	}
 	ent, _ := f.eng.Entity(f.ctx, "t/Subscriptions/s")
-	want := []broker.Rule{{Name: "$Default"}, {Name: "red", Filter: &broker.CorrelationFilter{Subject: "red"}}}
+	// $Default was created with the subscription.
+	want := []broker.Rule{{Name: "$Default", CreatedAt: created}, {Name: "red", Filter: &broker.CorrelationFilter{Subject: "red"}, CreatedAt: created.Add(time.Second)}}
 	if !reflect.DeepEqual(ent.Rules, want) {
 		t.Fatalf("engine rules %s, want %s", dump(ent.Rules), dump(want))
 	}
@@ -341,6 +361,9 @@ func TestSDKTransferDeadLetterCount(t *testing.T) {
 	ent, _ := f.eng.Entity(f.ctx, "work")
 	want := sbadmin.QueueRuntimeProperties{
 		SizeInBytes:                    ent.Counts.SizeBytes,
+		CreatedAt:                      ent.CreatedAt,
+		UpdatedAt:                      ent.UpdatedAt,
+		AccessedAt:                     ent.AccessedAt,
 		TotalMessageCount:              2,
 		ActiveMessageCount:             1,
 		TransferDeadLetterMessageCount: 1,
@@ -352,7 +375,14 @@ func TestSDKTransferDeadLetterCount(t *testing.T) {
 	if err != nil || srp == nil {
 		t.Fatalf("GetSubscriptionRuntimeProperties: %v, %v", srp, err)
 	}
-	wantSub := sbadmin.SubscriptionRuntimeProperties{TotalMessageCount: 2, TransferDeadLetterMessageCount: 2}
+	sub, _ := f.eng.Entity(f.ctx, "t/Subscriptions/fwd")
+	wantSub := sbadmin.SubscriptionRuntimeProperties{
+		CreatedAt:                      sub.CreatedAt,
+		UpdatedAt:                      sub.UpdatedAt,
+		AccessedAt:                     sub.AccessedAt,
+		TotalMessageCount:              2,
+		TransferDeadLetterMessageCount: 2,
+	}
 	if srp.SubscriptionRuntimeProperties != wantSub {
 		t.Fatalf("fwd:\n got %+v\nwant %+v", srp.SubscriptionRuntimeProperties, wantSub)
 	}

@@ -25,11 +25,20 @@ import (
 // followed by those fields in bit order; unset fields cost nothing. A meta
 // and an entity record are written field by field in a fixed order.
 //
+// Entity records have their own version, entityVersion: version 1 ends
+// after the rules; version 2 adds the entity's CreatedAt, UpdatedAt and
+// UserMetadata and then each rule's CreatedAt (a time that may be zero is
+// written as a byte 0, or 1 and the time). Both versions are read.
+//
 // Application properties keep their Go types: each value is written as a
 // one-byte type tag followed by the value.
 
-// codecVersion is the first byte of every encoded record.
+// codecVersion is the first byte of every encoded record but an entity.
 const codecVersion = 1
+
+// entityVersion is the first byte of an encoded entity record; records of
+// every version from 1 up are read.
+const entityVersion = 2
 
 // ErrCorrupt is the cause (Err) of the *broker.Error returned when stored
 // bytes cannot be decoded: errors.Is(err, store.ErrCorrupt) reports it.
@@ -327,7 +336,7 @@ func appendEntity(dst []byte, rec *EntityRecord) ([]byte, error) {
 	ent := &rec.Entity
 	st := &ent.Settings
 	e := encoder{buf: dst}
-	e.byte(codecVersion)
+	e.byte(entityVersion)
 	e.uvarint(uint64(rec.ID))
 	e.string(ent.Path)
 	e.byte(byte(ent.Kind))
@@ -370,6 +379,12 @@ func appendEntity(dst []byte, rec *EntityRecord) ([]byte, error) {
 		}
 		e.props(f.Properties)
 	}
+	e.optTime(ent.CreatedAt)
+	e.optTime(ent.UpdatedAt)
+	e.string(ent.UserMetadata)
+	for i := range ent.Rules {
+		e.optTime(ent.Rules[i].CreatedAt)
+	}
 	return e.buf, nil
 }
 
@@ -377,7 +392,10 @@ func appendEntity(dst []byte, rec *EntityRecord) ([]byte, error) {
 // are not a valid encoding give a *broker.Error whose Err is ErrCorrupt.
 func decodeEntity(b []byte) (EntityRecord, error) {
 	d := decoder{b: b, what: "entity"}
-	d.version()
+	version := d.byte()
+	if d.err == nil && (version < 1 || version > entityVersion) {
+		d.fail("unknown entity version %d", version)
+	}
 	var rec EntityRecord
 	rec.ID = d.uint32()
 	ent := &rec.Entity
@@ -420,6 +438,14 @@ func decodeEntity(b []byte) (EntityRecord, error) {
 			if d.err != nil {
 				break
 			}
+		}
+	}
+	if version >= 2 {
+		ent.CreatedAt = d.optTime()
+		ent.UpdatedAt = d.optTime()
+		ent.UserMetadata = d.string()
+		for i := range ent.Rules {
+			ent.Rules[i].CreatedAt = d.optTime()
 		}
 	}
 	if err := d.finish(); err != nil {
@@ -471,6 +497,16 @@ func (e *encoder) bytes(b []byte)    { e.uvarint(uint64(len(b))); e.buf = append
 func (e *encoder) nilBytes(b []byte) { e.lenPlusOne(b == nil, len(b)); e.buf = append(e.buf, b...) }
 func (e *encoder) time(t time.Time)  { e.varint(t.Unix()); e.uvarint(uint64(t.Nanosecond())) }
 func (e *encoder) fixed(b []byte)    { e.buf = append(e.buf, b...) }
+
+// optTime writes a time that may be zero: a byte 0, or 1 and the time.
+func (e *encoder) optTime(t time.Time) {
+	if t.IsZero() {
+		e.byte(0)
+		return
+	}
+	e.byte(1)
+	e.time(t)
+}
 func (e *encoder) lenPlusOne(isNil bool, n int) {
 	if isNil {
 		e.uvarint(0)
@@ -707,6 +743,18 @@ func (d *decoder) time() time.Time {
 		return time.Time{}
 	}
 	return time.Unix(sec, int64(nsec)).UTC()
+}
+
+// optTime reads a time written by encoder.optTime.
+func (d *decoder) optTime() time.Time {
+	switch d.byte() {
+	case 0:
+		return time.Time{}
+	case 1:
+		return d.time()
+	}
+	d.fail("bad time flag")
+	return time.Time{}
 }
 
 func (d *decoder) props() map[string]any {

@@ -2,9 +2,15 @@ package store
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -229,15 +235,18 @@ func fullEntity() EntityRecord {
 			MaxMessageSizeInKilobytes:           100,
 		},
 		Rules: []broker.Rule{
-			{Name: "$Default"},
+			{Name: "$Default", CreatedAt: utc(1700000000, 5)},
 			{Name: "sql", SQL: "1=1"},
 			{Name: "corr", Filter: &broker.CorrelationFilter{
 				CorrelationID: "c", MessageID: "m", To: "t", ReplyTo: "r", Subject: "s",
 				SessionID: "sid", ReplyToSessionID: "rsid", ContentType: "ct",
 				Properties: map[string]any{"prop1": "value1", "n": int64(3)},
-			}},
+			}, CreatedAt: utc(1700000100, 0)},
 			{Name: "empty filter", Filter: &broker.CorrelationFilter{}},
 		},
+		CreatedAt:    utc(1699999999, 123456789),
+		UpdatedAt:    utc(1700000200, 1),
+		UserMetadata: "owner: team-a; ünïcode",
 	}}
 }
 
@@ -269,7 +278,7 @@ func TestEntityRoundTrip(t *testing.T) {
 }
 
 func TestEntityCountsNotStored(t *testing.T) {
-	rec := EntityRecord{ID: 1, Entity: broker.Entity{Path: "q", Counts: broker.Counts{Active: 5}}}
+	rec := EntityRecord{ID: 1, Entity: broker.Entity{Path: "q", Counts: broker.Counts{Active: 5}, AccessedAt: utc(1700000000, 0)}}
 	b, err := appendEntity(nil, &rec)
 	if err != nil {
 		t.Fatal(err)
@@ -280,6 +289,86 @@ func TestEntityCountsNotStored(t *testing.T) {
 	}
 	if got.Entity.Counts != (broker.Counts{}) {
 		t.Fatalf("counts stored: %+v", got.Entity.Counts)
+	}
+	if !got.Entity.AccessedAt.IsZero() {
+		t.Fatalf("AccessedAt stored: %v", got.Entity.AccessedAt)
+	}
+}
+
+// version1Entity reads an entity record that the version 1 encoder (before
+// timestamps and user metadata) wrote, kept in testdata.
+func version1Entity(t *testing.T, name string) []byte {
+	t.Helper()
+	h, err := os.ReadFile(filepath.Join("testdata", "entity-v1-"+name+".hex"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := hex.DecodeString(strings.TrimSpace(string(h)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b[0] != 1 {
+		t.Fatalf("testdata %s is version %d, want 1", name, b[0])
+	}
+	return b
+}
+
+func TestEntityVersion1StillDecodes(t *testing.T) {
+	full := fullEntity()
+	full.Entity.CreatedAt, full.Entity.UpdatedAt, full.Entity.UserMetadata = time.Time{}, time.Time{}, ""
+	for i := range full.Entity.Rules {
+		full.Entity.Rules[i].CreatedAt = time.Time{}
+	}
+	for name, want := range map[string]EntityRecord{
+		"full":  full,
+		"queue": {ID: 3, Entity: broker.Entity{Path: "orders", Settings: broker.EntitySettings{}.Normalize()}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := version1Entity(t, name)
+			got, err := decodeEntity(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("decoded:\n got %#v\nwant %#v", got, want)
+			}
+			// Written again, it is a version 2 record that reads the same.
+			b2, err := appendEntity(nil, &got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b2[0] != entityVersion {
+				t.Fatalf("re-encoded with version %d, want %d", b2[0], entityVersion)
+			}
+			got2, err := decodeEntity(b2)
+			if err != nil || !reflect.DeepEqual(got2, want) {
+				t.Fatalf("version 2 round trip: %v\n got %#v\nwant %#v", err, got2, want)
+			}
+			// A version 1 record with the version 2 tail appended has
+			// trailing bytes.
+			if _, err := decodeEntity(append(slices.Clone(b), 0, 0, 0)); err == nil || err.Error() != "error: corrupt stored entity: 3 trailing bytes" {
+				t.Fatalf("version 1 with a tail: %v", err)
+			}
+		})
+	}
+}
+
+func TestEntityVersionChecked(t *testing.T) {
+	for _, v := range []byte{0, entityVersion + 1} {
+		b, err := appendEntity(nil, &EntityRecord{ID: 1, Entity: broker.Entity{Path: "q"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[0] = v
+		want := fmt.Sprintf("error: corrupt stored entity: unknown entity version %d", v)
+		if _, err := decodeEntity(b); !errors.Is(err, ErrCorrupt) || err.Error() != want {
+			t.Fatalf("version %d: err = %v, want %q", v, err, want)
+		}
+	}
+	b, _ := appendEntity(nil, &EntityRecord{ID: 1, Entity: broker.Entity{Path: "q"}})
+	b[len(b)-3] = 7 // CreatedAt's flag
+	if _, err := decodeEntity(b); !errors.Is(err, ErrCorrupt) || err.Error() != "error: corrupt stored entity: bad time flag" {
+		t.Fatalf("bad time flag: err = %v", err)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -281,5 +282,46 @@ level=ERROR msg="broken true" component=pebble fatal=true
 `
 	if out.String() != want || code != 1 {
 		t.Fatalf("log:\n%s\nexit %d; want\n%s\nexit 1", out.String(), code, want)
+	}
+}
+
+// TestPebbleLoadsVersion1Entities opens a store whose entity records the
+// version 1 encoder wrote (no timestamps, no user metadata): they load with
+// those fields zero, and a rewrite stores them as version 2.
+func TestPebbleLoadsVersion1Entities(t *testing.T) {
+	dir := t.TempDir()
+	s := openTestPebble(t, dir)
+	k := makeEntityKey(spaceEntity, 7)
+	if err := s.db.Set(k[:], version1Entity(t, "full"), pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openTestPebble(t, dir)
+	want := fullEntity()
+	want.Entity.CreatedAt, want.Entity.UpdatedAt, want.Entity.UserMetadata = time.Time{}, time.Time{}, ""
+	for i := range want.Entity.Rules {
+		want.Entity.Rules[i].CreatedAt = time.Time{}
+	}
+	got := load(t, s)
+	if len(got.Entities) != 1 || !reflect.DeepEqual(got.Entities[0], want) {
+		t.Fatalf("Load: %+v\nwant %+v", got.Entities, want)
+	}
+	now := fullEntity()
+	var b Batch
+	b.PutEntity(now)
+	apply(t, s, &b)
+	v, closer, err := s.db.Get(k[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := v[0]
+	closer.Close()
+	if version != entityVersion {
+		t.Fatalf("rewritten record has version %d, want %d", version, entityVersion)
+	}
+	if got := load(t, s); !reflect.DeepEqual(got.Entities, []EntityRecord{now}) {
+		t.Fatalf("Load after rewrite: %+v", got.Entities)
 	}
 }

@@ -1,0 +1,132 @@
+package engine
+
+import (
+	"testing"
+	"time"
+
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/engine/store"
+)
+
+func TestSetRulesKeepsLocksAndMessages(t *testing.T) {
+	forEachStore(t, func(t *testing.T, newStore func() store.Store) {
+		f := topicFixture(t, newStore())
+		const red = "t/Subscriptions/red"
+		m := msg("r1")
+		m.ApplicationProperties = map[string]any{"color": "red"}
+		f.send("t", m, &broker.Message{MessageID: "r2", ApplicationProperties: map[string]any{"color": "red"}})
+		locked := f.receiveOne(red)
+
+		f.advance(10 * time.Second)
+		blue := broker.Rule{Name: "blue", Filter: &broker.CorrelationFilter{Properties: map[string]any{"color": "blue"}}}
+		// "RED" replaces "red": the same name regardless of case keeps its
+		// CreatedAt.
+		if err := f.e.SetRules(f.ctx, red, []broker.Rule{
+			{Name: "RED", Filter: &broker.CorrelationFilter{Properties: map[string]any{"color": "red"}}},
+			blue,
+		}); err != nil {
+			t.Fatal(err)
+		}
+		// The lock and the other message are still there.
+		f.wantCounts(red, broker.Counts{Active: 1, Locked: 1})
+		f.mustSettle(broker.Complete, red, locked)
+		f.wantCounts(red, broker.Counts{Active: 1})
+
+		ent := f.wantTimes(red, t0, t0.Add(10*time.Second), t0)
+		if len(ent.Rules) != 2 || ent.Rules[0].Name != "RED" || !ent.Rules[0].CreatedAt.Equal(t0) ||
+			ent.Rules[1].Name != "blue" || !ent.Rules[1].CreatedAt.Equal(t0.Add(10*time.Second)) {
+			t.Fatalf("rules = %+v", ent.Rules)
+		}
+		// The new rules decide for new messages.
+		f.send("t", &broker.Message{MessageID: "b", ApplicationProperties: map[string]any{"color": "blue"}})
+		f.wantCounts(red, broker.Counts{Active: 2})
+
+		// No rules: the subscription takes everything.
+		f.advance(time.Second)
+		locked = f.receiveOne(red)
+		if err := f.e.SetRules(f.ctx, red, nil); err != nil {
+			t.Fatal(err)
+		}
+		f.send("t", msg("plain"))
+		f.wantCounts(red, broker.Counts{Active: 2, Locked: 1})
+		f.mustSettle(broker.Abandon, red, locked)
+		if ent := f.wantTimes(red, t0, t0.Add(11*time.Second), t0.Add(11*time.Second)); ent.Rules != nil {
+			t.Fatalf("rules after SetRules(nil) = %+v", ent.Rules)
+		}
+
+		// The rules and their times are stored.
+		if err := f.e.SetRules(f.ctx, red, []broker.Rule{blue}); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.e.Close(); err != nil {
+			t.Fatal(err)
+		}
+		g := openFixture(t, newStore(), f.clock)
+		ent = g.wantTimes(red, t0, t0.Add(11*time.Second), time.Time{})
+		if len(ent.Rules) != 1 || ent.Rules[0].Name != "blue" || !ent.Rules[0].CreatedAt.Equal(t0.Add(11*time.Second)) {
+			t.Fatalf("rules after restart = %+v", ent.Rules)
+		}
+	})
+}
+
+func TestSetRulesKeepsGivenCreatedAt(t *testing.T) {
+	f := topicFixture(t, store.NewMemory())
+	f.advance(time.Hour)
+	at := t0.Add(-time.Hour)
+	if err := f.e.SetRules(f.ctx, "t/Subscriptions/all", []broker.Rule{{Name: "$Default", CreatedAt: at}, {Name: "x", Filter: &broker.CorrelationFilter{Subject: "x"}}}); err != nil {
+		t.Fatal(err)
+	}
+	ent, _ := f.e.Entity(f.ctx, "t/Subscriptions/all")
+	if !ent.Rules[0].CreatedAt.Equal(at) || !ent.Rules[1].CreatedAt.Equal(t0.Add(time.Hour)) {
+		t.Fatalf("rules = %+v", ent.Rules)
+	}
+}
+
+func TestSetRulesRefuses(t *testing.T) {
+	f := topicFixture(t, store.NewMemory())
+	f.queue("q", broker.EntitySettings{})
+	const red = "t/Subscriptions/red"
+	cases := []struct {
+		path  string
+		rules []broker.Rule
+		code  broker.Code
+		msg   string
+	}{
+		{"q", nil, broker.CodeInvalid, `"q" is a queue; only subscriptions have rules`},
+		{"t", nil, broker.CodeInvalid, `"t" is a topic; only subscriptions have rules`},
+		{red + broker.DeadLetterSuffix, nil, broker.CodeInvalid, `a dead-letter sub-queue has no rules; set the rules of "t/Subscriptions/red"`},
+		{"t/Subscriptions/none", nil, broker.CodeNotFound, ""},
+		{red, []broker.Rule{{Name: "s", SQL: "a=1"}}, broker.CodeNotSupported, `rule 0 ("s") has a SQL filter; only correlation filters are supported`},
+		{red, []broker.Rule{{Name: "a"}, {Name: "A"}}, broker.CodeInvalid, `two rules are named "A"`},
+		{red, []broker.Rule{{}}, broker.CodeInvalid, "rule 0 has no name"},
+	}
+	for _, c := range cases {
+		be := wantCode(t, f.e.SetRules(f.ctx, c.path, c.rules), c.code)
+		if c.msg != "" && be.Message != c.msg {
+			t.Errorf("SetRules(%s): %q, want %q", c.path, be.Message, c.msg)
+		}
+	}
+	ent := f.wantTimes(red, t0, t0, time.Time{})
+	if len(ent.Rules) != 1 || ent.Rules[0].Name != "red" {
+		t.Fatalf("rules changed by refused calls: %+v", ent.Rules)
+	}
+}
+
+// TestSetRulesStoreFailureKeepsRules: a rule the durable store cannot keep
+// (a filter property of an unknown type) is refused, and the subscription
+// keeps its rules.
+func TestSetRulesStoreFailureKeepsRules(t *testing.T) {
+	forEachStore(t, func(t *testing.T, newStore func() store.Store) {
+		f := topicFixture(t, newStore())
+		const red = "t/Subscriptions/red"
+		err := f.e.SetRules(f.ctx, red, []broker.Rule{{Name: "c", Filter: &broker.CorrelationFilter{Properties: map[string]any{"p": struct{}{}}}}})
+		be := wantCode(t, err, broker.CodeInvalid)
+		if want := `store the change: invalid request: rule "c" filter property "p" has unsupported type struct {}`; be.Message != want {
+			t.Fatalf("message = %q, want %q", be.Message, want)
+		}
+		ent := f.wantTimes(red, t0, t0, time.Time{})
+		if len(ent.Rules) != 1 || ent.Rules[0].Name != "red" {
+			t.Fatalf("rules = %+v", ent.Rules)
+		}
+	})
+}

@@ -1,0 +1,56 @@
+package remote
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+
+	"github.com/peeklock/peeklock/broker"
+)
+
+// TestServeEntityTimesAndMetadata: Entities carries the CreatedAt,
+// UpdatedAt, AccessedAt and UserMetadata that the admin API reports.
+func TestServeEntityTimesAndMetadata(t *testing.T) {
+	created := time.Now().Truncate(time.Second).UTC()
+	clock := clockwork.NewFakeClockAt(created)
+	env := newServe(t, clock)
+	ctx := context.Background()
+	if err := env.eng.CreateEntity(ctx, broker.Entity{Path: "orders", UserMetadata: "owner: payments"}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(1500 * time.Millisecond)
+	if err := env.eng.UpdateEntity(ctx, broker.Entity{Path: "orders", UserMetadata: "owner: ledger"}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Second)
+	if err := env.eng.Send(ctx, "orders", textMessages(1)); err != nil {
+		t.Fatal(err)
+	}
+	c := env.dial(env.config(""))
+	ents, err := c.Entities(ctx)
+	if err != nil || len(ents) != 1 {
+		t.Fatalf("Entities = %+v, %v", ents, err)
+	}
+	e := ents[0]
+	if e.UserMetadata != "owner: ledger" || !e.CreatedAt.Equal(created) ||
+		!e.UpdatedAt.Equal(created.Add(1500*time.Millisecond)) || !e.AccessedAt.Equal(created.Add(2*time.Second)) {
+		t.Fatalf("UserMetadata %q, CreatedAt %v, UpdatedAt %v, AccessedAt %v", e.UserMetadata, e.CreatedAt, e.UpdatedAt, e.AccessedAt)
+	}
+}
+
+func TestParseAtomTime(t *testing.T) {
+	for in, want := range map[string]time.Time{
+		"2024-05-06T07:08:09.1234567Z": time.Date(2024, 5, 6, 7, 8, 9, 123456700, time.UTC),
+		"2024-05-06T07:08:09Z":         time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC),
+		"2024-05-06T09:08:09+02:00":    time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC),
+		"0001-01-01T00:00:00":          {},
+		"":                             {},
+		"yesterday":                    {},
+	} {
+		if got := parseAtomTime(in); !got.Equal(want) || (!got.IsZero() && got.Location() != time.UTC) {
+			t.Errorf("parseAtomTime(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
