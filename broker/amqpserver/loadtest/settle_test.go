@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -131,5 +132,30 @@ func TestAcceptedWhileSettlingSlowly(t *testing.T) {
 	}
 	if ent.Counts.Active != 0 || ent.Counts.Locked != 0 {
 		t.Fatalf("after %d accepted messages the queue holds %d active and %d locked, want none", n, ent.Counts.Active, ent.Counts.Locked)
+	}
+}
+
+// TestWatchStall checks that watchStall cancels with errStalled once the
+// count stops moving for the given time, and not while it moves.
+func TestWatchStall(t *testing.T) {
+	const d = 300 * time.Millisecond
+	var got atomic.Int64
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	start := time.Now()
+	go watchStall(ctx, &got, d, cancel)
+	for range 10 { // 500 ms of progress
+		time.Sleep(d / 6)
+		got.Add(1)
+	}
+	if err := context.Cause(ctx); err != nil {
+		t.Fatalf("cancelled while the count moved: %v", err)
+	}
+	<-ctx.Done()
+	if err := context.Cause(ctx); !errors.Is(err, errStalled) {
+		t.Fatalf("cause = %v, want errStalled", err)
+	}
+	if el := time.Since(start); el < 500*time.Millisecond+d {
+		t.Fatalf("stalled after %v, before the count had stood still for %v", el, d)
 	}
 }
