@@ -33,7 +33,7 @@ func (e *Engine) SetRules(ctx context.Context, path string, rules []broker.Rule)
 		return err
 	}
 	if sub != broker.SubQueueMain {
-		return newErr(broker.CodeInvalid, en.path, "a dead-letter sub-queue has no rules; set the rules of %q", en.path)
+		return newErr(broker.CodeInvalid, en.path, "a %s has no rules; set the rules of %q", sub, en.path)
 	}
 	if en.kind != broker.KindSubscription {
 		return newErr(broker.CodeInvalid, en.path, "%q is a %s; only subscriptions have rules", en.path, en.kind)
