@@ -291,6 +291,8 @@ func (e *Engine) UpdateEntity(ctx context.Context, ent broker.Entity) error {
 		settings.MaxSizeInMegabytes = en.topic.settings.MaxSizeInMegabytes
 		settings.MaxMessageSizeInKilobytes = en.topic.settings.MaxMessageSizeInKilobytes
 	}
+	// A change the store refuses leaves the entity as it was.
+	oldSettings, oldMetadata, oldRules, oldUpdated := en.settings, en.userMetadata, en.rules, en.updatedAt
 	en.settings = settings
 	en.userMetadata = ent.UserMetadata
 	at := time.Unix(0, now).UTC()
@@ -298,15 +300,18 @@ func (e *Engine) UpdateEntity(ctx context.Context, ent broker.Entity) error {
 		en.rules = stampRules(ent.Rules, en.rules, at)
 	}
 	en.updatedAt = at
-	en.loseAllLocks(now)
 	en.batch.PutEntity(store.EntityRecord{ID: en.id, Entity: stored(en.public())})
 	p, err := en.commit()
+	if err != nil {
+		en.settings, en.userMetadata, en.rules, en.updatedAt = oldSettings, oldMetadata, oldRules, oldUpdated
+		e.unlock(en)
+		return err
+	}
+	en.loseAllLocks(now)
+	en.commitQuiet() // whatever losing the locks wrote (nothing today)
 	var subs []*entity
 	isTopic := en.kind == broker.KindTopic
 	e.unlock(en)
-	if err != nil {
-		return err
-	}
 	if err := p.Wait(); err != nil {
 		return storeErr("store the entity", en.path, err)
 	}

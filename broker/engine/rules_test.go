@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -128,5 +129,36 @@ func TestSetRulesStoreFailureKeepsRules(t *testing.T) {
 		if len(ent.Rules) != 1 || ent.Rules[0].Name != "red" {
 			t.Fatalf("rules = %+v", ent.Rules)
 		}
+	})
+}
+
+// TestUpdateEntityStoreFailureKeepsEntity: an update the store refuses (a
+// rule filter property of an unknown type) leaves the subscription's
+// settings, metadata, rules, UpdatedAt and message locks as they were.
+func TestUpdateEntityStoreFailureKeepsEntity(t *testing.T) {
+	forEachStore(t, func(t *testing.T, newStore func() store.Store) {
+		f := topicFixture(t, newStore())
+		const red = "t/Subscriptions/red"
+		m := msg("r")
+		m.ApplicationProperties = map[string]any{"color": "red"}
+		if err := f.e.Send(f.ctx, "t", []*broker.Message{m}); err != nil {
+			t.Fatal(err)
+		}
+		locked := f.receive(red, 1)
+		before, _ := f.e.Entity(f.ctx, red)
+		f.advance(time.Second)
+
+		err := f.e.UpdateEntity(f.ctx, broker.Entity{
+			Path: red, Kind: broker.KindSubscription, UserMetadata: "new",
+			Settings: broker.EntitySettings{MaxDeliveryCount: 2},
+			Rules:    []broker.Rule{{Name: "c", Filter: &broker.CorrelationFilter{Properties: map[string]any{"p": struct{}{}}}}},
+		})
+		wantCode(t, err, broker.CodeInvalid)
+		after, _ := f.e.Entity(f.ctx, red)
+		if !reflect.DeepEqual(after.Settings, before.Settings) || after.UserMetadata != before.UserMetadata ||
+			!reflect.DeepEqual(after.Rules, before.Rules) || !after.UpdatedAt.Equal(before.UpdatedAt) {
+			t.Fatalf("entity changed by a refused update:\nbefore %+v\nafter  %+v", before, after)
+		}
+		f.mustSettle(broker.Complete, red, locked[0]) // the lock survived
 	})
 }
