@@ -233,7 +233,10 @@ func (r *messageReader) readMessageAnnotations(d *Decoder) error {
 		default:
 			return d.Skip()
 		}
-		return prefixError(err, "message annotation "+string(key)+": ")
+		if err != nil { // the prefix is built only for an error: keys are read for every message
+			return prefixError(err, "message annotation "+string(key)+": ")
+		}
+		return nil
 	})
 }
 
