@@ -233,6 +233,11 @@ func ParseProtocolHeader(b []byte) (ProtocolHeader, error) {
 	return ProtocolHeader{ID: ProtocolID(b[4]), Major: b[5], Minor: b[6], Revision: b[7]}, nil
 }
 
+// readBufferSize is the size of a FrameReader's read buffer: a few frames
+// of a 1 KiB message per system call. It is most of an idle connection's
+// memory; 64 KiB bought no throughput (BENCHMARKS.md, 1,000 connections).
+const readBufferSize = 8 << 10
+
 // FrameReader reads protocol headers and frames from a stream and refuses
 // frames larger than its maximum frame size. The performatives it returns
 // alias its buffer (transfer payloads, delivery tags, binary values) and
@@ -245,9 +250,10 @@ type FrameReader struct {
 
 // NewFrameReader returns a reader over r that accepts frames of at most
 // maxFrameSize bytes (at least FrameHeaderSize; before the open exchange a
-// listener uses MinMaxFrameSize, or its own announced maximum).
+// listener uses MinMaxFrameSize, or its own announced maximum). It reads
+// through a buffer of readBufferSize bytes.
 func NewFrameReader(r io.Reader, maxFrameSize uint32) *FrameReader {
-	fr := &FrameReader{r: bufio.NewReaderSize(r, 64<<10)}
+	fr := &FrameReader{r: bufio.NewReaderSize(r, readBufferSize)}
 	fr.SetMaxFrameSize(maxFrameSize)
 	return fr
 }
