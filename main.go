@@ -26,7 +26,6 @@ import (
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver"
 	"github.com/peeklock/peeklock/broker/amqpserver/admin"
-	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 	"github.com/peeklock/peeklock/broker/demo"
 	"github.com/peeklock/peeklock/broker/engine"
 	"github.com/peeklock/peeklock/broker/engine/store"
@@ -112,10 +111,11 @@ func (d *dashboardFlags) register(fs *flag.FlagSet) {
 
 // brokerFlags are the flags of the embedded broker.
 type brokerFlags struct {
-	data   string
-	config string
-	amqp   string
-	admin  string
+	data     string
+	config   string
+	amqp     string
+	admin    string
+	listener listenerFlags
 }
 
 func (b *brokerFlags) register(fs *flag.FlagSet, amqpDefault, adminDefault string) {
@@ -123,6 +123,7 @@ func (b *brokerFlags) register(fs *flag.FlagSet, amqpDefault, adminDefault strin
 	fs.StringVar(&b.config, "config", "", "entities from a Service Bus emulator Config.json file")
 	fs.StringVar(&b.amqp, "amqp", amqpDefault, "listen for AMQP 1.0 clients on this address")
 	fs.StringVar(&b.admin, "admin", adminDefault, "serve /health and the admin API on this address")
+	b.listener.register(fs)
 }
 
 // command is a flag set with its usage text. It prints nothing by itself:
@@ -173,6 +174,9 @@ func run(args []string, out io.Writer) error {
 	b.register(fs.FlagSet, "", "")
 	fs.BoolVar(&noDemo, "no-demo", false, "do not create demo entities or run demo traffic")
 	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if err := b.listener.check(); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -274,6 +278,9 @@ func runServe(args []string, out io.Writer) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
+	if err := b.listener.check(); err != nil {
+		return err
+	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
@@ -313,7 +320,9 @@ func startListeners(eng *engine.Engine, b brokerFlags, log *slog.Logger) (func()
 		}
 	}
 	if b.amqp != "" {
-		srv, err := amqpserver.New(eng, amqpserver.Options{Logger: log})
+		o := b.listener.options()
+		o.Logger = log
+		srv, err := amqpserver.New(eng, o)
 		if err != nil {
 			return nil, err
 		}
@@ -323,9 +332,10 @@ func startListeners(eng *engine.Engine, b brokerFlags, log *slog.Logger) (func()
 		}
 		go srv.Serve(l)
 		closers = append(closers, func() { srv.Close() })
+		keyName, key := b.listener.firstKey()
 		log.Info("AMQP 1.0 listener ready", "addr", l.Addr().String(),
 			"connection_string", fmt.Sprintf("Endpoint=sb://%s;SharedAccessKeyName=%s;SharedAccessKey=%s;UseDevelopmentEmulator=true;",
-				l.Addr().String(), sas.DefaultKeyName, sas.DefaultKey))
+				l.Addr().String(), keyName, key))
 	}
 	if b.admin != "" {
 		l, err := net.Listen("tcp", b.admin)
@@ -333,7 +343,7 @@ func startListeners(eng *engine.Engine, b brokerFlags, log *slog.Logger) (func()
 			closeAll()
 			return nil, fmt.Errorf("admin listener: %w", err)
 		}
-		hs := &http.Server{Handler: admin.NewHandler(eng, admin.Options{Logger: log}), ReadHeaderTimeout: 10 * time.Second}
+		hs := &http.Server{Handler: admin.NewHandler(eng, admin.Options{Keys: b.listener.keys.m, Logger: log}), ReadHeaderTimeout: 10 * time.Second}
 		go hs.Serve(l)
 		closers = append(closers, func() { hs.Close() })
 		log.Info("admin API ready", "addr", l.Addr().String(), "health", "http://"+l.Addr().String()+"/health")

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -210,4 +211,71 @@ func TestDashboardResidentMemory(t *testing.T) {
 	rss := regexp.MustCompile(`VmRSS:\s+(\d+) kB`).FindStringSubmatch(string(status))
 	t.Logf("dashboard resident memory with a 1,000,000-message queue: %s kB", rss[1])
 	tm.send("q")
+}
+
+// TestServeKeysAndLimits runs `peeklock serve` with a key of its own and
+// room for one connection: the connection string it prints names that key,
+// the official SDK works with it, the emulator's default key is refused, and
+// a second connection is refused while the first is open.
+func TestServeKeysAndLimits(t *testing.T) {
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	config := filepath.Join(dir, "Config.json")
+	if err := os.WriteFile(config, []byte(`{"UserConfig":{"Namespaces":[{"Name":"sbemulatorns",
+		"Queues":[{"Name":"q","Properties":{}}]}],"Logging":{"Type":"File"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	conn, _, stop := startServe(t, bin, "--config", config, "--key", "app=c2VjcmV0", "--key", "ops=b3Bz", "--max-connections", "1")
+	defer stop()
+	if !strings.Contains(conn, ";SharedAccessKeyName=app;SharedAccessKey=c2VjcmV0;") {
+		t.Fatalf("connection string %q does not name the first --key", conn)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// sendOnce sends one message on a connection of its own. With room for
+	// one connection, the listener may not have noticed that the previous
+	// one closed: send retries while the connection is refused at once.
+	sendOnce := func(conn string) error {
+		c, err := azservicebus.NewClientFromConnectionString(conn, &azservicebus.ClientOptions{
+			RetryOptions: azservicebus.RetryOptions{MaxRetries: -1}})
+		if err != nil {
+			return err
+		}
+		defer c.Close(ctx)
+		s, err := c.NewSender("q", nil)
+		if err != nil {
+			return err
+		}
+		return s.SendMessage(ctx, &azservicebus.Message{Body: []byte("x")}, nil)
+	}
+	send := func(conn string) (err error) {
+		for range 50 {
+			if err = sendOnce(conn); err == nil || !strings.Contains(err.Error(), "(connlost)") {
+				return err
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		return err
+	}
+	if err := send(conn); err != nil {
+		t.Fatalf("send with the printed key: %v", err)
+	}
+	defaultKey := strings.Replace(conn, "SharedAccessKeyName=app;SharedAccessKey=c2VjcmV0", "SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE", 1)
+	var sbErr *azservicebus.Error
+	if err := send(defaultKey); !errors.As(err, &sbErr) || sbErr.Code != azservicebus.CodeUnauthorizedAccess {
+		t.Fatalf("send with the emulator's default key: %v, want unauthorized access", err)
+	}
+
+	first, err := azservicebus.NewClientFromConnectionString(conn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close(ctx)
+	s, _ := first.NewSender("q", nil)
+	if err := s.SendMessage(ctx, &azservicebus.Message{Body: []byte("y")}, nil); err != nil {
+		t.Fatalf("first connection: %v", err)
+	}
+	if err := sendOnce(conn); err == nil || !strings.Contains(err.Error(), "(connlost)") {
+		t.Fatalf("a second connection beside the first with --max-connections 1: %v, want it closed", err)
+	}
 }

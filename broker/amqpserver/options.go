@@ -22,6 +22,9 @@ const (
 	DefaultMaxLinksPerSession       = 256
 	DefaultMaxUnsettledPerLink      = 256
 	DefaultContainerID              = "peeklock"
+
+	// MinMaxFrameSize is the smallest MaxFrameSize AMQP 1.0 allows.
+	MinMaxFrameSize = wire.MinMaxFrameSize
 )
 
 // Options configure a Server. The zero value is usable: the default key,

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/peeklock/peeklock/broker/amqpserver"
+)
+
+// listenerFlags are the AMQP listener's limits and keys, for serve and for
+// the dashboard when it opens the listener too (--amqp).
+type listenerFlags struct {
+	keys           sasKeys
+	maxConnections int
+	maxSessions    int
+	maxLinks       int
+	maxUnsettled   int
+	maxFrameSize   uint
+	idleTimeout    time.Duration
+}
+
+func (l *listenerFlags) register(fs *flag.FlagSet) {
+	fs.Var(&l.keys, "key", "a shared access key NAME=KEY for the listener and the admin API; repeat for more (default "+
+		amqpserver.DefaultKeyName+"="+amqpserver.DefaultKey+", as the emulator has)")
+	fs.IntVar(&l.maxConnections, "max-connections", amqpserver.DefaultMaxConnections, "most AMQP connections open at once")
+	fs.IntVar(&l.maxSessions, "max-sessions", amqpserver.DefaultMaxSessionsPerConnection, "most AMQP sessions per connection")
+	fs.IntVar(&l.maxLinks, "max-links", amqpserver.DefaultMaxLinksPerSession, "most links per AMQP session")
+	fs.IntVar(&l.maxUnsettled, "max-unsettled", amqpserver.DefaultMaxUnsettledPerLink, "most unsettled deliveries per link, each way")
+	fs.UintVar(&l.maxFrameSize, "max-frame-size", amqpserver.DefaultMaxFrameSize, "largest AMQP frame accepted, in bytes")
+	fs.DurationVar(&l.idleTimeout, "idle-timeout", amqpserver.DefaultIdleTimeout, "close an AMQP connection silent this long (0: never)")
+}
+
+// check refuses limits that make no sense, naming the flag.
+func (l *listenerFlags) check() error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"max-connections", l.maxConnections}, {"max-sessions", l.maxSessions}, {"max-links", l.maxLinks}, {"max-unsettled", l.maxUnsettled}} {
+		if f.v < 1 {
+			return usageError{fmt.Sprintf("--%s %d: at least 1", f.name, f.v)}
+		}
+	}
+	if l.maxFrameSize < amqpserver.MinMaxFrameSize || l.maxFrameSize > 1<<32-1 {
+		return usageError{fmt.Sprintf("--max-frame-size %d: between %d and %d bytes", l.maxFrameSize, amqpserver.MinMaxFrameSize, uint64(1<<32-1))}
+	}
+	if l.idleTimeout < 0 {
+		return usageError{fmt.Sprintf("--idle-timeout %v: 0 (never) or more", l.idleTimeout)}
+	}
+	return nil
+}
+
+// options returns the listener options the flags set.
+func (l *listenerFlags) options() amqpserver.Options {
+	o := amqpserver.Options{
+		Keys:                     l.keys.m,
+		MaxConnections:           l.maxConnections,
+		MaxSessionsPerConnection: l.maxSessions,
+		MaxLinksPerSession:       l.maxLinks,
+		MaxUnsettledPerLink:      l.maxUnsettled,
+		MaxFrameSize:             uint32(l.maxFrameSize),
+		IdleTimeout:              l.idleTimeout,
+	}
+	if l.idleTimeout == 0 {
+		o.IdleTimeout = -1 // the flag's 0 is "never"; the option's 0 is the default
+	}
+	return o
+}
+
+// firstKey returns the key named first on the command line, or the default
+// key: the one the printed connection string uses.
+func (l *listenerFlags) firstKey() (name, key string) {
+	if len(l.keys.order) == 0 {
+		return amqpserver.DefaultKeyName, amqpserver.DefaultKey
+	}
+	name = l.keys.order[0]
+	return name, l.keys.m[name]
+}
+
+// sasKeys is a repeatable NAME=KEY flag.
+type sasKeys struct {
+	m     map[string]string
+	order []string
+}
+
+func (k *sasKeys) String() string { return strings.Join(k.order, ",") } // names only: keys are secret
+
+func (k *sasKeys) Set(v string) error {
+	name, key, ok := strings.Cut(v, "=")
+	if !ok || name == "" || key == "" {
+		return fmt.Errorf("want NAME=KEY, got %q", redactKey(v))
+	}
+	if k.m == nil {
+		k.m = make(map[string]string)
+	}
+	if _, dup := k.m[name]; dup {
+		return fmt.Errorf("key name %q given twice", name)
+	}
+	k.m[name] = key
+	k.order = append(k.order, name)
+	return nil
+}
+
+// redactKey hides what follows "=" in a malformed --key value.
+func redactKey(v string) string {
+	if name, _, ok := strings.Cut(v, "="); ok {
+		return name + "=…"
+	}
+	return v
+}
