@@ -123,3 +123,40 @@ func TestSessionClientReadOnlyRefusesSessions(t *testing.T) {
 		t.Fatalf("state = %q, %v", st, err)
 	}
 }
+
+// A dashboard over SSH that locked messages of a session and drops its
+// connection gives the session lock back.
+func TestDisconnectReleasesTheSessionLock(t *testing.T) {
+	e := newEngine(t, 1)
+	sessionQueue(t, e)
+	ts := startServer(t, e, nil)
+	c := ts.mustDial(ts.operator)
+	term := openTerm(t, c, 120, 30)
+	term.waitScreen(waitLong, "m-1")
+	term.press("]")
+	term.waitScreen(waitLong, "a1", "b1")
+	term.press("l")
+	waitUntil(t, waitLong, "the session lock", func() bool {
+		infos, err := e.Sessions(context.Background(), "s")
+		return err == nil && len(infos) > 0 && infos[0].SessionID == "A" && infos[0].Locked
+	})
+	term.waitScreen(waitLong, `SESSION "A"`)
+
+	c.Close() // the connection drops without a quit
+	waitUntil(t, waitLong, "the session lock to be released", func() bool {
+		infos, err := e.Sessions(context.Background(), "s")
+		return err == nil && !infos[0].Locked
+	})
+	if _, err := e.AcceptSession(context.Background(), 3, "s", "A", 0); err != nil {
+		t.Fatalf("session A after the disconnect: %v", err)
+	}
+	var ops []string
+	for _, l := range ts.audit.lines(t) {
+		if l["session_id"] != nil {
+			ops = append(ops, l["op"].(string)+" "+l["result"].(string))
+		}
+	}
+	if want := []string{"accept session ok", "release session lock ok"}; len(ops) != 2 || ops[0] != want[0] || ops[1] != want[1] {
+		t.Fatalf("session audit = %q, want %q", ops, want)
+	}
+}
