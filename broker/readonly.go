@@ -56,3 +56,29 @@ func (r readOnly) State() string { s, _ := StatusOf(r.Client); return s }
 
 // Notice passes the wrapped client's notice through.
 func (r readOnly) Notice() string { _, n := StatusOf(r.Client); return n }
+
+func (r readOnly) LockSession(context.Context, string, string, time.Duration) (SessionLock, error) {
+	return SessionLock{}, refuse("accept session")
+}
+
+func (r readOnly) ReceiveFromSession(context.Context, string, ReceiveRequest) ([]*Message, error) {
+	return nil, refuse("receive")
+}
+
+func (r readOnly) RenewSession(context.Context, string, string) (time.Time, error) {
+	return time.Time{}, refuse("renew session lock")
+}
+
+func (r readOnly) UnlockSession(context.Context, string, string) error {
+	return refuse("release session lock")
+}
+
+// SessionState passes reading a session's state through when the wrapped
+// client can.
+func (r readOnly) SessionState(ctx context.Context, entity, sessionID string) ([]byte, error) {
+	sc, ok := SessionsOf(r.Client)
+	if !ok {
+		return nil, &Error{Code: CodeNotSupported, Message: "this endpoint has no sessions"}
+	}
+	return sc.SessionState(ctx, entity, sessionID)
+}

@@ -71,7 +71,8 @@ func (m *Model) heldTargets() ([]heldKey, string) {
 	return nil, fmt.Sprintf("sequence number %d is not locked by this dashboard: press l to lock the next message", seqs[0])
 }
 
-// lock receives messages under peek-lock: the next n of the entity (or, on
+// lock receives messages under peek-lock: the next n of the entity (of a
+// session on a session-aware entity: see lockInSession) (or, on
 // the Dead-lettered pane, of the dead-letter sub-queue of the message under
 // the cursor: the transfer one for a transfer-dead-lettered message), or on
 // the Deferred pane the selected deferred messages by sequence number.
@@ -106,6 +107,9 @@ func (m *Model) lock(n int) tea.Cmd {
 			return lockedMsg{address: broker.SubQueueAddress(entity, sub), msgs: msgs, err: err}
 		}
 	}
+	if m.requiresSession() {
+		return m.lockInSession(n)
+	}
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
@@ -117,6 +121,9 @@ func (m *Model) lock(n int) tea.Cmd {
 // onLocked takes messages received under lock: they are held, and the
 // Locked pane shows them.
 func (m *Model) onLocked(msg lockedMsg) tea.Cmd {
+	if cmd, done := m.onSessionLocked(msg); done {
+		return cmd
+	}
 	if msg.err != nil {
 		m.setErr(msg.err)
 		return m.requestRefresh()
@@ -165,9 +172,13 @@ func (m *Model) settle(b *key.Binding, s broker.Settlement) tea.Cmd {
 	return m.startSettleJob(keys, s)
 }
 
-// renew renews the target locks.
+// renew renews the target locks; with no held lock under the cursor, the
+// session lock the dashboard holds on this entity.
 func (m *Model) renew() tea.Cmd {
 	keys, why := m.heldTargets()
+	if len(keys) == 0 && m.session != nil && m.session.Entity == m.entity {
+		return m.renewSession()
+	}
 	if len(keys) == 0 {
 		return m.refuse(&m.keys.Renew, why)
 	}

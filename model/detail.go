@@ -17,6 +17,9 @@ type detailState struct {
 	body    []string // rendered body section, for width
 	width   int
 	top     int
+	// state is the session state of a message of a session-aware entity,
+	// once read (nil before).
+	state *[]byte
 }
 
 // openDetail opens the detail view of the message under the cursor.
@@ -27,7 +30,7 @@ func (m *Model) openDetail() tea.Cmd {
 	}
 	m.detail = &detailState{pane: m.focus, address: msgAddress(m.entity, m.focus, cur), msg: cur}
 	m.rerenderDetail()
-	return nil
+	return m.sessionStateCmd(cur)
 }
 
 // rerenderDetail renders the body section again (new width or theme).
@@ -38,6 +41,9 @@ func (m *Model) rerenderDetail() {
 	}
 	d.width = m.layout().Main.W
 	d.body = ui.DetailBody(m.common(), d.msg, d.width)
+	if d.state != nil {
+		d.body = append(d.body, ui.SessionState(m.common(), d.msg.SessionID, *d.state, d.width)...)
+	}
 }
 
 // refreshDetail updates the message of the detail view from a new window

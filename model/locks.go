@@ -90,7 +90,12 @@ func (m *Model) detectEndedLocks(before, after []*broker.Message, at time.Time) 
 }
 
 // expireHeld drops held locks whose time has passed; they flash as expired.
+// A session lock that ran out takes its message locks with it: they are
+// lost.
 func (m *Model) expireHeld() {
+	if s := m.session; s != nil && !s.renewing && !s.LockedUntil.After(m.now) {
+		m.sessionEnded(true)
+	}
 	var gone []heldKey
 	for k, h := range m.held {
 		if !h.msg.LockedUntil.IsZero() && !h.msg.LockedUntil.After(m.now) && !h.renewing && !h.settling {

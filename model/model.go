@@ -65,6 +65,10 @@ type Model struct {
 	// Locks held by this dashboard, and rows flashing after a lock ended.
 	held   map[heldKey]*heldLock
 	ghosts []ghost
+	// session is the session lock this dashboard holds (nil for none);
+	// sessionBusy is set while a command is accepting one.
+	session     *sessionLock
+	sessionBusy bool
 
 	// Views over the panes.
 	detail   *detailState
@@ -137,9 +141,11 @@ func (m *Model) Init() tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-// Close ends the event subscription and cancels bulk work. The program
+// Close releases the session lock the dashboard holds, ends the event
+// subscription and cancels bulk work. The program
 // calls it after Run returns; quitting calls it too.
 func (m *Model) Close() {
+	m.releaseSessionNow()
 	if m.stopEvents != nil {
 		m.stopEvents()
 		m.stopEvents = nil

@@ -70,6 +70,8 @@ type lockedMsg struct {
 	address string
 	msgs    []*broker.Message
 	err     error
+	// session is the session lock the command accepted on the way, if any.
+	session *broker.SessionLock
 }
 
 // settledMsg is the result of settling one held lock.

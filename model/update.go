@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 
 	tea "charm.land/bubbletea/v2"
@@ -14,6 +15,9 @@ import (
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	m.now = m.clock.Now()
 	cmd := m.update(msg)
+	if r := m.releaseStaleSession(); r != nil {
+		cmd = tea.Batch(cmd, r)
+	}
 	m.syncLocalPanes()
 	m.updateKeybindings()
 	if f := m.ensureFrame(); f != nil {
@@ -73,6 +77,16 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.onSettled(msg)
 	case renewedMsg:
 		return m.onRenewed(msg)
+	case sessionRenewedMsg:
+		return m.onSessionRenewed(msg)
+	case sessionReleasedMsg:
+		if msg.err != nil && !errors.Is(msg.err, broker.ErrSessionLockLost) {
+			m.setErr(msg.err)
+		}
+		return m.requestRefresh()
+	case sessionStateMsg:
+		m.onSessionState(msg)
+		return nil
 	case sentMsg:
 		return m.onSent(msg)
 	case cancelledMsg:
@@ -138,6 +152,11 @@ func (m *Model) onEvents(msg eventsMsg) tea.Cmd {
 		if sub == broker.SubQueueMain {
 			sub = ev.SubQueue
 		}
+		if m.isSessionEvent(ev) {
+			m.sessionEnded(ev.Kind == broker.EventLockExpired)
+			relevant = true
+			continue
+		}
 		if ev.Kind == broker.EventLockExpired || ev.Kind == broker.EventLockLost {
 			kind := ui.FlashExpired
 			if ev.Kind == broker.EventLockLost {
@@ -178,7 +197,7 @@ func (m *Model) findLocked(seq int64) *broker.Message {
 // needsFrame reports whether something on screen moves by itself: a lock
 // countdown, a flash, bulk work.
 func (m *Model) needsFrame() bool {
-	if len(m.held) > 0 || len(m.ghosts) > 0 || m.job != nil {
+	if len(m.held) > 0 || len(m.ghosts) > 0 || m.job != nil || m.session != nil {
 		return true
 	}
 	for _, s := range m.layout().Panes {

@@ -175,6 +175,7 @@ func (m *Model) status() ui.Status {
 		ReadOnly: m.readOnly,
 		Info:     m.info,
 		Notice:   m.notice,
+		Session:  m.sessionStatus(),
 	}
 	if m.lastErr != nil {
 		s.Err = m.lastErr.Error()

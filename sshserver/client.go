@@ -31,6 +31,7 @@ type sessionClient struct {
 
 	mu     sync.Mutex
 	locks  map[broker.LockToken]heldLock
+	held   map[heldSession]bool // session locks the session accepted
 	subs   map[int]func()
 	nextID int
 	closed bool
@@ -49,6 +50,7 @@ func newSessionClient(shared broker.Client, role Role, audit *slog.Logger) *sess
 		inner: inner,
 		audit: audit,
 		locks: make(map[broker.LockToken]heldLock),
+		held:  make(map[heldSession]bool),
 		subs:  make(map[int]func()),
 	}
 }
@@ -282,9 +284,9 @@ func (c *sessionClient) Events() (<-chan broker.Event, func()) {
 	}
 }
 
-// Close ends the session's view: it stops its event subscriptions and
-// abandons every lock the session still holds (a lock that is gone already
-// is fine). The shared client stays open. Close is idempotent.
+// Close ends the session's view: it stops its event subscriptions,
+// abandons every lock the session still holds and releases the session
+// locks it accepted (a lock that is gone already is fine). The shared client stays open. Close is idempotent.
 func (c *sessionClient) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -292,8 +294,8 @@ func (c *sessionClient) Close() error {
 		return nil
 	}
 	c.closed = true
-	locks, subs := c.locks, c.subs
-	c.locks, c.subs = nil, nil
+	locks, subs, sessions := c.locks, c.subs, c.held
+	c.locks, c.subs, c.held = nil, nil, nil
 	c.mu.Unlock()
 
 	for _, stop := range subs {
@@ -304,6 +306,7 @@ func (c *sessionClient) Close() error {
 	for tok, h := range locks {
 		c.abandon(ctx, tok, h)
 	}
+	c.releaseSessions(ctx, sessions)
 	return nil
 }
 

@@ -209,3 +209,17 @@ func Detail(c *Common, title string, lines []string, top, w, h int) []string {
 	}
 	return padLines(out, w, h)
 }
+
+// SessionState renders the detail view's section with the state of session
+// id, w cells wide: sanitised, as text or hex like bodies.
+func SessionState(c *Common, id string, state []byte, w int) []string {
+	st := c.Styles
+	title := fmt.Sprintf("Session state of %q (%d bytes)", Sanitize(id), len(state))
+	rule := max(0, w-len(title)-4)
+	lines := []string{"", st.Title.Render("── "+title+" ") + st.Border.Render(strings.Repeat("─", rule))}
+	if len(state) == 0 {
+		return append(lines, st.Faint.Render("none"))
+	}
+	_, body := RenderBody(st, &broker.Message{Body: state, BodyKind: broker.BodyData}, w)
+	return append(lines, body...)
+}

@@ -31,11 +31,14 @@ type Status struct {
 	// Notice is a lasting remark of the endpoint (e.g. entities cannot be
 	// listed without Manage rights), shown when there is no error or info.
 	Notice string
+	// Session is the session lock the dashboard holds ("A 42s"), "" for
+	// none.
+	Session string
 }
 
 // StatusBar renders the status bar in one line of w cells: the
-// connection state, live or paused, read-only, the refresh interval, then
-// the last error (with its tracking id) or a passing message, and the
+// connection state, live or paused, the refresh interval, read-only, the
+// session lock the dashboard holds, then the last error (with its tracking id) or a passing message, and the
 // endpoint at the right, which gives way first when the line is short.
 func StatusBar(c *Common, s Status, w int) string {
 	st := c.Styles
@@ -55,6 +58,9 @@ func StatusBar(c *Common, s Status, w int) string {
 	left := connStyle.Render(" ● "+conn+" ") + st.StatusKey.Render(mode) + bar.Render(" ⟳ "+Short(s.Refresh))
 	if s.ReadOnly {
 		left += st.StatusKey.Render(" READ-ONLY")
+	}
+	if s.Session != "" {
+		left += st.StatusKey.Render(" SESSION " + Sanitize(s.Session))
 	}
 	var msg string
 	switch {

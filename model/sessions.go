@@ -1,0 +1,269 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/ui"
+)
+
+// sessionLock is the session lock this dashboard holds on a session-aware
+// entity: l locks messages of that session only.
+type sessionLock struct {
+	broker.SessionLock
+	renewing bool
+}
+
+// sessionRenewedMsg is the result of renewing the session lock.
+type sessionRenewedMsg struct {
+	entity, sessionID string
+	until             time.Time
+	err               error
+}
+
+// sessionReleasedMsg is the result of giving a session lock back.
+type sessionReleasedMsg struct{ err error }
+
+// sessionStateMsg carries the state of the detail view's session.
+type sessionStateMsg struct {
+	entity, sessionID string
+	state             []byte
+	err               error
+}
+
+// requiresSession reports whether the selected entity is session-aware.
+func (m *Model) requiresSession() bool {
+	e, _ := m.currentEntity()
+	return e.Settings.RequiresSession
+}
+
+// lockInSession receives the next n messages of a session of the selected
+// entity: the held session's, or it first accepts the session of the
+// message under the cursor (the next available session when the cursor is
+// on nothing), giving back a session lock held on another session.
+func (m *Model) lockInSession(n int) tea.Cmd {
+	sc, ok := broker.SessionsOf(m.client)
+	if !ok {
+		return m.refuse(&m.keys.Lock, "the entity requires sessions, and "+m.caps.Reason(broker.CanSessions))
+	}
+	if m.sessionBusy {
+		return m.refuse(&m.keys.Lock, "a session is being accepted")
+	}
+	entity, timeout := m.entity, m.opts.Timeout
+	want := ""
+	if cur, _ := m.target(); cur != nil {
+		want = cur.SessionID
+	}
+	var release *broker.SessionLock
+	accept := true
+	if s := m.session; s != nil {
+		if s.Entity == entity && (want == "" || want == s.SessionID) {
+			want, accept = s.SessionID, false
+		} else {
+			l := s.SessionLock
+			release = &l
+			m.sessionEnded(false)
+		}
+	}
+	m.sessionBusy = accept
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		out := lockedMsg{address: entity}
+		if release != nil {
+			if err := sc.UnlockSession(ctx, release.Entity, release.SessionID); err != nil && !errors.Is(err, broker.ErrSessionLockLost) {
+				out.err = err
+				return out
+			}
+		}
+		id := want
+		if accept {
+			l, err := sc.LockSession(ctx, entity, want, 0)
+			if err != nil {
+				out.err = err
+				return out
+			}
+			out.session, id = &l, l.SessionID
+		}
+		out.msgs, out.err = sc.ReceiveFromSession(ctx, id, broker.ReceiveRequest{Entity: entity, Mode: broker.PeekLock, Max: n})
+		return out
+	}
+}
+
+// onSessionLocked takes the session part of a lock's result: a newly
+// accepted session lock is held (or given back when the user has moved to
+// another entity meanwhile). done is true when nothing else is left to do.
+func (m *Model) onSessionLocked(msg lockedMsg) (cmd tea.Cmd, done bool) {
+	if msg.session == nil {
+		if m.sessionBusy && msg.err != nil {
+			m.sessionBusy = false
+		}
+		if errors.Is(msg.err, broker.ErrSessionLockLost) && m.session != nil && m.session.Entity == msg.address {
+			m.sessionEnded(false)
+			m.setErr(msg.err)
+			return m.requestRefresh(), true
+		}
+		return nil, false
+	}
+	m.sessionBusy = false
+	l := *msg.session
+	if l.Entity != m.entity {
+		return m.releaseCmd(l), true
+	}
+	m.session = &sessionLock{SessionLock: l}
+	if msg.err == nil && len(msg.msgs) == 0 {
+		m.setInfo(fmt.Sprintf("accepted session %q: no available message in it", l.SessionID))
+		return m.requestRefresh(), true
+	}
+	return nil, false
+}
+
+// sessionEnded forgets the held session lock; the message locks taken
+// through it are lost and flash so. expired says the lock ran out (rather
+// than being released or lost).
+func (m *Model) sessionEnded(expired bool) {
+	s := m.session
+	if s == nil {
+		return
+	}
+	m.session = nil
+	for k, h := range m.held {
+		if k.address == s.Entity && h.msg.SessionID == s.SessionID {
+			m.lostHeld(k)
+		}
+	}
+	if expired {
+		m.setInfo(fmt.Sprintf("session lock of %q expired: its message locks are lost", s.SessionID))
+	}
+}
+
+// isSessionEvent reports whether ev says the held session lock expired or
+// was lost.
+func (m *Model) isSessionEvent(ev broker.Event) bool {
+	s := m.session
+	if s == nil || ev.Sequence != 0 || ev.Token != s.Token {
+		return false
+	}
+	return ev.Kind == broker.EventLockExpired || ev.Kind == broker.EventLockLost
+}
+
+// renewSession renews the held session lock.
+func (m *Model) renewSession() tea.Cmd {
+	s := m.session
+	sc, ok := broker.SessionsOf(m.client)
+	if !ok || s.renewing {
+		return nil
+	}
+	s.renewing = true
+	entity, id, timeout := s.Entity, s.SessionID, m.opts.Timeout
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		until, err := sc.RenewSession(ctx, entity, id)
+		return sessionRenewedMsg{entity: entity, sessionID: id, until: until, err: err}
+	}
+}
+
+// onSessionRenewed takes the result of renewing the session lock.
+func (m *Model) onSessionRenewed(msg sessionRenewedMsg) tea.Cmd {
+	s := m.session
+	if s == nil || s.Entity != msg.entity || s.SessionID != msg.sessionID {
+		return nil
+	}
+	s.renewing = false
+	if msg.err != nil {
+		m.setErr(msg.err)
+		if errors.Is(msg.err, broker.ErrSessionLockLost) {
+			m.sessionEnded(false)
+		}
+		return m.requestRefresh()
+	}
+	s.LockedUntil = msg.until
+	m.setInfo(fmt.Sprintf("renewed session lock of %q until %s", s.SessionID, msg.until.UTC().Format("15:04:05")))
+	return nil
+}
+
+// releaseCmd gives a session lock back.
+func (m *Model) releaseCmd(l broker.SessionLock) tea.Cmd {
+	sc, ok := broker.SessionsOf(m.client)
+	if !ok {
+		return nil
+	}
+	timeout := m.opts.Timeout
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		return sessionReleasedMsg{err: sc.UnlockSession(ctx, l.Entity, l.SessionID)}
+	}
+}
+
+// releaseStaleSession gives back the session lock when the user has moved
+// to another entity.
+func (m *Model) releaseStaleSession() tea.Cmd {
+	s := m.session
+	if s == nil || s.Entity == m.entity {
+		return nil
+	}
+	l := s.SessionLock
+	m.sessionEnded(false)
+	return m.releaseCmd(l)
+}
+
+// releaseSessionNow gives the session lock back before the dashboard goes
+// away (Close runs outside Update, so it may wait).
+func (m *Model) releaseSessionNow() {
+	s := m.session
+	if s == nil {
+		return
+	}
+	m.session = nil
+	if sc, ok := broker.SessionsOf(m.client); ok {
+		ctx, cancel := context.WithTimeout(context.Background(), m.opts.Timeout)
+		defer cancel()
+		_ = sc.UnlockSession(ctx, s.Entity, s.SessionID)
+	}
+}
+
+// sessionStatus is the status bar's session part: the id and the time left
+// on the session lock.
+func (m *Model) sessionStatus() string {
+	s := m.session
+	if s == nil {
+		return ""
+	}
+	return fmt.Sprintf("%q %s", s.SessionID, ui.Remaining(s.LockedUntil.Sub(m.now)))
+}
+
+// sessionStateCmd reads the state of the session of the detail view's
+// message.
+func (m *Model) sessionStateCmd(msg *broker.Message) tea.Cmd {
+	sc, ok := broker.SessionsOf(m.client)
+	if !ok || msg.SessionID == "" || !m.requiresSession() {
+		return nil
+	}
+	entity, id, timeout := m.entity, msg.SessionID, m.opts.Timeout
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		state, err := sc.SessionState(ctx, entity, id)
+		return sessionStateMsg{entity: entity, sessionID: id, state: state, err: err}
+	}
+}
+
+// onSessionState shows a session's state in the detail view that asked.
+func (m *Model) onSessionState(msg sessionStateMsg) {
+	d := m.detail
+	if d == nil || msg.entity != m.entity || d.msg.SessionID != msg.sessionID {
+		return
+	}
+	if msg.err != nil {
+		m.setErr(msg.err)
+		return
+	}
+	d.state = &msg.state
+	m.rerenderDetail()
+}

@@ -1,0 +1,191 @@
+package model
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/exp/teatest/v2"
+	"github.com/jonboulle/clockwork"
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/engine"
+)
+
+// sessionEngine is an engine on a fake clock with session-aware queue
+// "sess" (lock duration 30 s) holding s-1 (session A), s-2 (B), s-3 (A),
+// and plain queue "orders".
+func sessionEngine(t testing.TB) (*clockwork.FakeClock, *engine.Engine) {
+	t.Helper()
+	clock := clockwork.NewFakeClockAt(t0)
+	eng := newEngine(t, clock,
+		broker.Entity{Path: "orders"},
+		broker.Entity{Path: "sess", Settings: broker.EntitySettings{RequiresSession: true, LockDuration: 30 * time.Second}},
+	)
+	for _, x := range [][2]string{{"s-1", "A"}, {"s-2", "B"}, {"s-3", "A"}} {
+		m := msg(x[0], "in "+x[1])
+		m.SessionID = x[1]
+		send(t, eng, "sess", m)
+	}
+	return clock, eng
+}
+
+// sessionInfo returns the engine's view of session id of "sess".
+func sessionInfo(t testing.TB, eng *engine.Engine, id string) engine.SessionInfo {
+	t.Helper()
+	infos, err := eng.Sessions(context.Background(), "sess")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range infos {
+		if in.SessionID == id {
+			return in
+		}
+	}
+	return engine.SessionInfo{SessionID: id}
+}
+
+// On a session-aware entity, l accepts the session of the message under the
+// cursor and locks from it; the locks settle as usual; the session lock
+// shows in the status bar, and when it expires its message locks are lost.
+func TestFlowSessionLockExpiryLosesMessageLocks(t *testing.T) {
+	clock, eng := sessionEngine(t)
+	tc := newTestClock(clock)
+	p := &probe{Model: New(eng, Options{Clock: tc, Entity: "sess", Theme: "dark", LockCount: 2})}
+	tm := teatest.NewTestModel(t, p, teatest.WithInitialTermSize(120, 30))
+	f := &flow{t: t, tm: tm, p: p, clock: tc, eng: eng}
+	t.Cleanup(func() {
+		_ = tm.Quit()
+		tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+	})
+	f.waitFor("1 Active 3", "s-1")
+	f.press("l")
+	f.waitFor("locked 2 message(s): sequence number 1, 3", "2 Locked 2", `SESSION "A" 30s`)
+	if in := sessionInfo(t, eng, "A"); !in.Locked || in.Owner != 0 || !in.LockedUntil.Equal(t0.Add(30*time.Second)) {
+		t.Fatalf("session A in the engine = %+v", in)
+	}
+	f.press("c")
+	f.waitFor("completed: sequence number 1", "2 Locked 1")
+	f.advance(10 * time.Second)
+	f.waitFor(`SESSION "A" 20s`)
+	f.press("r") // the cursor is on s-3: its message lock, now until +40 s
+	f.waitFor("renewed lock on sequence number 3 until 12:00:40")
+	f.advance(20*time.Second + 200*time.Millisecond)
+	f.waitFor("LOST", `session lock of "A" expired: its message locks are lost`)
+	if strings.Contains(f.p.text(), "SESSION") {
+		t.Fatalf("the session still shows after it expired:\n%s", f.p.text())
+	}
+	if in := sessionInfo(t, eng, "A"); in.Locked {
+		t.Fatalf("session A still locked: %+v", in)
+	}
+	// The lost message is available again; settling it is refused.
+	f.press("c")
+	f.waitFor("complete: no message here")
+}
+
+// r on a row this dashboard holds no lock on renews the session lock; a
+// different session under the cursor swaps the session; moving to another
+// entity releases the session lock.
+func TestSessionRenewSwapRelease(t *testing.T) {
+	clock, eng := sessionEngine(t)
+	h := newHarness(t, eng, clock, Options{Entity: "sess"}, 120, 30)
+	h.key("l")
+	if !strings.Contains(h.statusLine(), `SESSION "A" 30s`) {
+		t.Fatalf("status = %q", h.statusLine())
+	}
+	h.advance(10 * time.Second)
+	h.key("1") // Active: the cursor on s-2, of session B
+	h.key("r")
+	if in := sessionInfo(t, eng, "A"); !in.LockedUntil.Equal(t0.Add(40 * time.Second)) {
+		t.Fatalf("session A after r = %+v", in)
+	}
+	if !strings.Contains(h.statusLine(), `renewed session lock of "A" until 12:00:40`) || !strings.Contains(h.statusLine(), `SESSION "A" 30s`) {
+		t.Fatalf("status = %q", h.statusLine())
+	}
+	// l on s-2 gives A back (its message lock is lost) and takes B.
+	h.key("l")
+	if in := sessionInfo(t, eng, "A"); in.Locked {
+		t.Fatalf("session A still locked: %+v", in)
+	}
+	if in := sessionInfo(t, eng, "B"); !in.Locked || in.Owner != 0 {
+		t.Fatalf("session B = %+v", in)
+	}
+	if !strings.Contains(h.statusLine(), `SESSION "B" 30s`) || !strings.Contains(h.statusLine(), "locked 1 message(s): sequence number 2") {
+		t.Fatalf("status = %q", h.statusLine())
+	}
+	if !strings.Contains(h.screen(), "LOST") {
+		t.Fatalf("s-1's lock does not show as lost:\n%s", h.screen())
+	}
+	// Another entity: B goes back.
+	h.key("[")
+	if in := sessionInfo(t, eng, "B"); in.Locked {
+		t.Fatalf("session B still locked after moving away: %+v", in)
+	}
+	if strings.Contains(h.statusLine(), "SESSION") || h.m.session != nil {
+		t.Fatalf("status = %q", h.statusLine())
+	}
+}
+
+// With the cursor on nothing, l takes the next available session; with no
+// session available it says so; quitting releases the session lock.
+func TestSessionNextAvailableAndQuit(t *testing.T) {
+	clock, eng := sessionEngine(t)
+	h := newHarness(t, eng, clock, Options{Entity: "sess", LockCount: 5}, 120, 30)
+	h.key("4") // Scheduled: empty
+	h.key("l")
+	if !strings.Contains(h.statusLine(), `SESSION "A"`) || len(h.m.held) != 2 {
+		t.Fatalf("status = %q, %d held", h.statusLine(), len(h.m.held))
+	}
+	if _, err := eng.AcceptSession(context.Background(), 5, "sess", "", 0); err != nil {
+		t.Fatal(err) // B, by another receiver
+	}
+	h.key("4")
+	h.key("l") // more of A: nothing left
+	if !strings.Contains(h.statusLine(), "nothing to lock") {
+		t.Fatalf("status = %q", h.statusLine())
+	}
+	h.m.Close()
+	if in := sessionInfo(t, eng, "A"); in.Locked {
+		t.Fatalf("session A still locked after Close: %+v", in)
+	}
+	// A is free again, B is taken: the next available session is A.
+	h.key("4")
+	h.key("l")
+	if in := sessionInfo(t, eng, "A"); !in.Locked || !strings.Contains(h.statusLine(), `SESSION "A"`) {
+		t.Fatalf("A not locked again: %+v, status %q", in, h.statusLine())
+	}
+	h.m.Close()
+	if _, err := eng.AcceptSession(context.Background(), 6, "sess", "A", 0); err != nil {
+		t.Fatalf("accept A after Close: %v", err)
+	}
+	// Every session is taken by others now.
+	h.key("4")
+	h.key("l")
+	if want := `timeout: no unlocked session has messages available (entity "sess")`; !strings.Contains(h.statusLine(), want) {
+		t.Fatalf("status = %q, want %q", h.statusLine(), want)
+	}
+}
+
+// The detail view of a message of a session-aware entity shows its
+// session's state, sanitised.
+func TestDetailShowsSessionState(t *testing.T) {
+	clock, eng := sessionEngine(t)
+	ctx := context.Background()
+	if _, err := eng.AcceptSession(ctx, 9, "sess", "B", 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.SetSessionState(ctx, 9, "sess", "B", []byte("step=2\x1b[2J")); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, eng, clock, Options{Entity: "sess"}, 120, 40)
+	h.keys("j", "enter", "G")
+	scr := h.screen()
+	if !strings.Contains(scr, `── Session state of "B" (10 bytes)`) || !strings.Contains(scr, "step=2") || strings.Contains(scr, "\x1b[2J") {
+		t.Fatalf("detail:\n%s", scr)
+	}
+	// A session without state says so.
+	h.keys("esc", "k", "enter", "G")
+	if scr := h.screen(); !strings.Contains(scr, `── Session state of "A" (0 bytes)`) {
+		t.Fatalf("detail:\n%s", scr)
+	}
+}
