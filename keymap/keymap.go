@@ -70,7 +70,7 @@ func DefaultKeyMap() KeyMap {
 		Abandon:         b("abandon", "a"),
 		DeadLetter:      b("dead-letter", "d"),
 		Defer:           b("defer", "f"),
-		Renew:           b("renew lock", "r"),
+		Renew:           b("renew lock or session lock", "r"),
 		AutoRenew:       b("auto-renew on/off", "R"),
 		Resubmit:        b("resubmit from DLQ", "s"),
 		ResubmitAll:     b("resubmit whole DLQ", "S"),
