@@ -240,3 +240,54 @@ func TestServeSessionLocksLostWithConnection(t *testing.T) {
 		t.Fatalf("UnlockSession(b) of a lost lock = %v, want ErrSessionLockLost", err)
 	}
 }
+
+func TestServeSessionLockExpires(t *testing.T) {
+	start := time.Now().Truncate(time.Second)
+	clock := clockwork.NewFakeClockAt(start)
+	env := newServe(t, clock)
+	env.queue("sq", broker.EntitySettings{RequiresSession: true, LockDuration: 30 * time.Second})
+	cfg := env.config("")
+	cfg.Clock = clock
+	c := env.dial(cfg)
+	ctx := context.Background()
+	if err := c.Send(ctx, "sq", sessionMessages("a", "a", "b")); err != nil {
+		t.Fatal(err)
+	}
+	for _, sid := range []string{"a", "b"} {
+		if _, err := c.LockSession(ctx, "sq", sid, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := c.ReceiveFromSession(ctx, "a", broker.ReceiveRequest{Entity: "sq", Mode: broker.PeekLock, Max: 1, MaxWait: time.Second})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("ReceiveFromSession = %v, %v", seqs(got), err)
+	}
+	// Not renewed: the listener's session lock expires and it detaches
+	// the link with com.microsoft:session-lock-lost.
+	clock.Advance(31 * time.Second)
+	waitFor(t, 5*time.Second, "the listener to drop sessions a and b", func() bool {
+		return !sessionLocked(t, env, "sq", "a") && !sessionLocked(t, env, "sq", "b")
+	})
+	// An expired lock this client has not yet noticed is taken anew.
+	lockB, err := c.LockSession(ctx, "sq", "b", 0)
+	if err != nil || !lockB.LockedUntil.Equal(start.Add(61*time.Second)) {
+		t.Fatalf("LockSession(b) after it expired = %+v, %v; want locked until %v", lockB, err, start.Add(61*time.Second))
+	}
+	if gotB, err := c.ReceiveFromSession(ctx, "b", broker.ReceiveRequest{Entity: "sq", Mode: broker.PeekLock, Max: 1, MaxWait: time.Second}); err != nil || !reflect.DeepEqual(seqs(gotB), []int64{3}) {
+		t.Fatalf("ReceiveFromSession(b) on the new lock = %v, %v; want [3]", seqs(gotB), err)
+	}
+	if _, err := c.ReceiveFromSession(ctx, "a", broker.ReceiveRequest{Entity: "sq", Mode: broker.PeekLock, Max: 1, MaxWait: time.Second}); !errors.Is(err, broker.ErrSessionLockLost) {
+		t.Fatalf("ReceiveFromSession after the lock expired = %v, want ErrSessionLockLost", err)
+	}
+	if _, err := c.RenewSession(ctx, "sq", "a"); !errors.Is(err, broker.ErrSessionLockLost) {
+		t.Fatalf("RenewSession after the lock expired = %v, want ErrSessionLockLost", err)
+	}
+	if err := c.Settle(ctx, broker.Settlement{Kind: broker.Complete, Entity: "sq", Token: got[0].LockToken}); !errors.Is(err, broker.ErrLockLost) {
+		t.Fatalf("settling a message of the expired session = %v, want ErrLockLost", err)
+	}
+	// It can be locked again.
+	lock, err := c.LockSession(ctx, "sq", "a", 0)
+	if err != nil || !lock.LockedUntil.Equal(start.Add(61*time.Second)) {
+		t.Fatalf("LockSession(a) again = %+v, %v; want locked until %v", lock, err, start.Add(61*time.Second))
+	}
+}

@@ -57,14 +57,6 @@ func (h *heldSessions) live(address, sessionID string) (heldSession, error) {
 	return *s, nil
 }
 
-// held reports whether the session is held and not lost.
-func (h *heldSessions) held(address, sessionID string) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	s := h.m[sessionKey(address, sessionID)]
-	return s != nil && s.lostWhy == ""
-}
-
 // add records a session lock, replacing a lost one of the same session.
 func (h *heldSessions) add(s *heldSession, now time.Time) {
 	h.mu.Lock()

@@ -63,9 +63,18 @@ func (c *Client) LockSession(ctx context.Context, entity, sessionID string, maxW
 	if err != nil {
 		return broker.SessionLock{}, err
 	}
-	if sessionID != "" && c.sessions.held(address, sessionID) {
-		return broker.SessionLock{}, &broker.Error{Code: broker.CodeSessionCannotLock,
-			Message: "this client holds the lock on session " + quoteSession(sessionID) + " already", Entity: address}
+	if sessionID != "" {
+		if hs, err := c.sessions.live(address, sessionID); err == nil {
+			if hs.lockedUntil.IsZero() || hs.lockedUntil.After(c.clock.Now()) {
+				return broker.SessionLock{}, &broker.Error{Code: broker.CodeSessionCannotLock,
+					Message: "this client holds the lock on session " + quoteSession(sessionID) + " already", Entity: address}
+			}
+			// Expired by now (the endpoint has detached the link, or will):
+			// give it back and take it anew.
+			if rl := c.sessions.lose(address, sessionID, "it expired"); rl != nil {
+				c.closeSessionLink(ctx, rl)
+			}
+		}
 	}
 	bound := c.cfg.Timeout
 	if sessionID == "" {
