@@ -40,7 +40,10 @@ type SessionClient interface {
 	// taken through it are lost.
 	UnlockSession(ctx context.Context, entity, sessionID string) error
 	// SessionState returns a copy of the session's opaque state (nil when
-	// it has none). Reading it needs no session lock.
+	// it has none). The embedded engine reads it without a session lock;
+	// an endpoint may require the lock (Service Bus gives the state only to
+	// the lock holder), and then fails with ErrSessionLockLost for a
+	// session this client does not hold.
 	SessionState(ctx context.Context, entity, sessionID string) ([]byte, error)
 }
 

@@ -6,7 +6,6 @@ import "github.com/peeklock/peeklock/broker"
 const (
 	whyNoOtherLocks = "a remote endpoint shows only the locks this dashboard holds"
 	whyNoEvents     = "a remote endpoint has no event stream; the dashboard polls"
-	whyNoSessions   = "session receivers are not implemented for remote endpoints yet"
 
 	whyGenericBrowse   = "generic AMQP 1.0 brokers cannot peek (RabbitMQ ignores the copy distribution mode)"
 	whyGenericDefer    = "generic AMQP 1.0 has no deferral"
@@ -18,7 +17,7 @@ const (
 )
 
 // Capabilities says what this endpoint supports: Service Bus endpoints do
-// everything but show others' locks, push events and open sessions; generic
+// everything but show others' locks and push events; generic
 // AMQP 1.0 brokers receive, accept, release and reject only.
 func (c *Client) Capabilities() broker.Capabilities { return c.caps() }
 
@@ -26,11 +25,10 @@ func (c *Client) caps() broker.Capabilities {
 	if c.cfg.serviceBus() {
 		return broker.Capabilities{
 			Has: broker.CanBrowse | broker.CanPeekLock | broker.CanDefer | broker.CanDeadLetter | broker.CanAbandon |
-				broker.CanRenewLock | broker.CanSchedule | broker.CanPurge | broker.CanListEntities,
+				broker.CanRenewLock | broker.CanSchedule | broker.CanPurge | broker.CanListEntities | broker.CanSessions,
 			Why: map[broker.Capability]string{
 				broker.CanSeeAllLocks: whyNoOtherLocks,
 				broker.CanEvents:      whyNoEvents,
-				broker.CanSessions:    whyNoSessions,
 			},
 		}
 	}

@@ -41,6 +41,7 @@ type Client struct {
 	counts  map[string]countsAt // by lower-case entity path
 
 	locks    heldLocks
+	sessions heldSessions
 	localSeq atomic.Int64 // sequence numbers for brokers that assign none
 
 	kick chan struct{}
@@ -97,6 +98,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		done:   make(chan struct{}),
 	}
 	c.locks.init()
+	c.sessions.init()
 	if cfg.Conn.Host == "" {
 		return nil, invalid("no endpoint: the host name is missing")
 	}
@@ -215,7 +217,8 @@ func (c *Client) supervise(cn *connection) {
 		c.lastErr = err
 		c.mu.Unlock()
 		lost := c.locks.loseConnection(cn.gen)
-		c.log.Warn("connection dropped", "err", err, "locks lost", lost)
+		lostSessions := c.sessions.loseConnection(cn.gen)
+		c.log.Warn("connection dropped", "err", err, "locks lost", lost, "session locks lost", lostSessions)
 		closeConn(cn)
 		cn = c.reconnect()
 		if cn == nil {
@@ -354,6 +357,7 @@ func (c *Client) Close() error {
 	c.mu.Unlock()
 	if cn != nil {
 		c.locks.loseConnection(cn.gen)
+		c.sessions.loseConnection(cn.gen)
 		closeConn(cn)
 	}
 	c.wg.Wait()
@@ -449,6 +453,21 @@ func (cn *connection) evictLocked(keep string) []evictee {
 		delete(cn.links, oldKey)
 	}
 	return out
+}
+
+// adopt puts a link made outside the cache (a session receiver, whose key
+// is known only once it attached) into it; false when the key is taken.
+func (cn *connection) adopt(key string, l linkCloser) bool {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	if _, ok := cn.links[key]; ok {
+		return false
+	}
+	cn.tick++
+	s := &linkSlot{ready: make(chan struct{}), link: l, used: cn.tick}
+	close(s.ready)
+	cn.links[key] = s
+	return true
 }
 
 // dropLink forgets a broken link so that the next operation makes a new

@@ -23,7 +23,12 @@
 // with explicit credit, drained after each receive so that no message is
 // locked unseen; settling goes back on the receiving link, or through
 // update-disposition for messages received by sequence number (or whose
-// link closed). Entities and counts come from the ATOM admin API over
+// link closed). Sessions (broker.SessionClient) are taken as Service Bus
+// session receivers take them: a peek-lock link attached with the
+// com.microsoft:session-filter holds the session lock for as long as it is
+// attached; its messages settle on it, the lock is renewed and the state
+// read through the management node, and detaching the link gives the lock
+// back. Entities and counts come from the ATOM admin API over
 // HTTP(S); where the credential lacks Manage rights, the client falls back
 // to the configured entity names and says so in Notice (and Endpoint).
 //
@@ -42,13 +47,15 @@
 // Every operation has a timeout. A dropped connection is redialled with
 // exponential backoff; State says "connected" or "reconnecting (attempt
 // N)". Locks held on a lost connection are lost: settling them fails at
-// once with broker.ErrLockLost. AMQP error conditions map to broker codes
+// once with broker.ErrLockLost, and using a session lock with
+// broker.ErrSessionLockLost. AMQP error conditions map to broker codes
 // through one table (errors.go), keeping the Service Bus tracking id.
 //
 // # Lock order
 //
 //  1. connection.claimMu (serialises put-token calls; held across one)
-//  2. Client.mu, connection.mu, heldLocks.mu, adminClient.mu, rpcLink.mu:
+//  2. Client.mu, connection.mu, heldLocks.mu, heldSessions.mu,
+//     adminClient.mu, rpcLink.mu:
 //     leaves, each taken alone and never across a network call
 //
 // receiveLink.mu serialises the credit cycles of one link and is held

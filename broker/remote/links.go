@@ -71,6 +71,9 @@ type receiveLink struct {
 	// the last of the held deliveries on them is settled.
 	singleUse bool
 	held      atomic.Int32
+	// sessionID names the session whose lock the link holds (a session
+	// receiver, not cached by address); "" for other links.
+	sessionID string
 	closeOnce sync.Once
 }
 

@@ -120,7 +120,8 @@ func (h *heldLocks) loseConnection(gen uint64) int {
 
 // loseLink handles a receive link that closed while the connection lives:
 // on Service Bus its locks can still be settled through the management
-// node (rl becomes nil); on a generic broker they are lost.
+// node (rl becomes nil); on a generic broker, and on a session link (whose
+// session lock went with it), they are lost.
 func (h *heldLocks) loseLink(rl *receiveLink, viaManagement bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -128,7 +129,10 @@ func (h *heldLocks) loseLink(rl *receiveLink, viaManagement bool) {
 		if l.rl != rl {
 			continue
 		}
-		if viaManagement {
+		if rl.sessionID != "" && l.lostWhy == "" {
+			l.lostWhy = "the lock of session " + quoteSession(rl.sessionID) + " it was received under was given back or lost"
+			l.lostAt = time.Now()
+		} else if viaManagement {
 			l.rl, l.raw = nil, nil
 		} else if l.lostWhy == "" {
 			l.lostWhy = "the link it was received on closed"

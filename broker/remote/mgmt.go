@@ -18,6 +18,8 @@ const (
 	opUpdateDisposition = "com.microsoft:update-disposition"
 	opSchedule          = "com.microsoft:schedule-message"
 	opCancelScheduled   = "com.microsoft:cancel-scheduled-message"
+	opRenewSessionLock  = "com.microsoft:renew-session-lock"
+	opGetSessionState   = "com.microsoft:get-session-state"
 )
 
 // Dispositions of update-disposition ("defered" is the wire spelling).
@@ -32,6 +34,13 @@ const (
 // address over the live connection. A broken link is dropped so that the
 // next call makes a new one.
 func (c *Client) mgmtCall(ctx context.Context, op, address string, body map[string]any) (*rpcResponse, error) {
+	return c.mgmtCallLinked(ctx, op, address, "", body)
+}
+
+// mgmtCallLinked is mgmtCall for an operation that concerns one of this
+// client's links (a session receiver): its name goes along as
+// associated-link-name, as the SDK sends it.
+func (c *Client) mgmtCallLinked(ctx context.Context, op, address, linkName string, body map[string]any) (*rpcResponse, error) {
 	name := opName(op)
 	cn, err := c.connFor(name, address)
 	if err != nil {
@@ -42,6 +51,9 @@ func (c *Client) mgmtCall(ctx context.Context, op, address string, body map[stri
 		return nil, mapErr(err, name, address)
 	}
 	props := map[string]any{"operation": op}
+	if linkName != "" {
+		props["associated-link-name"] = linkName
+	}
 	if dl, ok := ctx.Deadline(); ok {
 		if ms := time.Until(dl).Milliseconds(); ms > 0 {
 			props["server-timeout"] = uint32(ms)
@@ -69,6 +81,10 @@ func opName(op string) string {
 		return "schedule"
 	case opCancelScheduled:
 		return "cancel scheduled"
+	case opRenewSessionLock:
+		return "renew session lock"
+	case opGetSessionState:
+		return "get session state"
 	}
 	return op
 }

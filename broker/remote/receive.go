@@ -119,6 +119,9 @@ func (c *Client) fetch(ctx context.Context, cn *connection, rl *receiveLink, max
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
 	if !c.linkAlive(cn, rl.key, rl) {
+		if rl.sessionID != "" {
+			return nil, sessionLost(rl.address, "the lock on session "+quoteSession(rl.sessionID)+" is lost: its link closed")
+		}
 		return nil, &broker.Error{Code: broker.CodeConnectionLost, Message: "receive: the link closed; try again", Entity: rl.address}
 	}
 	if err := rl.recv.IssueCredit(uint32(max)); err != nil {
@@ -261,8 +264,12 @@ func collect(rl *receiveLink, out []*amqp.Message, max int) []*amqp.Message {
 	return out
 }
 
-// retireReceiver drops a receive link from the cache and closes it.
+// retireReceiver drops a receive link from the cache and closes it; a
+// session link takes its session lock with it.
 func (c *Client) retireReceiver(cn *connection, rl *receiveLink) {
+	if rl.sessionID != "" {
+		c.sessions.lose(rl.address, rl.sessionID, "its link closed")
+	}
 	c.locks.loseLink(rl, c.cfg.serviceBus())
 	c.dropLink(cn, rl.key, rl)
 }

@@ -57,7 +57,7 @@ func (c *Client) Settle(ctx context.Context, s broker.Settlement) error {
 		err = c.updateDisposition(ctx, l.address, s)
 	}
 	switch {
-	case err == nil, broker.CodeOf(err) == broker.CodeLockLost:
+	case err == nil, broker.CodeOf(err) == broker.CodeLockLost, broker.CodeOf(err) == broker.CodeSessionLockLost:
 		c.locks.remove(s.Token)
 		l.rl.settled()
 	case !c.cfg.serviceBus() && broker.CodeOf(err) == broker.CodeConnectionLost:
@@ -108,6 +108,10 @@ func (c *Client) settleOnLink(ctx context.Context, l *heldLock, s broker.Settlem
 	var ae *amqp.Error
 	if errors.As(err, &ae) {
 		return mapErr(err, s.Kind.String(), l.address)
+	}
+	if isLinkGone(err) && l.rl.sessionID != "" {
+		// A session message's lock went with its session link.
+		return lockLost(l.address, "the link of session "+quoteSession(l.rl.sessionID)+" it was received on closed: "+err.Error())
 	}
 	if isLinkGone(err) && c.cfg.serviceBus() {
 		// The link closed under us; the lock is still the endpoint's to
