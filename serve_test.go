@@ -279,3 +279,59 @@ func TestServeKeysAndLimits(t *testing.T) {
 		t.Fatalf("a second connection beside the first with --max-connections 1: %v, want it closed", err)
 	}
 }
+
+// TestTmuxSessionsOnServe runs `peeklock connect` in a real terminal against
+// `peeklock serve` with a session-aware queue: `l` takes the lock of the
+// session of the message under the cursor and locks its first message, the
+// status bar shows the session lock, `c` completes it, and quitting releases
+// the session so that an SDK session receiver can take it at once and finds
+// the other message.
+func TestTmuxSessionsOnServe(t *testing.T) {
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	config := filepath.Join(dir, "Config.json")
+	if err := os.WriteFile(config, []byte(`{"UserConfig":{"Namespaces":[{"Name":"sbemulatorns",
+		"Queues":[{"Name":"carts","Properties":{"LockDuration":"PT1M","RequiresSession":true}}]}]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	conn, adminAddr, stop := startServe(t, bin, "--config", config)
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client, err := azservicebus.NewClientFromConnectionString(conn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close(ctx)
+	sender, err := client.NewSender("carts", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"item-1", "item-2"} {
+		if err := sender.SendMessage(ctx, &azservicebus.Message{MessageID: &id, SessionID: ptr("cart-7"), Body: []byte(id)}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	tm := newTmux(t, fmt.Sprintf("env XDG_CONFIG_HOME=%s %s connect '%s' --admin-url http://%s --entity carts",
+		t.TempDir(), bin, conn, adminAddr))
+	tm.waitFor("the session queue with its messages", has("carts", "Active 2", "item-1", "item-2", "connected"))
+	tm.send("l")
+	tm.waitFor("the session lock and a message lock", has(`SESSION "cart-7"`, "Locked 1", "Active 1"))
+	tm.send("2")
+	tm.send("c")
+	tm.waitFor("the completion", has("Locked 0", "Active 1", "completed"))
+	tm.send("q")
+	tm.waitFor("the program to exit", has("peeklock exited 0"))
+
+	sr, err := client.AcceptSessionForQueue(ctx, "carts", "cart-7", nil)
+	if err != nil {
+		t.Fatalf("accept the session the dashboard released: %v", err)
+	}
+	got, err := sr.ReceiveMessages(ctx, 2, nil)
+	if err != nil || len(got) != 1 || got[0].MessageID != "item-2" {
+		t.Fatalf("the session holds %d messages (%v), want item-2 only", len(got), err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
