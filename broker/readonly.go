@@ -65,6 +65,10 @@ func (r readOnly) ReceiveFromSession(context.Context, string, ReceiveRequest) ([
 	return nil, refuse("receive")
 }
 
+func (r readOnly) ReceiveDeferredFromSession(context.Context, string, string, []int64) ([]*Message, error) {
+	return nil, refuse("receive deferred")
+}
+
 func (r readOnly) RenewSession(context.Context, string, string) (time.Time, error) {
 	return time.Time{}, refuse("renew session lock")
 }

@@ -28,6 +28,11 @@ func (f *sessionFake) ReceiveFromSession(context.Context, string, broker.Receive
 	return nil, nil
 }
 
+func (f *sessionFake) ReceiveDeferredFromSession(context.Context, string, string, []int64) ([]*broker.Message, error) {
+	f.locked = true
+	return nil, nil
+}
+
 func (f *sessionFake) RenewSession(context.Context, string, string) (time.Time, error) {
 	return time.Time{}, nil
 }
@@ -50,6 +55,7 @@ func TestReadOnlySessions(t *testing.T) {
 	want := map[string]error{}
 	_, want["accept session is not allowed in read-only mode"] = sc.LockSession(ctx, "q", "", 0)
 	_, want["receive is not allowed in read-only mode"] = sc.ReceiveFromSession(ctx, "A", broker.ReceiveRequest{Entity: "q", Max: 1})
+	_, want["receive deferred is not allowed in read-only mode"] = sc.ReceiveDeferredFromSession(ctx, "q", "A", []int64{1})
 	_, want["renew session lock is not allowed in read-only mode"] = sc.RenewSession(ctx, "q", "A")
 	want["release session lock is not allowed in read-only mode"] = sc.UnlockSession(ctx, "q", "A")
 	for msg, err := range want {

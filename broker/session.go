@@ -33,6 +33,13 @@ type SessionClient interface {
 	// the lock of, in sequence order (req.Entity names the entity); it
 	// fails with ErrSessionLockLost when the lock is not held.
 	ReceiveFromSession(ctx context.Context, sessionID string, req ReceiveRequest) ([]*Message, error)
+	// ReceiveDeferredFromSession locks deferred messages of a session this
+	// client holds the lock of, by sequence number; they are settled and
+	// renewed like the others, and lost with the session lock. It fails
+	// with ErrSessionLockLost when the lock is not held, and with
+	// ErrMessageNotFound (nothing locked) when a number names no deferred
+	// message of that session.
+	ReceiveDeferredFromSession(ctx context.Context, entity, sessionID string, seqs []int64) ([]*Message, error)
 	// RenewSession extends a held session lock by the entity's lock
 	// duration and returns the new expiry.
 	RenewSession(ctx context.Context, entity, sessionID string) (time.Time, error)

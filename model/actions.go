@@ -75,7 +75,9 @@ func (m *Model) heldTargets() ([]heldKey, string) {
 // session on a session-aware entity: see lockInSession) (or, on
 // the Dead-lettered pane, of the dead-letter sub-queue of the message under
 // the cursor: the transfer one for a transfer-dead-lettered message), or on
-// the Deferred pane the selected deferred messages by sequence number.
+// the Deferred pane the selected deferred messages by sequence number
+// (under their session's lock on a session-aware entity: see
+// lockDeferredInSession).
 func (m *Model) lock(n int) tea.Cmd {
 	if m.entity == "" {
 		return m.refuse(&m.keys.Lock, "no entity selected")
@@ -87,6 +89,9 @@ func (m *Model) lock(n int) tea.Cmd {
 		seqs, _ := m.targetSeqs()
 		if len(seqs) == 0 {
 			return m.refuse(&m.keys.Lock, "no deferred message here")
+		}
+		if m.requiresSession() {
+			return m.lockDeferredInSession(seqs, i)
 		}
 		clear(m.panes[i].selected)
 		return func() tea.Msg {

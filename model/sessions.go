@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -46,6 +49,61 @@ func (m *Model) requiresSession() bool {
 // message under the cursor (the next available session when the cursor is
 // on nothing), giving back a session lock held on another session.
 func (m *Model) lockInSession(n int) tea.Cmd {
+	want := ""
+	if cur, _ := m.target(); cur != nil {
+		want = cur.SessionID
+	}
+	return m.underSession(want, func(ctx context.Context, sc broker.SessionClient, entity, id string) ([]*broker.Message, error) {
+		return sc.ReceiveFromSession(ctx, id, broker.ReceiveRequest{Entity: entity, Mode: broker.PeekLock, Max: n})
+	})
+}
+
+// lockDeferredInSession locks deferred messages of a session-aware entity
+// by sequence number: they must all be of one session, whose lock it takes
+// first (as lockInSession does) unless the dashboard holds it already.
+// The session of each number is read from the Deferred pane's rows (or the
+// detail view), so a selected message that is not on screen is refused.
+func (m *Model) lockDeferredInSession(seqs []int64, pane int) tea.Cmd {
+	bySeq := make(map[int64]string, len(m.panes[pane].rows)+1)
+	for _, r := range m.panes[pane].rows {
+		bySeq[r.SequenceNumber] = r.SessionID
+	}
+	if d := m.detail; d != nil && d.pane == pane {
+		bySeq[d.msg.SequenceNumber] = d.msg.SessionID
+	}
+	var sessions []string
+	for _, s := range seqs {
+		id, ok := bySeq[s]
+		if !ok {
+			return m.refuse(&m.keys.Lock, fmt.Sprintf("sequence number %d is not on screen, so its session is unknown: select deferred messages of one session on screen", s))
+		}
+		if !slices.Contains(sessions, id) {
+			sessions = append(sessions, id)
+		}
+	}
+	if len(sessions) > 1 {
+		slices.Sort(sessions)
+		quoted := make([]string, len(sessions))
+		for i, id := range sessions {
+			quoted[i] = strconv.Quote(id)
+		}
+		return m.refuse(&m.keys.Lock, fmt.Sprintf("the selected deferred messages belong to %d sessions (%s): lock those of one session at a time", len(sessions), strings.Join(quoted, ", ")))
+	}
+	if sessions[0] == "" {
+		return m.refuse(&m.keys.Lock, fmt.Sprintf("sequence number %d has no session id", seqs[0]))
+	}
+	clear(m.panes[pane].selected)
+	return m.underSession(sessions[0], func(ctx context.Context, sc broker.SessionClient, entity, id string) ([]*broker.Message, error) {
+		return sc.ReceiveDeferredFromSession(ctx, entity, id, seqs)
+	})
+}
+
+// underSession runs receive under the lock of session want of the selected
+// entity ("" = the held session, or the next available one): when the
+// dashboard holds another session's lock it gives it back first, and
+// unless it holds want already it accepts it. The result comes back as a
+// lockedMsg, carrying a newly accepted session lock.
+func (m *Model) underSession(want string, receive func(ctx context.Context, sc broker.SessionClient, entity, id string) ([]*broker.Message, error)) tea.Cmd {
 	sc, ok := broker.SessionsOf(m.client)
 	if !ok {
 		return m.refuse(&m.keys.Lock, "the entity requires sessions, and "+m.caps.Reason(broker.CanSessions))
@@ -54,10 +112,6 @@ func (m *Model) lockInSession(n int) tea.Cmd {
 		return m.refuse(&m.keys.Lock, "a session is being accepted")
 	}
 	entity, timeout := m.entity, m.opts.Timeout
-	want := ""
-	if cur, _ := m.target(); cur != nil {
-		want = cur.SessionID
-	}
 	var release *broker.SessionLock
 	accept := true
 	if s := m.session; s != nil {
@@ -89,7 +143,7 @@ func (m *Model) lockInSession(n int) tea.Cmd {
 			}
 			out.session, id = &l, l.SessionID
 		}
-		out.msgs, out.err = sc.ReceiveFromSession(ctx, id, broker.ReceiveRequest{Entity: entity, Mode: broker.PeekLock, Max: n})
+		out.msgs, out.err = receive(ctx, sc, entity, id)
 		return out
 	}
 }

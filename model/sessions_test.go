@@ -189,3 +189,94 @@ func TestDetailShowsSessionState(t *testing.T) {
 		t.Fatalf("detail:\n%s", scr)
 	}
 }
+
+// deferAll defers every message of "sess" through another receiver (owner
+// 9), session by session, and gives the sessions back.
+func deferAll(t *testing.T, eng *engine.Engine) {
+	t.Helper()
+	ctx := context.Background()
+	for _, id := range []string{"A", "B"} {
+		if _, err := eng.AcceptSession(ctx, 9, "sess", id, 0); err != nil {
+			t.Fatal(err)
+		}
+		msgs, err := eng.ReceiveSession(ctx, 9, id, broker.ReceiveRequest{Entity: "sess", Max: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs {
+			if err := eng.Settle(ctx, broker.Settlement{Kind: broker.Defer, Entity: "sess", Token: m.LockToken}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := eng.ReleaseSession(ctx, 9, "sess", id); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// On the Deferred pane of a session-aware entity, l takes the session of
+// the deferred message under the cursor and locks it by sequence number;
+// a message of another session swaps the session; a selection spanning
+// sessions, or reaching past the screen, is refused.
+func TestSessionDeferredPaneLock(t *testing.T) {
+	clock, eng := sessionEngine(t)
+	deferAll(t, eng)
+	h := newHarness(t, eng, clock, Options{Entity: "sess"}, 220, 30)
+	h.key("3") // Deferred: s-1 (A), s-2 (B), s-3 (A)
+	h.key("l")
+	if in := sessionInfo(t, eng, "A"); !in.Locked || in.Owner != 0 {
+		t.Fatalf("session A = %+v", in)
+	}
+	if st := h.statusLine(); !strings.Contains(st, `SESSION "A" 30s`) || !strings.Contains(st, "locked 1 message(s): sequence number 1") {
+		t.Fatalf("status = %q", st)
+	}
+	if len(h.m.held) != 1 || h.m.held[heldKey{"sess", 1}] == nil {
+		t.Fatalf("held = %v", h.m.held)
+	}
+	// s-2 (B) and s-3 (A), what is left deferred, selected: refused,
+	// nothing changes.
+	h.keys("3", "g", "space", "j", "space")
+	h.key("l")
+	want := `lock next: the selected deferred messages belong to 2 sessions ("A", "B"): lock those of one session at a time`
+	if st := h.statusLine(); !strings.Contains(st, want) {
+		t.Fatalf("status = %q, want %q", st, want)
+	}
+	if in := sessionInfo(t, eng, "A"); !in.Locked || len(h.m.held) != 1 || len(h.m.panes[2].selected) != 2 {
+		t.Fatalf("after the refusal: A %+v, %d held, %d selected", in, len(h.m.held), len(h.m.panes[2].selected))
+	}
+	// Only s-3 selected: of the held session A, locked without a new accept.
+	h.keys("g", "space")
+	h.key("l")
+	if st := h.statusLine(); !strings.Contains(st, "locked 1 message(s): sequence number 3") || !strings.Contains(st, `SESSION "A"`) {
+		t.Fatalf("status = %q", st)
+	}
+	if len(h.m.held) != 2 || len(h.m.panes[2].selected) != 0 {
+		t.Fatalf("%d held, %d selected", len(h.m.held), len(h.m.panes[2].selected))
+	}
+	// s-2 under the cursor: A goes back (its message locks are lost), B is taken.
+	h.keys("3", "g")
+	h.key("l")
+	if in := sessionInfo(t, eng, "A"); in.Locked {
+		t.Fatalf("session A still locked: %+v", in)
+	}
+	if in := sessionInfo(t, eng, "B"); !in.Locked || in.Owner != 0 {
+		t.Fatalf("session B = %+v", in)
+	}
+	if st := h.statusLine(); !strings.Contains(st, `SESSION "B" 30s`) || !strings.Contains(st, "locked 1 message(s): sequence number 2") {
+		t.Fatalf("status = %q", st)
+	}
+	// The lock settles as usual.
+	h.keys("2", "g")
+	h.key("c")
+	if st := h.statusLine(); !strings.Contains(st, "completed: sequence number 2") {
+		t.Fatalf("status = %q", st)
+	}
+	// A selected number that is not on screen has no known session.
+	h.keys("3", "g")
+	h.m.panes[2].selected[99] = true
+	h.key("l")
+	want = "lock next: sequence number 99 is not on screen, so its session is unknown: select deferred messages of one session on screen"
+	if st := h.statusLine(); !strings.Contains(st, want) {
+		t.Fatalf("status = %q, want %q", st, want)
+	}
+}

@@ -107,6 +107,38 @@ func (c *sessionClient) ReceiveFromSession(ctx context.Context, sessionID string
 	return msgs, err
 }
 
+// ReceiveDeferredFromSession locks deferred messages of a session this SSH
+// session accepted and records the locks, so that they are given back when
+// the SSH session ends.
+func (c *sessionClient) ReceiveDeferredFromSession(ctx context.Context, entity, sessionID string, seqs []int64) ([]*broker.Message, error) {
+	sc, err := c.sessions()
+	if err != nil {
+		return nil, err
+	}
+	held, closed := c.holds(entity, sessionID)
+	if closed {
+		return nil, errSessionEnded
+	}
+	if !held {
+		err := notHeld(entity, sessionID)
+		c.recordSession("receive deferred", entity, sessionID, err)
+		return nil, err
+	}
+	msgs, err := sc.ReceiveDeferredFromSession(ctx, entity, sessionID, seqs)
+	if errors.Is(err, broker.ErrSessionLockLost) {
+		c.forgetSession(entity, sessionID)
+	}
+	if err != nil && len(msgs) == 0 {
+		// Name what was asked for, since nothing came back.
+		for _, s := range seqs {
+			c.record("receive deferred", entity, s, "", err, slog.String("session_id", sessionID))
+		}
+		return msgs, err
+	}
+	c.received("receive deferred", entity, msgs, err)
+	return msgs, err
+}
+
 // RenewSession renews a session lock this SSH session accepted.
 func (c *sessionClient) RenewSession(ctx context.Context, entity, sessionID string) (time.Time, error) {
 	sc, err := c.sessions()

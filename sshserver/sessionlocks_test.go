@@ -3,6 +3,9 @@ package sshserver
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -158,5 +161,67 @@ func TestDisconnectReleasesTheSessionLock(t *testing.T) {
 	}
 	if want := []string{"accept session ok", "release session lock ok"}; len(ops) != 2 || ops[0] != want[0] || ops[1] != want[1] {
 		t.Fatalf("session audit = %q, want %q", ops, want)
+	}
+}
+
+// An SSH session receives deferred messages only of sessions it accepted;
+// it audits them and records their locks, which it abandons (and then gives
+// the session back) when it closes.
+func TestSessionClientReceiveDeferredFromSession(t *testing.T) {
+	e := newEngine(t, 0)
+	sessionQueue(t, e)
+	var log auditLog
+	c := newSessionClient(e, RoleOperator, log.logger())
+	other := newSessionClient(e, RoleOperator, log.logger())
+	ctx := context.Background()
+	sc, _ := broker.SessionsOf(c)
+	if _, err := sc.LockSession(ctx, "s", "A", 0); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := sc.ReceiveFromSession(ctx, "A", broker.ReceiveRequest{Entity: "s", Max: 1})
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("receive = %v, %v", msgs, err)
+	}
+	if err := c.Settle(ctx, broker.Settlement{Kind: broker.Defer, Entity: "s", Token: msgs[0].LockToken}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.ReceiveDeferredFromSession(ctx, "s", "A", []int64{1}); !errors.Is(err, broker.ErrSessionLockLost) {
+		t.Fatalf("other SSH session receives A's deferred message: %v", err)
+	}
+	if _, err := sc.ReceiveDeferredFromSession(ctx, "s", "A", []int64{2}); !errors.Is(err, broker.ErrMessageNotFound) {
+		t.Fatalf("B's message through A: %v", err)
+	}
+	got, err := sc.ReceiveDeferredFromSession(ctx, "s", "A", []int64{1})
+	if err != nil || len(got) != 1 || got[0].MessageID != "a1" || c.heldLocks() != 1 {
+		t.Fatalf("deferred = %v, %v, %d held", got, err, c.heldLocks())
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The lock was abandoned and the session given back: a1 is deferred
+	// again (abandoning a deferred message keeps it deferred), free for
+	// anyone holding A.
+	if _, err := e.AcceptSession(ctx, 9, "s", "A", 0); err != nil {
+		t.Fatalf("accept A after close: %v", err)
+	}
+	if d, err := e.ReceiveSessionDeferred(ctx, 9, "s", "A", []int64{1}); err != nil || len(d) != 1 {
+		t.Fatalf("a1 after close = %v, %v", d, err)
+	}
+	var ops []string
+	for _, l := range log.lines(t) {
+		if l["op"] == "receive deferred" || l["op"] == "abandon" || l["op"] == "release session lock" {
+			result, _, _ := strings.Cut(l["result"].(string), " (TrackingId:")
+			ops = append(ops, fmt.Sprintf("%s %v %s", l["op"], l["seq"], result))
+		}
+	}
+	want := []string{
+		`receive deferred 0 session lock lost: this SSH session holds no lock on session "A" (entity "s")`,
+		`receive deferred 2 message not found: no deferred message with sequence number 2 (entity "s")`,
+		"receive deferred 1 ok",
+		"abandon 1 ok",
+		"release session lock 0 ok",
+	}
+	if !slices.Equal(ops, want) {
+		t.Fatalf("audit = %q\nwant    %q", ops, want)
 	}
 }

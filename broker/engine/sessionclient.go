@@ -27,6 +27,12 @@ func (e *Engine) ReceiveFromSession(ctx context.Context, sessionID string, req b
 	return e.ReceiveSession(ctx, 0, sessionID, req)
 }
 
+// ReceiveDeferredFromSession locks deferred messages of a session the
+// engine's own client holds; see ReceiveSessionDeferred.
+func (e *Engine) ReceiveDeferredFromSession(ctx context.Context, entity, sessionID string, seqs []int64) ([]*broker.Message, error) {
+	return e.ReceiveSessionDeferred(ctx, 0, entity, sessionID, seqs)
+}
+
 // RenewSession renews a session lock the engine's own client holds; see
 // RenewSessionLock.
 func (e *Engine) RenewSession(ctx context.Context, entity, sessionID string) (time.Time, error) {

@@ -58,3 +58,52 @@ func TestSessionClientOwnerZero(t *testing.T) {
 		t.Fatalf("second release: %v", err)
 	}
 }
+
+// The engine's own client receives deferred messages of a session it holds
+// by sequence number, on both stores; not those of another session, and
+// none without the session lock.
+func TestSessionClientReceiveDeferred(t *testing.T) {
+	forEachStore(t, func(t *testing.T, newStore func() store.Store) {
+		f := newFixture(t, newStore())
+		f.queue("s", broker.EntitySettings{RequiresSession: true, LockDuration: 30 * time.Second})
+		f.send("s", sessionMsg("a1", "A"), sessionMsg("b1", "B"))
+		sc, _ := broker.SessionsOf(f.e)
+		ctx := f.ctx
+		if _, err := sc.ReceiveDeferredFromSession(ctx, "s", "A", []int64{1}); !errors.Is(err, broker.ErrSessionLockLost) {
+			t.Fatalf("without the session lock: %v", err)
+		}
+		if _, err := sc.LockSession(ctx, "s", "A", 0); err != nil {
+			t.Fatal(err)
+		}
+		got, err := sc.ReceiveFromSession(ctx, "A", broker.ReceiveRequest{Entity: "s", Max: 1})
+		if err != nil || len(got) != 1 {
+			t.Fatalf("receive A = %v, %v", got, err)
+		}
+		f.mustSettle(broker.Defer, "s", got[0])
+		if _, err := sc.ReceiveDeferredFromSession(ctx, "s", "A", []int64{2}); !errors.Is(err, broker.ErrMessageNotFound) {
+			t.Fatalf("B's message through A: %v", err)
+		}
+		f.advance(5 * time.Second)
+		d, err := sc.ReceiveDeferredFromSession(ctx, "s", "A", []int64{1})
+		if err != nil || len(d) != 1 || d[0].MessageID != "a1" || d[0].SequenceNumber != 1 || d[0].DeliveryCount != 2 ||
+			d[0].LockToken.IsZero() || !d[0].LockedUntil.Equal(t0.Add(35*time.Second)) {
+			t.Fatalf("deferred from A = %+v, %v", d, err)
+		}
+		f.mustSettle(broker.Complete, "s", d[0])
+		f.wantCounts("s", broker.Counts{Active: 1})
+		// A message lock taken that way goes with the session lock.
+		f.send("s", sessionMsg("a2", "A"))
+		got, _ = sc.ReceiveFromSession(ctx, "A", broker.ReceiveRequest{Entity: "s", Max: 1})
+		f.mustSettle(broker.Defer, "s", got[0])
+		d, err = sc.ReceiveDeferredFromSession(ctx, "s", "A", []int64{got[0].SequenceNumber})
+		if err != nil || len(d) != 1 {
+			t.Fatalf("deferred a2 = %v, %v", d, err)
+		}
+		if err := sc.UnlockSession(ctx, "s", "A"); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.settle(broker.Complete, "s", d[0]); !errors.Is(err, broker.ErrLockLost) {
+			t.Fatalf("settle after release: %v", err)
+		}
+	})
+}

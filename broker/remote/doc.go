@@ -28,7 +28,9 @@
 // com.microsoft:session-filter holds the session lock for as long as it is
 // attached; its messages settle on it, the lock is renewed and the state
 // read through the management node, and detaching the link gives the lock
-// back. Entities and counts come from the ATOM admin API over
+// back. Its deferred messages are received by sequence number naming the
+// session and its link, and settle through update-disposition naming that
+// link, as the SDK settles them; their locks go with the session lock. Entities and counts come from the ATOM admin API over
 // HTTP(S); where the credential lacks Manage rights, the client falls back
 // to the configured entity names and says so in Notice (and Endpoint).
 //

@@ -23,10 +23,14 @@ type heldLock struct {
 	gen     uint64 // the connection it was taken on
 	rl      *receiveLink
 	raw     *amqp.Message // the delivery, for settling on rl
-	msg     *broker.Message
-	lostWhy string
-	lostAt  time.Time
-	busy    bool // a settlement is in flight
+	// byNumber marks a deferred message received by sequence number under
+	// the session lock of rl: it is settled through the management node
+	// (naming rl), and lost with the session lock.
+	byNumber bool
+	msg      *broker.Message
+	lostWhy  string
+	lostAt   time.Time
+	busy     bool // a settlement is in flight
 }
 
 // heldLocks is the table of locks this client holds, by token.

@@ -186,12 +186,18 @@ func (c *Client) renew(ctx context.Context, address string, token broker.LockTok
 	return exps[0].UTC(), nil
 }
 
-// receiveBySequence locks messages by sequence number.
-func (c *Client) receiveBySequence(ctx context.Context, address string, seqs []int64) ([]*broker.Message, error) {
-	res, err := c.mgmtCall(ctx, opReceiveBySequence, address, map[string]any{
+// receiveBySequence locks messages by sequence number. For deferred
+// messages of a session, sessionID names it and linkName is its session
+// receiver link (associated-link-name); both are "" otherwise.
+func (c *Client) receiveBySequence(ctx context.Context, address, linkName, sessionID string, seqs []int64) ([]*broker.Message, error) {
+	body := map[string]any{
 		"sequence-numbers":     seqs,
 		"receiver-settle-mode": uint32(1),
-	})
+	}
+	if sessionID != "" {
+		body["session-id"] = sessionID
+	}
+	res, err := c.mgmtCallLinked(ctx, opReceiveBySequence, address, linkName, body)
 	if err != nil {
 		return nil, err
 	}
@@ -215,8 +221,11 @@ func (c *Client) receiveBySequence(ctx context.Context, address string, seqs []i
 	return out, nil
 }
 
-// updateDisposition settles a lock through the management node.
-func (c *Client) updateDisposition(ctx context.Context, address string, s broker.Settlement) error {
+// updateDisposition settles a lock through the management node; linkName,
+// when not "", is the receiver link the lock belongs to (a session
+// receiver's, for deferred messages received through it), sent as
+// associated-link-name the way the SDK settles deferred messages.
+func (c *Client) updateDisposition(ctx context.Context, address, linkName string, s broker.Settlement) error {
 	body := map[string]any{
 		"lock-tokens": []amqp.UUID{amqp.UUID(s.Token)},
 	}
@@ -241,7 +250,7 @@ func (c *Client) updateDisposition(ctx context.Context, address string, s broker
 		}
 		body["properties-to-modify"] = props
 	}
-	_, err := c.mgmtCall(ctx, opUpdateDisposition, address, body)
+	_, err := c.mgmtCallLinked(ctx, opUpdateDisposition, address, linkName, body)
 	return err
 }
 

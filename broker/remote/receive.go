@@ -290,7 +290,7 @@ func (c *Client) ReceiveDeferred(ctx context.Context, entity string, seqs []int6
 	if err != nil {
 		return nil, err
 	}
-	msgs, err := c.receiveBySequence(ctx, address, seqs)
+	msgs, err := c.receiveBySequence(ctx, address, "", "", seqs)
 	if err != nil {
 		return nil, err
 	}

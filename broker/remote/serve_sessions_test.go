@@ -291,3 +291,85 @@ func TestServeSessionLockExpires(t *testing.T) {
 		t.Fatalf("LockSession(a) again = %+v, %v; want locked until %v", lock, err, start.Add(61*time.Second))
 	}
 }
+
+// Deferred messages of a held session come back by sequence number from a
+// real listener, with two sessions held on the connection (so the listener
+// must be told which), settle through the management node, and go with
+// the session lock.
+func TestServeSessionReceiveDeferred(t *testing.T) {
+	start := time.Now().Truncate(time.Second)
+	clock := clockwork.NewFakeClockAt(start)
+	env := newServe(t, clock)
+	env.queue("sq", broker.EntitySettings{RequiresSession: true, LockDuration: 30 * time.Second})
+	cfg := env.config("")
+	cfg.Clock = clock
+	c := env.dial(cfg)
+	ctx := context.Background()
+	if err := c.Send(ctx, "sq", sessionMessages("a", "b", "a", "b")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ReceiveDeferredFromSession(ctx, "sq", "a", []int64{1}); !errors.Is(err, broker.ErrSessionLockLost) {
+		t.Fatalf("ReceiveDeferredFromSession without the lock = %v, want ErrSessionLockLost", err)
+	}
+	deferred := map[string][]int64{}
+	for _, sid := range []string{"a", "b"} {
+		if _, err := c.LockSession(ctx, "sq", sid, 0); err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.ReceiveFromSession(ctx, sid, broker.ReceiveRequest{Entity: "sq", Mode: broker.PeekLock, Max: 2, MaxWait: time.Second})
+		if err != nil || len(got) != 2 {
+			t.Fatalf("ReceiveFromSession(%s) = %v, %v", sid, seqs(got), err)
+		}
+		for _, m := range got {
+			if err := c.Settle(ctx, broker.Settlement{Kind: broker.Defer, Entity: "sq", Token: m.LockToken}); err != nil {
+				t.Fatalf("Defer %d: %v", m.SequenceNumber, err)
+			}
+		}
+		deferred[sid] = seqs(got)
+	}
+	if !reflect.DeepEqual(deferred, map[string][]int64{"a": {1, 3}, "b": {2, 4}}) {
+		t.Fatalf("deferred = %v", deferred)
+	}
+	if _, err := c.ReceiveDeferredFromSession(ctx, "sq", "a", []int64{2}); !errors.Is(err, broker.ErrMessageNotFound) {
+		t.Fatalf("b's message through a = %v, want ErrMessageNotFound", err)
+	}
+	clock.Advance(5 * time.Second)
+	got, err := c.ReceiveDeferredFromSession(ctx, "sq", "a", []int64{1, 3})
+	if err != nil || !reflect.DeepEqual(seqs(got), []int64{1, 3}) {
+		t.Fatalf("ReceiveDeferredFromSession(a, 1 3) = %v, %v", seqs(got), err)
+	}
+	for _, m := range got {
+		if m.SessionID != "a" || m.LockToken.IsZero() || m.DeliveryCount != 2 || !m.LockedUntil.Equal(start.Add(35*time.Second)) {
+			t.Fatalf("message %d: session %q, token %v, delivery count %d, locked until %v", m.SequenceNumber, m.SessionID, m.LockToken, m.DeliveryCount, m.LockedUntil)
+		}
+	}
+	if held, err := c.Browse(ctx, broker.BrowseRequest{Entity: "sq", Category: broker.CategoryLocked, Max: 10}); err != nil || !reflect.DeepEqual(seqs(held), []int64{1, 3}) {
+		t.Fatalf("Locked = %v, %v; want [1 3]", seqs(held), err)
+	}
+	if err := c.Settle(ctx, broker.Settlement{Kind: broker.Complete, Entity: "sq", Token: got[0].LockToken}); err != nil {
+		t.Fatalf("Complete of a deferred session message: %v", err)
+	}
+	if n := listenerCounts(t, env, "sq"); n.Deferred != 2 || n.Locked != 1 || n.Active != 0 {
+		t.Fatalf("listener counts after complete = %+v; want 2 deferred (b's), 1 locked", n)
+	}
+	// The other lock goes with the session lock.
+	if err := c.UnlockSession(ctx, "sq", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Settle(ctx, broker.Settlement{Kind: broker.Complete, Entity: "sq", Token: got[1].LockToken}); !errors.Is(err, broker.ErrLockLost) {
+		t.Fatalf("Complete after the session lock was given back = %v, want ErrLockLost", err)
+	}
+	if n := listenerCounts(t, env, "sq"); n.Deferred != 3 || n.Locked != 0 {
+		t.Fatalf("listener counts after unlock = %+v; want 3 deferred", n)
+	}
+}
+
+// listenerCounts returns the listener's counts of entity.
+func listenerCounts(t *testing.T, env *serveEnv, entity string) broker.Counts {
+	t.Helper()
+	ent, err := env.eng.Entity(context.Background(), entity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ent.Counts
+}

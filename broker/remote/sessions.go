@@ -221,6 +221,45 @@ func (c *Client) ReceiveFromSession(ctx context.Context, sessionID string, req b
 	return out, nil
 }
 
+// ReceiveDeferredFromSession locks deferred messages of a held session by
+// sequence number with the entity's com.microsoft:receive-by-sequence-number,
+// naming the session (session-id) and its link (associated-link-name). The
+// locks are settled through the management node naming that link, as the
+// SDK settles deferred messages, and are lost with the session lock.
+func (c *Client) ReceiveDeferredFromSession(ctx context.Context, entity, sessionID string, seqs []int64) ([]*broker.Message, error) {
+	const op = "receive deferred from session"
+	if len(seqs) == 0 {
+		return nil, broker.Errorf(broker.CodeInvalid, "%s: no sequence numbers given", op)
+	}
+	address, err := c.sessionAddress(op, entity)
+	if err != nil {
+		return nil, err
+	}
+	hs, cn, err := c.heldSessionOn(op, address, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := c.opCtx(ctx)
+	defer cancel()
+	msgs, err := c.receiveBySequence(ctx, address, hs.rl.recv.LinkName(), sessionID, seqs)
+	if err != nil {
+		if broker.CodeOf(err) == broker.CodeSessionLockLost {
+			c.dropSession(address, sessionID, err.Error())
+		}
+		return nil, err
+	}
+	now := c.clock.Now()
+	for _, m := range msgs {
+		m.SubQueue = broker.SubQueueMain
+		c.locks.add(&heldLock{token: m.LockToken, address: address, gen: cn.gen, rl: hs.rl, byNumber: true, msg: m.Clone()}, now)
+	}
+	if _, err := c.sessions.live(address, sessionID); err != nil {
+		// The session lock went while the call ran: so did these locks.
+		c.locks.loseLink(hs.rl, false)
+	}
+	return msgs, nil
+}
+
 // RenewSession renews a held session lock with the entity's
 // com.microsoft:renew-session-lock (naming the session link as the
 // associated link) and returns the new expiry.

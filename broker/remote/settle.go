@@ -41,7 +41,7 @@ func (c *Client) Settle(ctx context.Context, s broker.Settlement) error {
 		// decide through the management node.
 		ctx, cancel := c.opCtx(ctx)
 		defer cancel()
-		return c.updateDisposition(ctx, entityAddress(s.Entity, broker.SubQueueMain), s)
+		return c.updateDisposition(ctx, entityAddress(s.Entity, broker.SubQueueMain), "", s)
 	}
 	if l.lostWhy != "" {
 		c.locks.remove(s.Token)
@@ -51,10 +51,15 @@ func (c *Client) Settle(ctx context.Context, s broker.Settlement) error {
 	ctx, cancel := c.opCtx(ctx)
 	defer cancel()
 	var err error
-	if l.rl != nil {
+	switch {
+	case l.rl != nil && l.byNumber:
+		// Received by sequence number under a session lock: settled through
+		// the management node, naming the session's link, as the SDK does.
+		err = c.updateDisposition(ctx, l.address, l.rl.recv.LinkName(), s)
+	case l.rl != nil:
 		err = c.settleOnLink(ctx, &l, s)
-	} else {
-		err = c.updateDisposition(ctx, l.address, s)
+	default:
+		err = c.updateDisposition(ctx, l.address, "", s)
 	}
 	switch {
 	case err == nil, broker.CodeOf(err) == broker.CodeLockLost, broker.CodeOf(err) == broker.CodeSessionLockLost:
@@ -116,7 +121,7 @@ func (c *Client) settleOnLink(ctx context.Context, l *heldLock, s broker.Settlem
 	if isLinkGone(err) && c.cfg.serviceBus() {
 		// The link closed under us; the lock is still the endpoint's to
 		// judge, through the management node.
-		return c.updateDisposition(ctx, l.address, s)
+		return c.updateDisposition(ctx, l.address, "", s)
 	}
 	return mapErr(err, s.Kind.String(), l.address)
 }
