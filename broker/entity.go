@@ -172,12 +172,18 @@ type CorrelationFilter struct {
 	Properties       map[string]any
 }
 
-// Rule is a subscription rule. A nil Filter is the TrueFilter (matches all).
-// SQL filters are not implemented yet: a rule with SQL set is refused.
+// Rule is a subscription rule: a filter that selects messages and an
+// optional action that changes the copy the subscription gets. The filter
+// is the correlation filter Filter, or the SQL filter expression SQL (at
+// most one of them is set), or, with neither, the TrueFilter (matches all);
+// "1=0" is the FalseFilter. Action is a SQL rule action ("SET p = 1,
+// REMOVE q"), empty for none. Expressions follow Service Bus's SQL filter
+// and SQL action syntax (see package broker/engine/sqlfilter).
 type Rule struct {
 	Name   string
 	Filter *CorrelationFilter
 	SQL    string
+	Action string
 	// CreatedAt is when the rule was added to its subscription; the zero
 	// time when it is not known. The embedded engine sets it (see
 	// engine.Engine.SetRules).

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/engine/sqlfilter"
 )
 
 // Config is a parsed and checked Service Bus emulator Config.json: the
@@ -77,7 +78,9 @@ func LoadConfigFile(path string) (*Config, error) {
 // (ParseDuration). Besides the emulator's properties, queues and topics
 // accept MaxSizeInMegabytes and MaxMessageSizeInKilobytes. Anything
 // malformed or unknown is a *broker.Error with CodeInvalid that names the
-// JSON path and the problem; a SQL filter or action is CodeNotSupported.
+// JSON path and the problem, as is a SQL filter or action expression
+// (FilterType Sql with SqlFilter.SqlExpression; Action.SqlExpression with
+// any filter type) that does not parse.
 func ParseConfig(data []byte) (*Config, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -408,16 +411,17 @@ func (p *cfgParser) rule(path string, v any) broker.Rule {
 		so := p.object(sp, sv, false)
 		r.SQL = p.str(so, "SqlExpression", true)
 		p.rejectUnknown(so, "SqlExpression")
-		if p.err == nil {
-			p.err = newErr(broker.CodeNotSupported, "", "%s: SQL filters are not supported yet; use a correlation filter", sp)
+		if _, err := sqlfilter.ParseFilter(r.SQL); err != nil && r.SQL != "" && p.err == nil {
+			p.err = newErr(broker.CodeInvalid, "", "%s.SqlExpression: %s", sp, err.(*broker.Error).Message)
 		}
 	case ft != "":
 		p.fail(pp+".FilterType", "is %q; it must be Correlation or Sql", ft)
 	}
 	if av, ap, ok := props.get("Action"); ok && av != nil {
 		ao := p.object(ap, av, false)
-		if expr := p.str(ao, "SqlExpression", false); expr != "" && p.err == nil {
-			p.err = newErr(broker.CodeNotSupported, "", "%s: SQL rule actions are not supported", ap)
+		r.Action = p.str(ao, "SqlExpression", false)
+		if _, err := sqlfilter.ParseAction(r.Action); err != nil && r.Action != "" && p.err == nil {
+			p.err = newErr(broker.CodeInvalid, "", "%s.SqlExpression: %s", ap, err.(*broker.Error).Message)
 		}
 		p.rejectUnknown(ao, "SqlExpression")
 	}

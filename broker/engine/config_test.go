@@ -142,8 +142,10 @@ func TestParseConfigErrorsNameThePath(t *testing.T) {
 			`configuration queue "bad name": the queue name "bad name" is not valid`, broker.CodeInvalid},
 		{`{"UserConfig":{"Namespaces":[{"Name":"n","Topics":[{"Name":"t","Properties":{"LockDuration":"PT1M"}}]}]}}`,
 			"Topics[0].Properties.LockDuration is not a known property here", broker.CodeInvalid},
-		{`{"UserConfig":{"Namespaces":[{"Name":"n","Topics":[{"Name":"t","Subscriptions":[{"Name":"s","Rules":[{"Name":"r","Properties":{"FilterType":"Sql","SqlFilter":{"SqlExpression":"a=1"}}}]}]}]}]}}`,
-			"Topics[0].Subscriptions[0].Rules[0].Properties.SqlFilter: SQL filters are not supported", broker.CodeNotSupported},
+		{`{"UserConfig":{"Namespaces":[{"Name":"n","Topics":[{"Name":"t","Subscriptions":[{"Name":"s","Rules":[{"Name":"r","Properties":{"FilterType":"Sql","SqlFilter":{"SqlExpression":"a=="}}}]}]}]}]}}`,
+			`Topics[0].Subscriptions[0].Rules[0].Properties.SqlFilter.SqlExpression: SQL filter "a==": at position 3: expected a value, found "="`, broker.CodeInvalid},
+		{`{"UserConfig":{"Namespaces":[{"Name":"n","Topics":[{"Name":"t","Subscriptions":[{"Name":"s","Rules":[{"Name":"r","Properties":{"FilterType":"Sql","SqlFilter":{"SqlExpression":"a=1"},"Action":{"SqlExpression":"SET"}}}]}]}]}]}}`,
+			`Topics[0].Subscriptions[0].Rules[0].Properties.Action.SqlExpression: SQL action "SET": at position 4: expected a property name, found the end of the expression`, broker.CodeInvalid},
 		{`{"UserConfig":{"Namespaces":[{"Name":"n","Topics":[{"Name":"t","Subscriptions":[{"Name":"s","Rules":[{"Name":"r","Properties":{"FilterType":"Correlation"}}]}]}]}]}}`,
 			"Rules[0].Properties.CorrelationFilter is required when FilterType is Correlation", broker.CodeInvalid},
 	}

@@ -93,23 +93,10 @@ func checkEntity(ent broker.Entity) (topicPath string, err error) {
 	return topic, nil
 }
 
-// checkRules validates a subscription's rules: named, names unique
-// regardless of case, no SQL filters.
+// checkRules validates a subscription's rules (see compileRules).
 func checkRules(path string, rules []broker.Rule) error {
-	for i, r := range rules {
-		if r.SQL != "" {
-			return newErr(broker.CodeNotSupported, path, "rule %d (%q) has a SQL filter; only correlation filters are supported", i, r.Name)
-		}
-		if r.Name == "" {
-			return newErr(broker.CodeInvalid, path, "rule %d has no name", i)
-		}
-		for j := range i {
-			if strings.EqualFold(rules[j].Name, r.Name) {
-				return newErr(broker.CodeInvalid, path, "two rules are named %q", r.Name)
-			}
-		}
-	}
-	return nil
+	_, err := compileRules(path, rules)
+	return err
 }
 
 // utf16Len returns the length of s in UTF-16 code units, the length of a
@@ -173,8 +160,8 @@ func checkSettings(path string, s broker.EntitySettings) error {
 // CreateEntity creates a queue, a topic, or a subscription (Path
 // "topic/Subscriptions/name", the topic must exist). Zero settings take their
 // defaults (broker.EntitySettings.Normalize); a subscription takes its size
-// limits from its topic. A rule with a SQL filter is refused with
-// CodeNotSupported, UserMetadata longer than broker.MaxUserMetadataLength
+// limits from its topic. A rule whose SQL filter or action does not parse
+// is refused with CodeInvalid, as is UserMetadata longer than broker.MaxUserMetadataLength
 // with CodeInvalid. CreatedAt and UpdatedAt become the clock's time, as
 // does each rule's CreatedAt unless it has one; AccessedAt is ignored.
 func (e *Engine) CreateEntity(ctx context.Context, ent broker.Entity) error {
@@ -292,18 +279,19 @@ func (e *Engine) UpdateEntity(ctx context.Context, ent broker.Entity) error {
 		settings.MaxMessageSizeInKilobytes = en.topic.settings.MaxMessageSizeInKilobytes
 	}
 	// A change the store refuses leaves the entity as it was.
-	oldSettings, oldMetadata, oldRules, oldUpdated := en.settings, en.userMetadata, en.rules, en.updatedAt
+	oldSettings, oldMetadata, oldRules, oldMatch, oldUpdated := en.settings, en.userMetadata, en.rules, en.match, en.updatedAt
 	en.settings = settings
 	en.userMetadata = ent.UserMetadata
 	at := time.Unix(0, now).UTC()
 	if en.kind == broker.KindSubscription && ent.Rules != nil {
 		en.rules = stampRules(ent.Rules, en.rules, at)
+		en.match = mustCompile(en.path, en.rules)
 	}
 	en.updatedAt = at
 	en.batch.PutEntity(store.EntityRecord{ID: en.id, Entity: stored(en.public())})
 	p, err := en.commit()
 	if err != nil {
-		en.settings, en.userMetadata, en.rules, en.updatedAt = oldSettings, oldMetadata, oldRules, oldUpdated
+		en.settings, en.userMetadata, en.rules, en.match, en.updatedAt = oldSettings, oldMetadata, oldRules, oldMatch, oldUpdated
 		e.unlock(en)
 		return err
 	}

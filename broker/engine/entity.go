@@ -30,6 +30,7 @@ type entity struct {
 	deleted      bool
 	settings     broker.EntitySettings // normalized
 	rules        []broker.Rule         // replaced, never changed in place
+	match        *ruleSet              // rules compiled; set with rules
 	createdAt    time.Time             // UTC; zero when loaded from a record without it
 	updatedAt    time.Time             // UTC
 	userMetadata string
@@ -84,6 +85,7 @@ func newEntity(eng *Engine, id uint32, ent broker.Entity) *entity {
 		kind:         ent.Kind,
 		settings:     ent.Settings.Normalize(),
 		rules:        ent.Rules,
+		match:        mustCompile(ent.Path, ent.Rules),
 		createdAt:    ent.CreatedAt,
 		updatedAt:    ent.UpdatedAt,
 		userMetadata: ent.UserMetadata,

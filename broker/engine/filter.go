@@ -7,21 +7,6 @@ import (
 	"github.com/peeklock/peeklock/broker"
 )
 
-// matches reports whether a subscription with these rules takes m: with no
-// rules (the default TrueFilter) or any rule matching. A rule without a
-// filter is the TrueFilter.
-func matches(rules []broker.Rule, m *broker.Message) bool {
-	if len(rules) == 0 {
-		return true
-	}
-	for i := range rules {
-		if rules[i].Filter == nil || correlationMatch(rules[i].Filter, m) {
-			return true
-		}
-	}
-	return false
-}
-
 // correlationMatch reports whether every set field of f equals m's.
 func correlationMatch(f *broker.CorrelationFilter, m *broker.Message) bool {
 	eq := func(want, got string) bool { return want == "" || want == got }

@@ -15,7 +15,7 @@ import (
 // returns; messages already in the subscription stay. nil or no rules make
 // the subscription take every message (the $Default TrueFilter).
 //
-// Rules are checked as in CreateEntity (SQL filters: CodeNotSupported). A
+// Rules are checked as in CreateEntity and compiled once, here. A
 // rule keeps the CreatedAt it comes with; one without takes that of the
 // current rule of the same name (regardless of case), or else the clock's
 // time. The subscription's UpdatedAt becomes the clock's time. The rules are
@@ -45,15 +45,16 @@ func (e *Engine) SetRules(ctx context.Context, path string, rules []broker.Rule)
 	if err != nil {
 		return err
 	}
-	oldRules, oldUpdated := en.rules, en.updatedAt
+	oldRules, oldMatch, oldUpdated := en.rules, en.match, en.updatedAt
 	at := time.Unix(0, now).UTC()
 	en.rules = stampRules(rules, en.rules, at)
+	en.match = mustCompile(en.path, en.rules)
 	en.updatedAt = at
 	en.batch.PutEntity(store.EntityRecord{ID: en.id, Entity: stored(en.public())})
 	p, err := en.commit()
 	if err != nil {
 		// Nothing was stored: the subscription keeps its rules.
-		en.rules, en.updatedAt = oldRules, oldUpdated
+		en.rules, en.match, en.updatedAt = oldRules, oldMatch, oldUpdated
 	}
 	e.unlock(en)
 	if err != nil {

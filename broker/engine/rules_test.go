@@ -97,7 +97,9 @@ func TestSetRulesRefuses(t *testing.T) {
 		{"t", nil, broker.CodeInvalid, `"t" is a topic; only subscriptions have rules`},
 		{red + broker.DeadLetterSuffix, nil, broker.CodeInvalid, `a dead-letter sub-queue has no rules; set the rules of "t/Subscriptions/red"`},
 		{"t/Subscriptions/none", nil, broker.CodeNotFound, ""},
-		{red, []broker.Rule{{Name: "s", SQL: "a=1"}}, broker.CodeNotSupported, `rule 0 ("s") has a SQL filter; only correlation filters are supported`},
+		{red, []broker.Rule{{Name: "s", SQL: "a=1 AND"}}, broker.CodeInvalid, `rule "s": SQL filter "a=1 AND": at position 8: expected a value, found the end of the expression`},
+		{red, []broker.Rule{{Name: "s", SQL: "a=1", Action: "SET sys.Size = 1"}}, broker.CodeInvalid, `rule "s": SQL action "SET sys.Size = 1": at position 5: SET: the system property is read-only`},
+		{red, []broker.Rule{{Name: "s", SQL: "a=1", Filter: &broker.CorrelationFilter{}}}, broker.CodeInvalid, `rule "s" has both a correlation filter and a SQL filter`},
 		{red, []broker.Rule{{Name: "a"}, {Name: "A"}}, broker.CodeInvalid, `two rules are named "A"`},
 		{red, []broker.Rule{{}}, broker.CodeInvalid, "rule 0 has no name"},
 	}

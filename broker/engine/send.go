@@ -113,7 +113,7 @@ func (e *Engine) deliver(en *entity, msgs []*broker.Message, hop int, accepted b
 	case broker.KindSubscription:
 		// A subscription's sequence numbers come from its topic, so that they
 		// stay unique when messages arrive both by fan-out and directly.
-		seqs, p, err := e.topicAccept(en.topic, msgs, false)
+		seqs, p, err := e.topicAccept(en.topic, msgs, false, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -134,57 +134,78 @@ func (e *Engine) deliver(en *entity, msgs []*broker.Message, hop int, accepted b
 // Once the topic has numbered them the messages count as accepted: a
 // subscription that cannot forward its copies keeps them in its transfer
 // dead-letter sub-queue.
+//
+// A subscription may take several copies of one message, one per matching
+// rule with an action (see ruleSet.deliveries). Each copy needs its own
+// sequence number, so the topic numbers a message with a block of as many
+// consecutive numbers as the most copies any subscription takes of it: the
+// first copy has the message's number (the one Send and Schedule report),
+// the next ones the numbers after it, so copies stay in send order.
 func (e *Engine) sendTopic(t *entity, msgs []*broker.Message, hop int) ([]int64, error) {
 	e.mu.RLock()
 	subs := slices.Clone(t.subs)
 	e.mu.RUnlock()
+	type delivery struct {
+		i int             // index in msgs
+		k int             // copy number: 0 for the first copy of msgs[i]
+		m *broker.Message // msgs[i], or a copy with a rule action applied
+	}
 	type target struct {
-		en  *entity
-		idx []int
+		en *entity
+		ds []delivery
 	}
 	targets := make([]target, 0, len(subs))
+	var span []int // copies per message, when some subscription takes more than one
+	var buf []*broker.Message
 	for _, s := range subs {
 		if err := e.lockEntity(s); err != nil {
 			continue
 		}
-		rules, st, room := s.rules, s.settings, s.maxTotalSize()-s.size
+		rules, st, room := s.match, s.settings, s.maxTotalSize()-s.size
 		e.unlock(s)
-		var idx []int
+		var ds []delivery
 		var total int64
 		for i, m := range msgs {
-			if !matches(rules, m) {
-				continue
+			buf = rules.deliveries(buf[:0], m)
+			for k, c := range buf {
+				if st.RequiresSession && c.SessionID == "" && st.ForwardTo == "" {
+					err := newErr(broker.CodeInvalid, t.path, "message %d has no SessionId but subscription %q requires sessions", i, s.path)
+					err.Err = errNoSessionID
+					return nil, err
+				}
+				ds = append(ds, delivery{i, k, c})
+				total += c.Size
 			}
-			if st.RequiresSession && m.SessionID == "" && st.ForwardTo == "" {
-				err := newErr(broker.CodeInvalid, t.path, "message %d has no SessionId but subscription %q requires sessions", i, s.path)
-				err.Err = errNoSessionID
-				return nil, err
+			if len(buf) > 1 {
+				if span == nil {
+					span = make([]int, len(msgs))
+				}
+				span[i] = max(span[i], len(buf))
 			}
-			idx = append(idx, i)
-			total += m.Size
 		}
 		if total > room {
 			return nil, newErr(broker.CodeQuotaExceeded, t.path, "subscription %q is full: %d bytes more do not fit in %d MB", s.path, total, st.MaxSizeInMegabytes)
 		}
-		if len(idx) > 0 {
-			targets = append(targets, target{s, idx})
+		if len(ds) > 0 {
+			targets = append(targets, target{s, ds})
 		}
 	}
-	seqs, p, err := e.topicAccept(t, msgs, true)
+	seqs, p, err := e.topicAccept(t, msgs, true, span)
 	if err != nil {
 		return nil, err
 	}
 	var firstErr error
 	for _, tg := range targets {
-		part := make([]*broker.Message, 0, len(tg.idx))
-		pre := make([]int64, 0, len(tg.idx))
-		for _, i := range tg.idx {
-			if seqs[i] == 0 {
+		part := make([]*broker.Message, 0, len(tg.ds))
+		pre := make([]int64, 0, len(tg.ds))
+		for _, d := range tg.ds {
+			if seqs[d.i] == 0 {
 				continue
 			}
-			c := *msgs[i]
+			c := *d.m
+			c.TimeToLive = msgs[d.i].TimeToLive // as topicAccept capped it
 			part = append(part, &c)
-			pre = append(pre, seqs[i])
+			pre = append(pre, seqs[d.i]+int64(d.k))
 		}
 		if len(part) == 0 {
 			continue
@@ -202,7 +223,9 @@ func (e *Engine) sendTopic(t *entity, msgs []*broker.Message, hop int) ([]int64,
 // topicAccept checks sizes against the topic's limit, drops duplicates (when
 // dedupe and the topic requires it: seq 0) and assigns the topic's sequence
 // numbers. The time-to-live cap of the topic is applied to the copies.
-func (e *Engine) topicAccept(t *entity, msgs []*broker.Message, dedupe bool) ([]int64, store.Pending, error) {
+// span, when not nil, asks for span[i] consecutive numbers for message i
+// (at least one); seqs[i] is the first.
+func (e *Engine) topicAccept(t *entity, msgs []*broker.Message, dedupe bool, span []int) ([]int64, store.Pending, error) {
 	if err := e.lockEntity(t); err != nil {
 		return nil, nil, err
 	}
@@ -221,6 +244,9 @@ func (e *Engine) topicAccept(t *entity, msgs []*broker.Message, dedupe bool) ([]
 		}
 		t.lastSeq++
 		seqs[i] = t.lastSeq
+		if span != nil && span[i] > 1 {
+			t.lastSeq += int64(span[i] - 1)
+		}
 		m.TimeToLive = effectiveTTL(m.TimeToLive, t.settings.DefaultMessageTimeToLive)
 	}
 	t.batch.SetSequence(t.id, t.lastSeq)

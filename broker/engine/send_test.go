@@ -143,10 +143,10 @@ func TestTopicFanOutWithCorrelationFilters(t *testing.T) {
 			t.Fatalf("red after direct send = %v", got)
 		}
 		f.wantCounts("t/Subscriptions/all", broker.Counts{Active: 4})
-		// A SQL rule is refused.
+		// A SQL rule that does not parse is refused.
 		err = f.e.CreateEntity(f.ctx, broker.Entity{Path: "t/Subscriptions/sql", Kind: broker.KindSubscription,
-			Rules: []broker.Rule{{Name: "s", SQL: "color = 'red'"}}})
-		wantCode(t, err, broker.CodeNotSupported)
+			Rules: []broker.Rule{{Name: "s", SQL: "color = 'red"}}})
+		wantCode(t, err, broker.CodeInvalid)
 		// Deleting the topic deletes its subscriptions.
 		if err := f.e.DeleteEntity(f.ctx, "t"); err != nil {
 			t.Fatal(err)

@@ -219,8 +219,8 @@ type ruleXML struct {
 	Name      string    `xml:"Name"`
 }
 
-// filterXML is a rule's filter: TrueFilter (SqlExpression 1=1) or
-// CorrelationFilter.
+// filterXML is a rule's filter: TrueFilter (SqlExpression 1=1),
+// FalseFilter (1=0), SqlFilter or CorrelationFilter.
 type filterXML struct {
 	Type               string         `xml:"i:type,attr"`
 	SQLExpression      string         `xml:"SqlExpression,omitempty"`
@@ -253,8 +253,11 @@ type valueXML struct {
 	Text   string `xml:",chardata"`
 }
 
+// actionXML is a rule's action: EmptyRuleAction or SqlRuleAction.
 type actionXML struct {
-	Type string `xml:"i:type,attr"`
+	Type               string `xml:"i:type,attr"`
+	SQLExpression      string `xml:"SqlExpression,omitempty"`
+	CompatibilityLevel int    `xml:"CompatibilityLevel,omitempty"`
 }
 
 // namespaceXML is a NamespaceInfo.

@@ -85,7 +85,7 @@ func describeQueue(ent broker.Entity, host string) *queueXML {
 type topicStats struct {
 	subscriptions int64
 	size          int64
-	sqlFilters    int64 // true filters count as SQL filters (1=1), as in Service Bus
+	sqlFilters    int64 // true and false filters count as SQL filters (1=1, 1=0), as in Service Bus
 	corrFilters   int64
 }
 

@@ -56,5 +56,7 @@
 // # What is not kept
 //
 // The engine keeps no auto-delete-on-idle: AutoDeleteOnIdle reads as never.
-// Subscription rules hold correlation filters and the true filter only.
+// Subscription rules hold a TrueFilter, FalseFilter, SqlFilter or
+// CorrelationFilter and an optional SqlRuleAction (EmptyRuleAction when
+// none); SQL parameters (@name) are refused with CodeNotSupported.
 package admin

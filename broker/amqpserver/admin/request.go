@@ -48,6 +48,7 @@ type ruleIn struct {
 type filterIn struct {
 	Attrs            []xml.Attr `xml:",any,attr"`
 	SQLExpression    *string    `xml:"SqlExpression"`
+	Parameters       *paramsIn  `xml:"Parameters"`
 	CorrelationID    *string    `xml:"CorrelationId"`
 	MessageID        *string    `xml:"MessageId"`
 	To               *string    `xml:"To"`
@@ -72,7 +73,18 @@ type keyValueIn struct {
 type actionIn struct {
 	Attrs         []xml.Attr `xml:",any,attr"`
 	SQLExpression *string    `xml:"SqlExpression"`
+	Parameters    *paramsIn  `xml:"Parameters"`
 }
+
+// paramsIn is the Parameters of a SQL filter or action (values for @name
+// in the expression), which are not supported: only whether it holds any
+// element matters.
+type paramsIn struct {
+	Items []struct{} `xml:",any"`
+}
+
+// hasParams reports whether p holds a parameter.
+func hasParams(p *paramsIn) bool { return p != nil && len(p.Items) > 0 }
 
 // typeAttr returns the local part of an element's i:type attribute
 // ("d6p1:string" gives "string"), or "".

@@ -10,7 +10,7 @@ import (
 // canonicalRules stores the lone $Default TrueFilter as no rule at all,
 // which is how the engine spells "takes every message".
 func canonicalRules(rules []broker.Rule) []broker.Rule {
-	if len(rules) == 1 && rules[0].Filter == nil && rules[0].Name == DefaultRuleName {
+	if len(rules) == 1 && rules[0].Filter == nil && rules[0].SQL == "" && rules[0].Action == "" && rules[0].Name == DefaultRuleName {
 		return nil
 	}
 	return rules

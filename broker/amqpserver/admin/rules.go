@@ -62,8 +62,15 @@ func ruleOf(in *ruleIn, name string) (broker.Rule, error) {
 		switch t := typeAttr(in.Action.Attrs); t {
 		case "", "EmptyRuleAction":
 		case "SqlRuleAction":
-			return broker.Rule{}, broker.Errorf(broker.CodeNotSupported,
-				"rule %q: SQL rule actions are not supported", name)
+			if hasParams(in.Action.Parameters) {
+				return broker.Rule{}, errParams(name, "action")
+			}
+			if in.Action.SQLExpression != nil {
+				r.Action = strings.TrimSpace(*in.Action.SQLExpression)
+			}
+			if r.Action == "" {
+				return broker.Rule{}, broker.Errorf(broker.CodeInvalid, "rule %q: the SqlRuleAction has no SqlExpression", name)
+			}
 		default:
 			return broker.Rule{}, broker.Errorf(broker.CodeInvalid, "rule %q: unknown action type %q", name, t)
 		}
@@ -76,15 +83,21 @@ func ruleOf(in *ruleIn, name string) (broker.Rule, error) {
 	if f.SQLExpression != nil {
 		expr = strings.TrimSpace(*f.SQLExpression)
 	}
+	if t := typeAttr(f.Attrs); (t == "SqlFilter" || t == "TrueFilter" || t == "FalseFilter") && hasParams(f.Parameters) {
+		return broker.Rule{}, errParams(name, "filter")
+	}
 	switch t := typeAttr(f.Attrs); {
 	case t == "TrueFilter", t == "SqlFilter" && expr == "1=1":
 		return r, nil
 	case t == "FalseFilter", t == "SqlFilter" && expr == "1=0":
-		return broker.Rule{}, broker.Errorf(broker.CodeNotSupported,
-			"rule %q: false filters are not supported (a subscription here always has a rule that matches)", name)
+		r.SQL = "1=0"
+		return r, nil
 	case t == "SqlFilter":
-		return broker.Rule{}, broker.Errorf(broker.CodeNotSupported,
-			"rule %q: SQL filters (%q) are not supported; use a correlation filter", name, clip(expr))
+		if expr == "" {
+			return broker.Rule{}, broker.Errorf(broker.CodeInvalid, "rule %q: the SqlFilter has no SqlExpression", name)
+		}
+		r.SQL = expr // the engine parses it and refuses it with CodeInvalid if malformed
+		return r, nil
 	case t == "CorrelationFilter":
 		c, err := correlationOf(f, name)
 		if err != nil {
@@ -194,8 +207,19 @@ func describeRule(r broker.Rule) *ruleXML {
 		CreatedAt: formatTime(r.CreatedAt),
 		Name:      r.Name,
 	}
+	if r.Action != "" {
+		out.Action = actionXML{Type: "SqlRuleAction", SQLExpression: r.Action, CompatibilityLevel: 20}
+	}
 	c := r.Filter
-	if c == nil {
+	switch {
+	case c != nil:
+	case r.SQL == "1=0":
+		out.Filter = filterXML{Type: "FalseFilter", SQLExpression: "1=0", CompatibilityLevel: 20}
+		return out
+	case r.SQL != "":
+		out.Filter = filterXML{Type: "SqlFilter", SQLExpression: r.SQL, CompatibilityLevel: 20}
+		return out
+	default:
 		out.Filter = filterXML{Type: "TrueFilter", SQLExpression: "1=1", CompatibilityLevel: 20}
 		return out
 	}
@@ -266,4 +290,10 @@ func clip(s string) string {
 		return s[:max] + "…"
 	}
 	return s
+}
+
+// errParams refuses a SQL filter or action with Parameters.
+func errParams(rule, what string) error {
+	return broker.Errorf(broker.CodeNotSupported,
+		"rule %q: SQL %s parameters (@name) are not supported; write the values into the expression", rule, what)
 }

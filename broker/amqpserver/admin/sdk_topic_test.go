@@ -240,9 +240,9 @@ func TestSDKRules(t *testing.T) {
 	if _, err := c.CreateRule(f.ctx, "t", "s", &sbadmin.CreateRuleOptions{Name: ptr("all"), Filter: &sbadmin.TrueFilter{}}); statusOfErr(err) != http.StatusConflict {
 		t.Fatalf("CreateRule again: %v, want 409", err)
 	}
-	_, err = c.CreateRule(f.ctx, "t", "s", &sbadmin.CreateRuleOptions{Name: ptr("sql"), Filter: &sbadmin.SQLFilter{Expression: "a > 1"}})
+	_, err = c.CreateRule(f.ctx, "t", "s", &sbadmin.CreateRuleOptions{Name: ptr("sql"), Filter: &sbadmin.SQLFilter{Expression: "a >"}})
 	if statusOfErr(err) != http.StatusBadRequest {
-		t.Fatalf("CreateRule with SQL: %v, want 400", err)
+		t.Fatalf("CreateRule with a malformed SQL filter: %v, want 400", err)
 	}
 
 	got, err := c.GetRule(f.ctx, "t", "s", "orders", nil)

@@ -28,7 +28,9 @@ import (
 // Entity records have their own version, entityVersion: version 1 ends
 // after the rules; version 2 adds the entity's CreatedAt, UpdatedAt and
 // UserMetadata and then each rule's CreatedAt (a time that may be zero is
-// written as a byte 0, or 1 and the time). Both versions are read.
+// written as a byte 0, or 1 and the time); version 3 adds each rule's SQL
+// action (a string, empty for none) after those. Every version is read; a
+// record of an older version reads as rules without actions.
 //
 // Application properties keep their Go types: each value is written as a
 // one-byte type tag followed by the value.
@@ -38,7 +40,7 @@ const codecVersion = 1
 
 // entityVersion is the first byte of an encoded entity record; records of
 // every version from 1 up are read.
-const entityVersion = 2
+const entityVersion = 3
 
 // ErrCorrupt is the cause (Err) of the *broker.Error returned when stored
 // bytes cannot be decoded: errors.Is(err, store.ErrCorrupt) reports it.
@@ -385,6 +387,9 @@ func appendEntity(dst []byte, rec *EntityRecord) ([]byte, error) {
 	for i := range ent.Rules {
 		e.optTime(ent.Rules[i].CreatedAt)
 	}
+	for i := range ent.Rules {
+		e.string(ent.Rules[i].Action)
+	}
 	return e.buf, nil
 }
 
@@ -446,6 +451,11 @@ func decodeEntity(b []byte) (EntityRecord, error) {
 		ent.UserMetadata = d.string()
 		for i := range ent.Rules {
 			ent.Rules[i].CreatedAt = d.optTime()
+		}
+	}
+	if version >= 3 {
+		for i := range ent.Rules {
+			ent.Rules[i].Action = d.string()
 		}
 	}
 	if err := d.finish(); err != nil {

@@ -237,11 +237,12 @@ func fullEntity() EntityRecord {
 		Rules: []broker.Rule{
 			{Name: "$Default", CreatedAt: utc(1700000000, 5)},
 			{Name: "sql", SQL: "1=1"},
+			{Name: "sql action", SQL: "color = 'red' AND n > 2", Action: "SET n = n + 1"},
 			{Name: "corr", Filter: &broker.CorrelationFilter{
 				CorrelationID: "c", MessageID: "m", To: "t", ReplyTo: "r", Subject: "s",
 				SessionID: "sid", ReplyToSessionID: "rsid", ContentType: "ct",
 				Properties: map[string]any{"prop1": "value1", "n": int64(3)},
-			}, CreatedAt: utc(1700000100, 0)},
+			}, CreatedAt: utc(1700000100, 0), Action: "SET sys.Label = 'routed'; REMOVE secret"},
 			{Name: "empty filter", Filter: &broker.CorrelationFilter{}},
 		},
 		CreatedAt:    utc(1699999999, 123456789),
@@ -314,7 +315,7 @@ func version1Entity(t *testing.T, name string) []byte {
 }
 
 func TestEntityVersion1StillDecodes(t *testing.T) {
-	full := fullEntity()
+	full := fullEntityWithoutActions()
 	full.Entity.CreatedAt, full.Entity.UpdatedAt, full.Entity.UserMetadata = time.Time{}, time.Time{}, ""
 	for i := range full.Entity.Rules {
 		full.Entity.Rules[i].CreatedAt = time.Time{}
@@ -415,4 +416,47 @@ func FuzzDecodeMessage(f *testing.F) {
 			t.Fatalf("encoding is not a fixed point:\n%x\n%x", enc1, enc2)
 		}
 	})
+}
+
+// TestEntityVersion2StillDecodes reads a record that the version 2 encoder
+// (before rule actions) wrote, kept in testdata: its rules have no actions.
+func TestEntityVersion2StillDecodes(t *testing.T) {
+	h, err := os.ReadFile(filepath.Join("testdata", "entity-v2-full.hex"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := hex.DecodeString(strings.TrimSpace(string(h)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b[0] != 2 {
+		t.Fatalf("testdata is version %d, want 2", b[0])
+	}
+	want := fullEntityWithoutActions()
+	got, err := decodeEntity(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("decoded:\n got %#v\nwant %#v", got, want)
+	}
+	// Written again, it is a version 3 record that reads the same.
+	b3, err := appendEntity(nil, &got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got3, err := decodeEntity(b3); b3[0] != 3 || err != nil || !reflect.DeepEqual(got3, want) {
+		t.Fatalf("version 3 round trip: version %d, %v\n got %#v", b3[0], err, got3)
+	}
+}
+
+// fullEntityWithoutActions is fullEntity as encoders before version 3 wrote
+// it: without the rule that only version 3 has, and without actions.
+func fullEntityWithoutActions() EntityRecord {
+	rec := fullEntity()
+	rec.Entity.Rules = slices.DeleteFunc(rec.Entity.Rules, func(r broker.Rule) bool { return r.Name == "sql action" })
+	for i := range rec.Entity.Rules {
+		rec.Entity.Rules[i].Action = ""
+	}
+	return rec
 }
