@@ -29,15 +29,17 @@ type KeyMap struct {
 	Renew, AutoRenew, Resubmit, ResubmitAll, CancelScheduled key.Binding
 	Compose, Edit, Purge                                     key.Binding
 
-	// Tools.
-	Select, SelectAll, Filter, Replies, Copy, Export key.Binding
-	Pause, Help, Quit                                key.Binding
+	// Tools. Replies jumps from a request to its replies; Request looks
+	// for the request of a reply (the message whose MessageId is its
+	// CorrelationId).
+	Select, SelectAll, Filter, Replies, Request, Copy, Export key.Binding
+	Pause, Help, Quit                                         key.Binding
 }
 
 // DefaultKeyMap returns the default bindings of DESIGN.md's key table, plus
 // the few extra actions peeklock adds (entity switching, lock many, resubmit
 // a whole dead-letter queue, cancel a scheduled message, select all, jump to
-// replies).
+// replies, find the request of a reply).
 func DefaultKeyMap() KeyMap {
 	b := func(desc string, keys ...string) key.Binding {
 		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(helpKeys(keys), desc))
@@ -83,6 +85,7 @@ func DefaultKeyMap() KeyMap {
 		SelectAll: b("select all shown", "*"),
 		Filter:    b("filter", "/"),
 		Replies:   b("replies / back", "o"),
+		Request:   b("find the request of a reply", "O"),
 		Copy:      b("copy as JSON", "y"),
 		Export:    b("export JSON lines", "x"),
 		Pause:     b("pause / resume", "p"),
@@ -143,7 +146,7 @@ func (km *KeyMap) All() []Named {
 		{"resubmit_all", &km.ResubmitAll}, {"cancel_scheduled", &km.CancelScheduled},
 		{"compose", &km.Compose}, {"edit", &km.Edit}, {"purge", &km.Purge},
 		{"select", &km.Select}, {"select_all", &km.SelectAll}, {"filter", &km.Filter},
-		{"replies", &km.Replies}, {"copy", &km.Copy}, {"export", &km.Export},
+		{"replies", &km.Replies}, {"request", &km.Request}, {"copy", &km.Copy}, {"export", &km.Export},
 		{"pause", &km.Pause}, {"help", &km.Help}, {"quit", &km.Quit},
 	}
 }
@@ -156,7 +159,7 @@ func (km *KeyMap) Groups() [][]*key.Binding {
 		{&km.NextPane, &km.PrevPane, &km.Pane[0], &km.Pane[1], &km.Pane[2], &km.Pane[3], &km.Pane[4], &km.Enter, &km.Back},
 		{&km.Lock, &km.LockMany, &km.Complete, &km.Abandon, &km.DeadLetter, &km.Defer, &km.Renew, &km.AutoRenew,
 			&km.Resubmit, &km.ResubmitAll, &km.CancelScheduled, &km.Compose, &km.Edit, &km.Purge},
-		{&km.Select, &km.SelectAll, &km.Filter, &km.Replies, &km.Copy, &km.Export, &km.Pause, &km.Help, &km.Quit},
+		{&km.Select, &km.SelectAll, &km.Filter, &km.Replies, &km.Request, &km.Copy, &km.Export, &km.Pause, &km.Help, &km.Quit},
 	}
 }
 

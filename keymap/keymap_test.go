@@ -93,3 +93,18 @@ func TestPressedIgnoresEnabled(t *testing.T) {
 		t.Fatal("x is not complete")
 	}
 }
+
+// TestRequestKey checks the key that finds a reply's request: O by default
+// (o keeps jumping to replies), rebindable by the name "request".
+func TestRequestKey(t *testing.T) {
+	km := DefaultKeyMap()
+	if got := km.Request.Keys(); strings.Join(got, ",") != "O" || km.Replies.Keys()[0] != "o" {
+		t.Fatalf("request %v, replies %v", got, km.Replies.Keys())
+	}
+	if err := km.Rebind(map[string][]string{"request": {"ctrl+o"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := km.Request.Keys(); strings.Join(got, ",") != "ctrl+o" || km.Request.Help().Key != "ctrl+o" {
+		t.Fatalf("rebound: %v %q", got, km.Request.Help().Key)
+	}
+}

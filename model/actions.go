@@ -265,11 +265,46 @@ func (m *Model) edit() tea.Cmd {
 	return m.openCompose(cur)
 }
 
-// jump is where a jump to replies came from.
+// jump is where a jump to replies, or to the request of a reply, came
+// from.
 type jump struct {
 	entity string
 	focus  int
 	filter filterSpec
+	// A jump to a request also restores the detail view it started from
+	// (nil for none) and the focused pane's window (top) and cursor (the
+	// message seq, -1 for none); opened is the detail view it opened, which
+	// esc leaves by coming back.
+	detail *detailState
+	top    int64
+	seq    int64
+	opened *detailState
+}
+
+// popJump comes back from the last jump.
+func (m *Model) popJump() tea.Cmd {
+	j := m.jumps[len(m.jumps)-1]
+	m.jumps = m.jumps[:len(m.jumps)-1]
+	m.filter = j.filter
+	m.focus = j.focus
+	m.switchEntity(j.entity)
+	if j.opened != nil {
+		for i := range m.panes {
+			m.panes[i].reset()
+		}
+		p := m.focused()
+		p.top = j.top
+		if j.top != 0 {
+			p.pos = 0
+		}
+		if j.seq >= 0 {
+			p.wantSeq = j.seq
+		}
+		m.detail = j.detail
+		m.rerenderDetail()
+	}
+	m.setInfo("back to " + j.entity)
+	return m.requestRefresh()
 }
 
 // replies jumps from a message to the messages whose CorrelationId is its

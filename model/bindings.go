@@ -25,7 +25,7 @@ func (m *Model) updateKeybindings() {
 		&k.Renew: broker.CanRenewLock, &k.AutoRenew: broker.CanRenewLock,
 		&k.Resubmit: broker.CanPeekLock, &k.ResubmitAll: broker.CanPeekLock,
 		&k.CancelScheduled: broker.CanSchedule, &k.Purge: broker.CanPurge,
-		&k.Filter: broker.CanBrowse, &k.Replies: broker.CanBrowse,
+		&k.Filter: broker.CanBrowse, &k.Replies: broker.CanBrowse, &k.Request: broker.CanBrowse,
 	}
 	changing := []*key.Binding{&k.Lock, &k.LockMany, &k.Complete, &k.Abandon, &k.DeadLetter, &k.Defer,
 		&k.Renew, &k.AutoRenew, &k.Resubmit, &k.ResubmitAll, &k.CancelScheduled, &k.Compose, &k.Edit, &k.Purge}

@@ -86,10 +86,15 @@ func (m *Model) detailLines() []string {
 		}
 		info.Hints = append(info.Hints, fmt.Sprintf("%s: messages whose CorrelationId is this MessageId, in %s", m.keys.Replies.Help().Key, where))
 	}
+	if msg.CorrelationID != "" {
+		info.Hints = append(info.Hints, fmt.Sprintf("%s: find the request: MessageId = this CorrelationId", m.keys.Request.Help().Key))
+	}
 	if msg.ReplyTo != "" || msg.ReplyToSessionID != "" {
 		info.Hints = append(info.Hints, fmt.Sprintf("replies go to %q, session %q", msg.ReplyTo, msg.ReplyToSessionID))
 	}
-	if len(m.jumps) > 0 {
+	if n := len(m.jumps); n > 0 && m.jumps[n-1].opened == d {
+		info.Hints = append(info.Hints, "esc: back to the reply")
+	} else if n > 0 {
 		info.Hints = append(info.Hints, "esc twice: back to the request")
 	}
 	return ui.DetailLines(m.common(), msg, info, d.body, d.width)
@@ -106,6 +111,9 @@ func (m *Model) detailKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	maxTop := max(0, total-page)
 	switch {
 	case keymap.Pressed(msg, k.Back):
+		if n := len(m.jumps); n > 0 && m.jumps[n-1].opened == d {
+			return m.popJump(), true
+		}
 		m.detail = nil
 		return nil, true
 	case keymap.Pressed(msg, k.Enter):

@@ -59,6 +59,10 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
+	if m.search != nil && m.job == nil && keymap.Pressed(msg, k.Back) {
+		m.cancelSearch()
+		return nil
+	}
 	if m.detail != nil {
 		if cmd, ok := m.detailKey(msg); ok {
 			return cmd
@@ -117,6 +121,7 @@ func (m *Model) actions() []action {
 		{&k.SelectAll, m.selectAll},
 		{&k.Filter, m.openFilter},
 		{&k.Replies, m.replies},
+		{&k.Request, m.findRequest},
 		{&k.Copy, m.copyJSON},
 		{&k.Export, m.export},
 		{&k.Pause, m.togglePause},
@@ -135,21 +140,19 @@ func (m *Model) quit() tea.Cmd {
 	return tea.Quit
 }
 
-// back is esc on the main screen: cancel bulk work, leave a jump, clear the
-// filter, clear the selection, in that order.
+// back is esc on the main screen: cancel bulk work, cancel the search for
+// a request, leave a jump, clear the filter, clear the selection, in that
+// order.
 func (m *Model) back() tea.Cmd {
 	switch {
 	case m.job != nil:
 		m.cancelJob()
 		return nil
+	case m.search != nil:
+		m.cancelSearch()
+		return nil
 	case len(m.jumps) > 0:
-		j := m.jumps[len(m.jumps)-1]
-		m.jumps = m.jumps[:len(m.jumps)-1]
-		m.filter = j.filter
-		m.focus = j.focus
-		m.switchEntity(j.entity)
-		m.setInfo("back to " + j.entity)
-		return m.requestRefresh()
+		return m.popJump()
 	case m.filter.active():
 		m.filter = filterSpec{}
 		for i := range m.panes {

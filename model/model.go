@@ -79,6 +79,12 @@ type Model struct {
 	jobSeq   int
 	filter   filterSpec
 	jumps    []jump
+	// search is the search for a reply's request in progress (nil for
+	// none); replySources maps an entity (lower case) to the entities whose
+	// messages were seen asking for replies in it.
+	search       *requestSearch
+	searchSeq    int
+	replySources map[string][]string
 
 	// why holds the reason of every disabled binding (updateKeybindings).
 	why map[*key.Binding]string
@@ -142,7 +148,7 @@ func (m *Model) Init() tea.Cmd {
 }
 
 // Close releases the session lock the dashboard holds, ends the event
-// subscription and cancels bulk work. The program
+// subscription and cancels bulk work and the search for a request. The program
 // calls it after Run returns; quitting calls it too.
 func (m *Model) Close() {
 	m.releaseSessionNow()
@@ -153,6 +159,7 @@ func (m *Model) Close() {
 	if m.job != nil && m.job.cancel != nil {
 		m.job.cancel()
 	}
+	m.endSearch()
 }
 
 // setErr records err for the status bar.

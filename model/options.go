@@ -40,6 +40,9 @@ type Options struct {
 	// FilterScan is the most messages a filtered pane scans per refresh
 	// (default 5000).
 	FilterScan int
+	// SearchScan is the most messages the search for a reply's request
+	// browses in all (default 10000).
+	SearchScan int
 }
 
 // Defaults.
@@ -49,6 +52,7 @@ const (
 	DefaultTimeout      = 15 * time.Second
 	DefaultAutoRenewFor = 10 * time.Minute
 	DefaultFilterScan   = 5000
+	DefaultSearchScan   = 10000
 	// FlashFor is how long a row flashes after its lock expired or was lost.
 	FlashFor = 3 * time.Second
 	// frameEvery is the animation frame of countdowns and flashes.
@@ -86,6 +90,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.FilterScan <= 0 {
 		o.FilterScan = DefaultFilterScan
+	}
+	if o.SearchScan <= 0 {
+		o.SearchScan = DefaultSearchScan
 	}
 	return o
 }

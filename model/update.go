@@ -108,6 +108,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return nil
 	case jobProgressMsg:
 		return m.onJob(msg)
+	case searchStepMsg:
+		return m.onSearchStep(msg)
 	case tea.KeyPressMsg:
 		return m.onKey(msg)
 	case tea.MouseClickMsg:

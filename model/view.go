@@ -57,6 +57,9 @@ func (m *Model) render() string {
 		d := ui.ProgressDialog(c, ui.Progress{Title: m.job.title, Done: m.job.done, Failed: m.job.failed,
 			Total: m.job.total, Elapsed: m.now.Sub(m.job.start), Cancelled: m.job.cancelled})
 		s.Dialog = &d
+	case m.search != nil:
+		d := m.searchDialog(c)
+		s.Dialog = &d
 	}
 	return ui.Render(c, s)
 }

@@ -1,0 +1,62 @@
+package model
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/peeklock/peeklock/broker/amqpserver"
+	"github.com/peeklock/peeklock/broker/amqpserver/admin"
+	"github.com/peeklock/peeklock/broker/amqpserver/sas"
+	"github.com/peeklock/peeklock/broker/engine"
+	"github.com/peeklock/peeklock/broker/remote"
+)
+
+// TestFindRequestOverRemote runs the search on the remote client, through
+// the AMQP listener and the admin API in front of the engine: it peeks
+// (Browse) entity after entity and finds the dead-lettered request.
+func TestFindRequestOverRemote(t *testing.T) {
+	clock, c := requestFixture(t, 2, true)
+	eng := c.(*engine.Engine)
+	srv, err := amqpserver.New(eng, amqpserver.Options{IdleTimeout: -1, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(l) }()
+	hs := httptest.NewServer(admin.NewHandler(eng, admin.Options{Host: "127.0.0.1", Clock: clock}))
+	t.Cleanup(func() { hs.Close(); _ = srv.Close(); <-done })
+	cs, err := remote.ParseConnectionString(fmt.Sprintf("Endpoint=sb://%s;SharedAccessKeyName=%s;SharedAccessKey=%s;UseDevelopmentEmulator=true",
+		l.Addr(), sas.DefaultKeyName, sas.DefaultKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := remote.Dial(context.Background(), remote.Config{Conn: cs, AdminURL: hs.URL, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rc.Close() })
+	h := newHarness(t, rc, clock, Options{Entity: "payments"}, 100, 30)
+	h.keys("j", "j", "O")
+	d := h.m.detail
+	if h.m.entity != "orders" || h.m.focus != 4 || d == nil || d.msg.MessageID != "req-1" {
+		t.Fatalf("not on the request: entity %s focus %d detail %+v (info %q, err %v)", h.m.entity, h.m.focus, d, h.m.info, h.m.lastErr)
+	}
+	if want := `request "req-1": orders › Dead-lettered › 3, found among 3 messages (esc goes back)`; h.m.info != want {
+		t.Fatalf("info %q, want %q", h.m.info, want)
+	}
+	h.key("esc")
+	if h.m.entity != "payments" || h.m.detail != nil {
+		t.Fatalf("esc: %s %v", h.m.entity, h.m.detail)
+	}
+	h.key("k")
+	h.key("O") // p-2: no CorrelationId
+	h.wantErr("the message has no CorrelationId")
+}
