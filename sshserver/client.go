@@ -35,6 +35,8 @@ type sessionClient struct {
 	subs   map[int]func()
 	nextID int
 	closed bool
+
+	inflight sync.WaitGroup // calls between enter and leave
 }
 
 var _ broker.Client = (*sessionClient)(nil)
@@ -58,11 +60,22 @@ func newSessionClient(shared broker.Client, role Role, audit *slog.Logger) *sess
 // errSessionEnded is returned by every operation after Close.
 var errSessionEnded = &broker.Error{Code: broker.CodeClosed, Message: "the SSH session has ended"}
 
-func (c *sessionClient) isClosed() bool {
+// enter starts a call through the session client; false once it is
+// closed. Every true enter is paired with a leave, and Close waits for the
+// calls in flight, so that a lock an in-flight receive takes is given back
+// before Close returns.
+func (c *sessionClient) enter() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.closed
+	if c.closed {
+		return false
+	}
+	c.inflight.Add(1)
+	return true
 }
+
+// leave ends a call that enter started.
+func (c *sessionClient) leave() { c.inflight.Done() }
 
 // Endpoint describes the shared client's endpoint.
 func (c *sessionClient) Endpoint() string { return c.inner.Endpoint() }
@@ -78,17 +91,19 @@ func (c *sessionClient) Capabilities() broker.Capabilities { return c.inner.Capa
 
 // Entities lists the shared client's entities.
 func (c *sessionClient) Entities(ctx context.Context) ([]broker.Entity, error) {
-	if c.isClosed() {
+	if !c.enter() {
 		return nil, errSessionEnded
 	}
+	defer c.leave()
 	return c.inner.Entities(ctx)
 }
 
 // Browse peeks through the shared client.
 func (c *sessionClient) Browse(ctx context.Context, req broker.BrowseRequest) ([]*broker.Message, error) {
-	if c.isClosed() {
+	if !c.enter() {
 		return nil, errSessionEnded
 	}
+	defer c.leave()
 	return c.inner.Browse(ctx, req)
 }
 
@@ -99,9 +114,10 @@ func (c *sessionClient) Receive(ctx context.Context, req broker.ReceiveRequest) 
 	if req.Mode == broker.ReceiveAndDelete {
 		op = "receive and delete"
 	}
-	if c.isClosed() {
+	if !c.enter() {
 		return nil, errSessionEnded
 	}
+	defer c.leave()
 	msgs, err := c.inner.Receive(ctx, req)
 	c.received(op, addr, msgs, err)
 	return msgs, err
@@ -110,9 +126,10 @@ func (c *sessionClient) Receive(ctx context.Context, req broker.ReceiveRequest) 
 // ReceiveDeferred locks deferred messages through the shared client and
 // records the locks.
 func (c *sessionClient) ReceiveDeferred(ctx context.Context, entity string, seqs []int64) ([]*broker.Message, error) {
-	if c.isClosed() {
+	if !c.enter() {
 		return nil, errSessionEnded
 	}
+	defer c.leave()
 	msgs, err := c.inner.ReceiveDeferred(ctx, entity, seqs)
 	if err != nil && len(msgs) == 0 {
 		// Name what was asked for, since nothing came back.
@@ -210,9 +227,10 @@ func (c *sessionClient) RenewLock(ctx context.Context, entity string, token brok
 
 // Send sends through the shared client.
 func (c *sessionClient) Send(ctx context.Context, entity string, msgs []*broker.Message) error {
-	if c.isClosed() {
+	if !c.enter() {
 		return errSessionEnded
 	}
+	defer c.leave()
 	err := c.inner.Send(ctx, entity, msgs)
 	for _, m := range msgs {
 		c.record("send", entity, 0, m.MessageID, err)
@@ -222,9 +240,10 @@ func (c *sessionClient) Send(ctx context.Context, entity string, msgs []*broker.
 
 // Schedule schedules through the shared client.
 func (c *sessionClient) Schedule(ctx context.Context, entity string, at time.Time, msgs []*broker.Message) ([]int64, error) {
-	if c.isClosed() {
+	if !c.enter() {
 		return nil, errSessionEnded
 	}
+	defer c.leave()
 	seqs, err := c.inner.Schedule(ctx, entity, at, msgs)
 	for i, m := range msgs {
 		var seq int64
@@ -238,9 +257,10 @@ func (c *sessionClient) Schedule(ctx context.Context, entity string, at time.Tim
 
 // CancelScheduled cancels through the shared client.
 func (c *sessionClient) CancelScheduled(ctx context.Context, entity string, seqs []int64) error {
-	if c.isClosed() {
+	if !c.enter() {
 		return errSessionEnded
 	}
+	defer c.leave()
 	err := c.inner.CancelScheduled(ctx, entity, seqs)
 	for _, s := range seqs {
 		c.record("cancel scheduled", entity, s, "", err)
@@ -250,9 +270,10 @@ func (c *sessionClient) CancelScheduled(ctx context.Context, entity string, seqs
 
 // Purge purges through the shared client.
 func (c *sessionClient) Purge(ctx context.Context, entity string, sub broker.SubQueue) (int64, error) {
-	if c.isClosed() {
+	if !c.enter() {
 		return 0, errSessionEnded
 	}
+	defer c.leave()
 	addr := auditAddress(entity, sub)
 	n, err := c.inner.Purge(ctx, entity, sub)
 	c.record("purge", addr, 0, "", err, slog.Int64("removed", n))
@@ -294,6 +315,21 @@ func (c *sessionClient) Close() error {
 		return nil
 	}
 	c.closed = true
+	c.mu.Unlock()
+
+	// Calls in flight finish first: a receive that returns now gives its
+	// locks back itself (see received). Bounded, like the releases below.
+	waited := make(chan struct{})
+	go func() {
+		c.inflight.Wait()
+		close(waited)
+	}()
+	select {
+	case <-waited:
+	case <-time.After(releaseTimeout):
+	}
+
+	c.mu.Lock()
 	locks, subs, sessions := c.locks, c.subs, c.held
 	c.locks, c.subs, c.held = nil, nil, nil
 	c.mu.Unlock()

@@ -253,13 +253,24 @@ func TestSessionClientLateReceiveIsGivenBack(t *testing.T) {
 		got <- err
 	}()
 	<-g.entered
-	sc.Close() // the session ends while the receive is under way
+	closed := make(chan struct{})
+	go func() {
+		sc.Close() // the session ends while the receive is under way
+		close(closed)
+	}()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a receive was in flight")
+	case <-time.After(50 * time.Millisecond):
+	}
 	close(g.release)
+	<-closed
+	// Close waited for the receive, which gave its late lock back.
+	if c := counts(t, e, "orders"); c.Active != 1 || c.Locked != 0 {
+		t.Fatalf("counts right after Close = %+v, want the late lock abandoned (Active 1, Locked 0)", c)
+	}
 	if err := <-got; err != nil {
 		t.Fatalf("receive: %v", err)
-	}
-	if c := counts(t, e, "orders"); c.Active != 1 || c.Locked != 0 {
-		t.Fatalf("counts = %+v, want the late lock abandoned (Active 1, Locked 0)", c)
 	}
 	if n := sc.heldLocks(); n != 0 {
 		t.Fatalf("held locks = %d after close, want 0", n)

@@ -60,9 +60,10 @@ func (c *sessionClient) LockSession(ctx context.Context, entity, sessionID strin
 	if err != nil {
 		return broker.SessionLock{}, err
 	}
-	if c.isClosed() {
+	if !c.enter() {
 		return broker.SessionLock{}, errSessionEnded
 	}
+	defer c.leave()
 	l, err := sc.LockSession(ctx, entity, sessionID, maxWait)
 	id := sessionID
 	if err == nil {
@@ -188,9 +189,10 @@ func (c *sessionClient) SessionState(ctx context.Context, entity, sessionID stri
 	if err != nil {
 		return nil, err
 	}
-	if c.isClosed() {
+	if !c.enter() {
 		return nil, errSessionEnded
 	}
+	defer c.leave()
 	return sc.SessionState(ctx, entity, sessionID)
 }
 
