@@ -29,7 +29,11 @@ import (
 //   - no message whose completion was acknowledged is received again or
 //     stored;
 //   - a sequence number belongs to one message only, and numbers handed out
-//     after a restart are above every number seen before it.
+//     after a restart are above every number seen before it;
+//   - after every restart, each message sent to the topic is in every
+//     subscription whose rules match it or in none of them (a topic send is
+//     all or nothing), under one sequence number, and in all of them when
+//     its send was acknowledged.
 //
 // The child writes one line per event to stdout, after the call returned:
 //
@@ -37,6 +41,7 @@ import (
 //	S <message id> <seq>         Send or Schedule returned (seq 0: Send)
 //	R <message id> <seq>         the message was received under peek-lock
 //	C <message id> <seq>         its Complete returned
+//	T <message id> <seq>         a Send to the topic returned (seq 0)
 //	E <text>                     the child failed
 //
 // A line is a single write of less than PIPE_BUF bytes, so a kill never
@@ -46,6 +51,7 @@ const (
 	crashDirEnv   = "PEEKLOCK_CRASH_DIR"
 	crashRoundEnv = "PEEKLOCK_CRASH_ROUND"
 	crashQueue    = "crash"
+	crashTopic    = "crashtopic"
 	crashRounds   = 5
 )
 
@@ -59,9 +65,17 @@ func TestCrash(t *testing.T) {
 	t.Logf("seed %d", seed)
 
 	var events []crashEvent
+	topicSent := make(map[string]bool)
 	for round := range crashRounds {
 		d := 100*time.Millisecond + time.Duration(rng.Int64N(int64(400*time.Millisecond)))
-		events = append(events, runCrashRound(t, dir, round, d)...)
+		for _, ev := range runCrashRound(t, dir, round, d) {
+			if ev.kind == 'T' {
+				topicSent[ev.id] = true
+				continue
+			}
+			events = append(events, ev)
+		}
+		checkCrashTopic(t, dir, round, topicSent)
 	}
 
 	s, err := store.OpenPebble(dir, store.PebbleOptions{})
@@ -80,7 +94,7 @@ func TestCrash(t *testing.T) {
 // crashEvent is one line of a child's output.
 type crashEvent struct {
 	round int
-	kind  byte // 'S', 'R' or 'C'
+	kind  byte // 'S', 'R', 'C' or 'T'
 	id    string
 	seq   int64
 }
@@ -141,13 +155,14 @@ func runCrashRound(t *testing.T, dir string, round int, d time.Duration) []crash
 	for _, ev := range events {
 		n[ev.kind]++
 	}
-	t.Logf("round %d: killed after %v: %d sends, %d receives, %d completes acknowledged", round, d.Round(time.Millisecond), n['S'], n['R'], n['C'])
+	t.Logf("round %d: killed after %v: %d sends, %d receives, %d completes, %d topic sends acknowledged",
+		round, d.Round(time.Millisecond), n['S'], n['R'], n['C'], n['T'])
 	return events
 }
 
 func parseCrashLine(round int, line string) (crashEvent, bool) {
 	f := strings.Fields(line)
-	if len(f) != 3 || len(f[0]) != 1 || !strings.Contains("SRC", f[0]) {
+	if len(f) != 3 || len(f[0]) != 1 || !strings.Contains("SRCT", f[0]) {
 		return crashEvent{}, false
 	}
 	seq, err := strconv.ParseInt(f[2], 10, 64)
@@ -280,6 +295,95 @@ func checkCrashEvents(t *testing.T, events []crashEvent, stored map[string]int64
 		sends, completes, crashRounds, len(stored), inFlight)
 }
 
+// perSend is the number of messages of each send of the crash test's child.
+const perSend = 4
+
+// crashTopicEntities returns the crash test's topic and its subscriptions:
+// all1 and all2 take every message, picked those with pick set to true.
+func crashTopicEntities() []broker.Entity {
+	sub := func(name string, rules ...broker.Rule) broker.Entity {
+		return broker.Entity{Path: crashTopic + "/Subscriptions/" + name, Kind: broker.KindSubscription, Rules: rules}
+	}
+	return []broker.Entity{
+		{Path: crashTopic, Kind: broker.KindTopic},
+		sub("all1"),
+		sub("all2"),
+		sub("picked", broker.Rule{Name: "pick", Filter: &broker.CorrelationFilter{Properties: map[string]any{"pick": true}}}),
+	}
+}
+
+// checkCrashTopic restarts the engine on dir after round and checks the
+// topic's subscriptions: each message is in all the subscriptions that
+// match it or in none, under one sequence number, and in all of them when
+// its send was acknowledged (in sent).
+func checkCrashTopic(t *testing.T, dir string, round int, sent map[string]bool) {
+	t.Helper()
+	s, err := store.OpenPebble(dir, store.PebbleOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(engine.Options{Store: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx := context.Background()
+	seqs := make(map[string]map[string]int64) // message id -> subscription -> seq
+	for _, ent := range crashTopicEntities()[1:] {
+		from := int64(0)
+		for {
+			page, err := e.Browse(ctx, broker.BrowseRequest{Entity: ent.Path, Category: broker.CategoryActive, FromSequence: from, Max: 1000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page) == 0 {
+				break
+			}
+			for _, m := range page {
+				if seqs[m.MessageID] == nil {
+					seqs[m.MessageID] = make(map[string]int64)
+				}
+				if _, ok := seqs[m.MessageID][ent.Path]; ok {
+					t.Fatalf("after round %d: message %s is twice in %s", round, m.MessageID, ent.Path)
+				}
+				seqs[m.MessageID][ent.Path] = m.SequenceNumber
+			}
+			from = page[len(page)-1].SequenceNumber + 1
+		}
+	}
+	matching := func(id string) []string {
+		n, _ := strconv.Atoi(id[strings.LastIndexByte(id, '-')+1:])
+		subs := []string{crashTopic + "/Subscriptions/all1", crashTopic + "/Subscriptions/all2"}
+		if n%2 == 0 {
+			subs = append(subs, crashTopic+"/Subscriptions/picked")
+		}
+		return subs
+	}
+	for id, in := range seqs {
+		want := matching(id)
+		var seq int64
+		for _, sub := range want {
+			q, ok := in[sub]
+			if !ok {
+				t.Fatalf("after round %d: message %s is in %v but not in %s, which matches it", round, id, in, sub)
+			}
+			if seq != 0 && q != seq {
+				t.Fatalf("after round %d: message %s has sequence numbers %v", round, id, in)
+			}
+			seq = q
+		}
+		if len(in) != len(want) {
+			t.Fatalf("after round %d: message %s is in %v; only %v match it", round, id, in, want)
+		}
+	}
+	for id := range sent {
+		if seqs[id] == nil {
+			t.Fatalf("after round %d: the acknowledged topic send of %s is in no subscription", round, id)
+		}
+	}
+	t.Logf("after round %d: %d topic messages stored, each in all the subscriptions that match it; %d acknowledged", round, len(seqs), len(sent))
+}
+
 // TestCrashChild is the child of TestCrash: it runs the load until it is
 // killed.
 func TestCrashChild(t *testing.T) {
@@ -303,9 +407,34 @@ func TestCrashChild(t *testing.T) {
 	if err := e.CreateEntity(ctx, broker.Entity{Path: crashQueue, Kind: broker.KindQueue}); err != nil && !errors.Is(err, broker.ErrAlreadyExists) {
 		crashFail("create queue: %v", err)
 	}
+	for _, ent := range crashTopicEntities() {
+		if err := e.CreateEntity(ctx, ent); err != nil && !errors.Is(err, broker.ErrAlreadyExists) {
+			crashFail("create %s: %v", ent.Path, err)
+		}
+	}
 	crashLine("READY")
 
-	const senders, receivers, perSend = 4, 4, 4
+	const topicSenders = 2
+	for w := range topicSenders {
+		go func() {
+			body := bytes.Repeat([]byte{byte(w)}, 512)
+			for n := 0; ; n++ {
+				msgs := make([]*broker.Message, perSend)
+				for i := range msgs {
+					msgs[i] = &broker.Message{MessageID: fmt.Sprintf("t%d-s%d-%d-%d", round, w, n, i), Body: body,
+						ApplicationProperties: map[string]any{"pick": i%2 == 0}}
+				}
+				if err := e.Send(ctx, crashTopic, msgs); err != nil {
+					crashFail("send to the topic: %v", err)
+				}
+				for _, m := range msgs {
+					crashLine(fmt.Sprintf("T %s 0", m.MessageID))
+				}
+			}
+		}()
+	}
+
+	const senders, receivers = 4, 4
 	for w := range senders {
 		go func() {
 			body := bytes.Repeat([]byte{byte(w)}, 512)

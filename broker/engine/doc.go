@@ -10,6 +10,12 @@
 // transfer.go). A send straight to an entity whose forward fails fails
 // instead: nothing was accepted.
 //
+// A send to a topic is all or nothing across the topic's subscriptions that
+// store it: one store batch holds every subscription's copies, so that a
+// refusal or a crash leaves the message in all of them or in none (see
+// sendTopic in fanout.go). A forwarding subscription passes its copies on
+// after that batch, as a second step.
+//
 // # Model
 //
 // The store holds every message twice: a small Meta record and the full

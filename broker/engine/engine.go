@@ -18,8 +18,12 @@ import (
 //  1. Engine.life   (RWMutex, read-held for the whole of every public operation;
 //     Close takes it for writing to wait for operations in flight)
 //  2. Engine.mu     (RWMutex over the entity maps and each topic's subscription list)
-//  3. entity.mu     (one per entity; NEVER two entity mutexes at once: forwarding,
-//     fan-out and dead-letter forwarding happen after the source is released)
+//  3. entity.mu     (one per entity). One path holds several: a topic send
+//     (sendTopic) holds the topic and all its subscriptions, taken in
+//     ascending entity id (lockAll), and takes no other mutex of this level
+//     while it holds them. Every other path holds one entity mutex at a time:
+//     forwarding (to ForwardTo, and of dead-lettered messages through the
+//     outbox) happens after every source mutex is released (unlockAll).
 //  4. leaves, each taken alone and never while holding another leaf:
 //     sweeper.mu, Engine.ownersMu, hub.mu then subscriber.mu, and the store's
 //     own mutexes (Store.Apply and Store.Get are called under entity.mu).

@@ -128,98 +128,6 @@ func (e *Engine) deliver(en *entity, msgs []*broker.Message, hop int, accepted b
 	return e.storeOrForward(en, msgs, nil, hop, accepted)
 }
 
-// sendTopic fans msgs out to the subscriptions whose rules match. Quota and
-// session checks run for every subscription before anything is stored, so a
-// refused send stores nothing (unless a subscription fills up in between).
-// Once the topic has numbered them the messages count as accepted: a
-// subscription that cannot forward its copies keeps them in its transfer
-// dead-letter sub-queue.
-//
-// A subscription may take several copies of one message, one per matching
-// rule with an action (see ruleSet.deliveries). Each copy needs its own
-// sequence number, so the topic numbers a message with a block of as many
-// consecutive numbers as the most copies any subscription takes of it: the
-// first copy has the message's number (the one Send and Schedule report),
-// the next ones the numbers after it, so copies stay in send order.
-func (e *Engine) sendTopic(t *entity, msgs []*broker.Message, hop int) ([]int64, error) {
-	e.mu.RLock()
-	subs := slices.Clone(t.subs)
-	e.mu.RUnlock()
-	type delivery struct {
-		i int             // index in msgs
-		k int             // copy number: 0 for the first copy of msgs[i]
-		m *broker.Message // msgs[i], or a copy with a rule action applied
-	}
-	type target struct {
-		en *entity
-		ds []delivery
-	}
-	targets := make([]target, 0, len(subs))
-	var span []int // copies per message, when some subscription takes more than one
-	var buf []*broker.Message
-	for _, s := range subs {
-		if err := e.lockEntity(s); err != nil {
-			continue
-		}
-		rules, st, room := s.match, s.settings, s.maxTotalSize()-s.size
-		e.unlock(s)
-		var ds []delivery
-		var total int64
-		for i, m := range msgs {
-			buf = rules.deliveries(buf[:0], m)
-			for k, c := range buf {
-				if st.RequiresSession && c.SessionID == "" && st.ForwardTo == "" {
-					err := newErr(broker.CodeInvalid, t.path, "message %d has no SessionId but subscription %q requires sessions", i, s.path)
-					err.Err = errNoSessionID
-					return nil, err
-				}
-				ds = append(ds, delivery{i, k, c})
-				total += c.Size
-			}
-			if len(buf) > 1 {
-				if span == nil {
-					span = make([]int, len(msgs))
-				}
-				span[i] = max(span[i], len(buf))
-			}
-		}
-		if total > room {
-			return nil, newErr(broker.CodeQuotaExceeded, t.path, "subscription %q is full: %d bytes more do not fit in %d MB", s.path, total, st.MaxSizeInMegabytes)
-		}
-		if len(ds) > 0 {
-			targets = append(targets, target{s, ds})
-		}
-	}
-	seqs, p, err := e.topicAccept(t, msgs, true, span)
-	if err != nil {
-		return nil, err
-	}
-	var firstErr error
-	for _, tg := range targets {
-		part := make([]*broker.Message, 0, len(tg.ds))
-		pre := make([]int64, 0, len(tg.ds))
-		for _, d := range tg.ds {
-			if seqs[d.i] == 0 {
-				continue
-			}
-			c := *d.m
-			c.TimeToLive = msgs[d.i].TimeToLive // as topicAccept capped it
-			part = append(part, &c)
-			pre = append(pre, seqs[d.i]+int64(d.k))
-		}
-		if len(part) == 0 {
-			continue
-		}
-		if _, err := e.storeOrForward(tg.en, part, pre, hop, true); err != nil && firstErr == nil {
-			firstErr = err
-		}
-	}
-	if err := p.Wait(); err != nil && firstErr == nil {
-		firstErr = storeErr("store the sequence number", t.path, err)
-	}
-	return seqs, firstErr
-}
-
 // topicAccept checks sizes against the topic's limit, drops duplicates (when
 // dedupe and the topic requires it: seq 0) and assigns the topic's sequence
 // numbers. The time-to-live cap of the topic is applied to the copies.
@@ -231,16 +139,43 @@ func (e *Engine) topicAccept(t *entity, msgs []*broker.Message, dedupe bool, spa
 	}
 	now := e.now()
 	t.pruneDup(now)
+	if err := t.checkSizes(msgs); err != nil {
+		e.unlock(t)
+		return nil, nil, err
+	}
+	seqs, _ := t.number(msgs, dedupe, span, now)
+	p, err := t.commit()
+	e.unlock(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	return seqs, p, nil
+}
+
+// checkSizes refuses msgs when one is larger than the topic takes. Called
+// with t locked.
+func (t *entity) checkSizes(msgs []*broker.Message) error {
 	for i, m := range msgs {
 		if m.Size > t.maxMessageSize() {
-			e.unlock(t)
-			return nil, nil, errTooLarge(t, i, m)
+			return errTooLarge(t, i, m)
 		}
 	}
-	seqs := make([]int64, len(msgs))
+	return nil
+}
+
+// number is topicAccept's work under the topic mutex, the duplicates window
+// already pruned: it drops duplicates, assigns the numbers, caps the
+// time-to-live and adds the topic's sequence to its batch. It also returns
+// the message ids it recorded in the duplicate-detection window, so that a
+// caller whose store batch fails can forget them again.
+func (t *entity) number(msgs []*broker.Message, dedupe bool, span []int, now int64) (seqs []int64, recorded []string) {
+	seqs = make([]int64, len(msgs))
 	for i, m := range msgs {
 		if dedupe && t.settings.RequiresDuplicateDetection && t.isDuplicate(m.MessageID, now) {
 			continue
+		}
+		if dedupe && t.settings.RequiresDuplicateDetection && m.MessageID != "" {
+			recorded = append(recorded, m.MessageID)
 		}
 		t.lastSeq++
 		seqs[i] = t.lastSeq
@@ -250,12 +185,7 @@ func (e *Engine) topicAccept(t *entity, msgs []*broker.Message, dedupe bool, spa
 		m.TimeToLive = effectiveTTL(m.TimeToLive, t.settings.DefaultMessageTimeToLive)
 	}
 	t.batch.SetSequence(t.id, t.lastSeq)
-	p, err := t.commit()
-	e.unlock(t)
-	if err != nil {
-		return nil, nil, err
-	}
-	return seqs, p, nil
+	return seqs, recorded
 }
 
 func errTooLarge(en *entity, i int, m *broker.Message) error {
@@ -411,11 +341,9 @@ func (en *entity) show(entries []*entry) {
 	}
 }
 
-// forward passes msgs on to en's ForwardTo target, each with
-// EnqueuedSequenceNumber set to the number it got here. Called with en
-// locked; returns with it released. When the forward fails for a reason
-// transferFailure knows and the messages are accepted already, they go to
-// en's transfer dead-letter sub-queue and forward succeeds.
+// forward passes msgs on to en's ForwardTo target (see passOn). Called with
+// en locked; returns with it released, once en's own store changes (its
+// sequence number) are stored.
 func (e *Engine) forward(en *entity, msgs []*broker.Message, seqs []int64, hop int, accepted bool) ([]int64, error) {
 	to := en.settings.ForwardTo
 	p, err := en.commit()
@@ -423,6 +351,21 @@ func (e *Engine) forward(en *entity, msgs []*broker.Message, seqs []int64, hop i
 	if err != nil {
 		return nil, err
 	}
+	if err := e.passOn(en, to, msgs, seqs, hop, accepted); err != nil {
+		return nil, err
+	}
+	if err := p.Wait(); err != nil {
+		return nil, storeErr("store the sequence number", en.path, err)
+	}
+	return seqs, nil
+}
+
+// passOn delivers msgs, which en numbered seqs (0: dropped), to to, en's
+// ForwardTo target, each with EnqueuedSequenceNumber set to the number it
+// got in en. Called with no mutex held. When the forward fails for a reason
+// transferFailure knows and the messages are accepted already, they go to
+// en's transfer dead-letter sub-queue and passOn succeeds.
+func (e *Engine) passOn(en *entity, to string, msgs []*broker.Message, seqs []int64, hop int, accepted bool) error {
 	fw := make([]*broker.Message, 0, len(msgs))
 	for i, m := range msgs {
 		if seqs[i] == 0 {
@@ -443,25 +386,20 @@ func (e *Engine) forward(en *entity, msgs []*broker.Message, seqs []int64, hop i
 	if ferr != nil {
 		reason, description, ok := transferFailure(ferr)
 		if !accepted || !ok {
-			return nil, ferr
+			return ferr
 		}
 		e.log.Warn("auto-forwarding failed; the messages go to the transfer dead-letter sub-queue",
 			"entity", en.path, "to", to, "reason", reason, "err", ferr)
-		if err := e.transferDeadLetter(en, msgs, seqs, reason, description); err != nil {
-			return nil, err
-		}
+		return e.transferDeadLetter(en, msgs, seqs, reason, description)
 	}
-	if err := p.Wait(); err != nil {
-		return nil, storeErr("store the sequence number", en.path, err)
-	}
-	if ferr == nil && e.events.active() {
+	if e.events.active() {
 		for i, m := range msgs {
 			if seqs[i] != 0 {
 				en.emit(broker.EventForwarded, &entry{seq: seqs[i], msgID: m.MessageID}, target.path)
 			}
 		}
 	}
-	return seqs, nil
+	return nil
 }
 
 // effectiveTTL applies the entity default: zero means the default, and a
