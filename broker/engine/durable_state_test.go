@@ -253,3 +253,40 @@ func TestDeleteEntityDeletesStateAndHistory(t *testing.T) {
 		}
 	})
 }
+
+// TestDuplicateHistoryOfOldStore: a store written before the history was
+// stored holds the messages only; the ids of those still within their
+// window are duplicates after a restart, as before.
+func TestDuplicateHistoryOfOldStore(t *testing.T) {
+	forEachStore(t, func(t *testing.T, newStore func() store.Store) {
+		f := newFixture(t, newStore())
+		f.queue("q", broker.EntitySettings{RequiresDuplicateDetection: true, DuplicateDetectionHistoryTimeWindow: time.Minute})
+		f.send("q", msg("a"))
+		if err := f.e.Close(); err != nil {
+			t.Fatal(err)
+		}
+		// Remove the record: what an older build left.
+		st := newStore()
+		var b store.Batch
+		b.DeleteDuplicate(store.DuplicateRecord{Entity: 1, ID: "a", End: t0.Add(time.Minute).UnixNano()})
+		if p, err := st.Apply(&b); err != nil || p.Wait() != nil {
+			t.Fatalf("apply: %v", err)
+		}
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if r := records(t, newStore); len(r.dups) != 0 {
+			t.Fatalf("records left: %v", r.dups)
+		}
+		g := openFixture(t, newStore(), f.clock)
+		seqs, err := g.e.Schedule(g.ctx, "q", t0, []*broker.Message{msg("a"), msg("b")})
+		if err != nil || !slices.Equal(seqs, []int64{0, 2}) {
+			t.Fatalf("send after restart = %v, %v; want [0 2]", seqs, err)
+		}
+		g.advance(time.Minute)
+		seqs, err = g.e.Schedule(g.ctx, "q", t0, []*broker.Message{msg("a")})
+		if err != nil || !slices.Equal(seqs, []int64{3}) {
+			t.Fatalf("send after the window = %v, %v; want [3]", seqs, err)
+		}
+	})
+}

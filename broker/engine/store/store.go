@@ -5,7 +5,10 @@
 // delivery count, times), which the engine reads at start to rebuild its
 // indexes, and the full message (written once, read when a message is
 // browsed or delivered). Locks are never stored: they are volatile in
-// Service Bus too.
+// Service Bus too. Session states and duplicate-detection records (one per
+// message id an entity that requires duplicate detection accepted, until
+// its window ends) are stored with the change that makes them, and deleted
+// with their entity.
 package store
 
 import (
