@@ -4,7 +4,9 @@ import (
 	"context"
 	"os"
 	"runtime"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,15 +18,22 @@ import (
 // batches of 64 on `workers` goroutines, each on its own queue slice of the
 // work, and reports messages per second.
 func benchLoop(b *testing.B, st store.Store, workers int) {
+	benchLoopWith(b, st, workers, broker.EntitySettings{})
+}
+
+// benchLoopWith is benchLoop on a queue with settings s; with duplicate
+// detection on, every message has its own MessageId.
+func benchLoopWith(b *testing.B, st store.Store, workers int, s broker.EntitySettings) {
 	e, err := New(Options{Store: st})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer e.Close()
 	ctx := context.Background()
-	if err := e.CreateEntity(ctx, broker.Entity{Path: "bench"}); err != nil {
+	if err := e.CreateEntity(ctx, broker.Entity{Path: "bench", Settings: s}); err != nil {
 		b.Fatal(err)
 	}
+	var ids atomic.Int64
 	body := make([]byte, 1024)
 	const batch = 64
 	b.ResetTimer()
@@ -40,6 +49,9 @@ func benchLoop(b *testing.B, st store.Store, workers int) {
 			for done := 0; done < per; done += batch {
 				for i := range msgs {
 					msgs[i] = &broker.Message{Body: body}
+					if s.RequiresDuplicateDetection {
+						msgs[i].MessageID = strconv.FormatInt(ids.Add(1), 10)
+					}
 				}
 				if err := e.Send(ctx, "bench", msgs); err != nil {
 					b.Error(err)
@@ -84,6 +96,21 @@ func BenchmarkPebbleLoop(b *testing.B) {
 				b.Fatal(err)
 			}
 			benchLoop(b, st, w)
+		})
+	}
+}
+
+// BenchmarkPebbleLoopDuplicateDetection is BenchmarkPebbleLoop with
+// duplicate detection on: every send also stores one history record per
+// message, and, with a one-second window, deletes the expired ones.
+func BenchmarkPebbleLoopDuplicateDetection(b *testing.B) {
+	for _, w := range []int{1, 16, 64} {
+		b.Run("workers="+itoa(w), func(b *testing.B) {
+			st, err := store.OpenPebble(b.TempDir(), store.PebbleOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchLoopWith(b, st, w, broker.EntitySettings{RequiresDuplicateDetection: true, DuplicateDetectionHistoryTimeWindow: time.Second})
 		})
 	}
 }

@@ -33,7 +33,9 @@ import (
 //   - after every restart, each message sent to the topic is in every
 //     subscription whose rules match it or in none of them (a topic send is
 //     all or nothing), under one sequence number, and in all of them when
-//     its send was acknowledged.
+//     its send was acknowledged;
+//   - the stored state of a session is the last one whose set was
+//     acknowledged, or the one set after it (in flight at the kill).
 //
 // The child writes one line per event to stdout, after the call returned:
 //
@@ -42,6 +44,7 @@ import (
 //	R <message id> <seq>         the message was received under peek-lock
 //	C <message id> <seq>         its Complete returned
 //	T <message id> <seq>         a Send to the topic returned (seq 0)
+//	X r<round>-<n> 0             SetSessionState of that value returned
 //	E <text>                     the child failed
 //
 // A line is a single write of less than PIPE_BUF bytes, so a kill never
@@ -52,6 +55,8 @@ const (
 	crashRoundEnv = "PEEKLOCK_CRASH_ROUND"
 	crashQueue    = "crash"
 	crashTopic    = "crashtopic"
+	crashSessions = "crash-sessions" // a session-aware queue
+	crashSession  = "st"             // the session whose state the child sets
 	crashRounds   = 5
 )
 
@@ -89,12 +94,52 @@ func TestCrash(t *testing.T) {
 	defer e.Close()
 	stored := storedMessages(t, e)
 	checkCrashEvents(t, events, stored)
+	state, err := e.SessionState(context.Background(), crashSessions, crashSession)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCrashState(t, events, string(state))
+}
+
+// checkCrashState checks the final session state against the acknowledged
+// sets: the child sets r<round>-0, r<round>-1, … one after the other.
+func checkCrashState(t *testing.T, events []crashEvent, state string) {
+	t.Helper()
+	var last crashEvent
+	sets := 0
+	for _, ev := range events {
+		if ev.kind == 'X' {
+			last = ev
+			sets++
+		}
+	}
+	if sets == 0 {
+		t.Fatal("no session state set was acknowledged")
+	}
+	round, n, ok := parseStateValue(state)
+	lastRound, lastN, _ := parseStateValue(last.id)
+	switch {
+	case state == last.id:
+	case ok && round == lastRound && n == lastN+1:
+	case ok && round > lastRound && n == 0:
+	default:
+		t.Fatalf("stored session state %q; the last acknowledged set was %q", state, last.id)
+	}
+	t.Logf("%d session state sets acknowledged; stored state %q, last acknowledged %q", sets, state, last.id)
+}
+
+// parseStateValue splits a session state value r<round>-<n>.
+func parseStateValue(v string) (round, n int, ok bool) {
+	r, c, found := strings.Cut(strings.TrimPrefix(v, "r"), "-")
+	round, err1 := strconv.Atoi(r)
+	n, err2 := strconv.Atoi(c)
+	return round, n, found && err1 == nil && err2 == nil
 }
 
 // crashEvent is one line of a child's output.
 type crashEvent struct {
 	round int
-	kind  byte // 'S', 'R', 'C' or 'T'
+	kind  byte // 'S', 'R', 'C', 'T' or 'X'
 	id    string
 	seq   int64
 }
@@ -162,7 +207,7 @@ func runCrashRound(t *testing.T, dir string, round int, d time.Duration) []crash
 
 func parseCrashLine(round int, line string) (crashEvent, bool) {
 	f := strings.Fields(line)
-	if len(f) != 3 || len(f[0]) != 1 || !strings.Contains("SRCT", f[0]) {
+	if len(f) != 3 || len(f[0]) != 1 || !strings.Contains("SRCTX", f[0]) {
 		return crashEvent{}, false
 	}
 	seq, err := strconv.ParseInt(f[2], 10, 64)
@@ -412,6 +457,10 @@ func TestCrashChild(t *testing.T) {
 			crashFail("create %s: %v", ent.Path, err)
 		}
 	}
+	if err := e.CreateEntity(ctx, broker.Entity{Path: crashSessions, Kind: broker.KindQueue,
+		Settings: broker.EntitySettings{RequiresSession: true}}); err != nil && !errors.Is(err, broker.ErrAlreadyExists) {
+		crashFail("create session queue: %v", err)
+	}
 	crashLine("READY")
 
 	const topicSenders = 2
@@ -433,6 +482,20 @@ func TestCrashChild(t *testing.T) {
 			}
 		}()
 	}
+
+	go func() {
+		// Locks are not stored: the session is free again after a restart.
+		if _, err := e.AcceptSession(ctx, 1, crashSessions, crashSession, 0); err != nil {
+			crashFail("accept session: %v", err)
+		}
+		for n := 0; ; n++ {
+			v := fmt.Sprintf("r%d-%d", round, n)
+			if err := e.SetSessionState(ctx, 1, crashSessions, crashSession, []byte(v)); err != nil {
+				crashFail("set session state: %v", err)
+			}
+			crashLine("X " + v + " 0")
+		}
+	}()
 
 	const senders, receivers = 4, 4
 	for w := range senders {

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/engine/store"
@@ -14,7 +16,8 @@ type loader struct {
 	seqs   map[uint32]int64
 	now    int64
 	maxID  uint32
-	orphan int
+	orphan int         // messages of unknown entities
+	stray  int         // session states and duplicate-detection records of unknown entities
 	late   []lateEntry // main-queue messages that reached MaxDeliveryCount
 }
 
@@ -35,6 +38,36 @@ func (l *loader) Entity(rec store.EntityRecord) error {
 
 func (l *loader) Sequence(id uint32, last int64) error {
 	l.seqs[id] = last
+	return nil
+}
+
+// SessionState gives a session its stored state; the session exists from
+// then on, with or without messages, as in Service Bus.
+func (l *loader) SessionState(id uint32, sessionID string, state []byte) error {
+	en := l.byID[id]
+	if en == nil {
+		l.stray++
+		return nil
+	}
+	en.session(sessionID).state = state
+	return nil
+}
+
+// Duplicate adds a stored duplicate-detection record to the entity's
+// history. An expired one is queued all the same (not remembered), so that
+// the first prune deletes it from the store.
+func (l *loader) Duplicate(r store.DuplicateRecord) error {
+	en := l.byID[r.Entity]
+	if en == nil {
+		l.stray++
+		return nil
+	}
+	if r.End > l.now {
+		if old, ok := en.dup[r.ID]; !ok || old < r.End {
+			en.dup[r.ID] = r.End
+		}
+	}
+	en.dupq = append(en.dupq, dupRecord{id: r.ID, end: r.End})
 	return nil
 }
 
@@ -62,9 +95,14 @@ func (l *loader) Message(loc store.Loc, meta store.Meta) error {
 	return nil
 }
 
-// load reads the store: entities, sequence numbers (never reused), and
-// messages. Locks are not stored, so every formerly locked message is simply
-// available again; its delivery was counted when it was handed out.
+// load reads the store: entities, sequence numbers (never reused), session
+// states, duplicate-detection history and messages. Locks are not stored,
+// so every formerly locked message is simply available again; its delivery
+// was counted when it was handed out.
+//
+// The history is the stored records (one per accepted message id, see
+// isDuplicate) plus the ids of the stored messages still within their
+// window, which is all a store written before the records existed has.
 func (e *Engine) load() error {
 	l := &loader{e: e, byID: make(map[uint32]*entity), seqs: make(map[uint32]int64), now: e.now()}
 	if err := e.store.Load(l); err != nil {
@@ -72,6 +110,9 @@ func (e *Engine) load() error {
 	}
 	if l.orphan > 0 {
 		e.log.Warn("stored messages of unknown entities ignored", "count", l.orphan)
+	}
+	if l.stray > 0 {
+		e.log.Warn("stored session states and duplicate-detection records of unknown entities ignored", "count", l.stray)
 	}
 	e.nextID = max(l.maxID, uint32(l.seqs[idCounterEntity])) + 1
 	// Topics first, so subscriptions find them.
@@ -111,11 +152,20 @@ func (e *Engine) load() error {
 		}
 	}
 	for _, en := range e.entities {
-		// Apply the dead-letter moves, register the deadlines, and forward
-		// dead-lettered messages where ForwardDeadLetteredMessagesTo says.
+		// Order the history by window end for pruneDup (records come in
+		// that order, the ids of stored messages in sequence order), and
+		// delete the expired records. Then apply the dead-letter moves,
+		// register the deadlines, and forward dead-lettered messages where
+		// ForwardDeadLetteredMessagesTo says.
 		en.mu.Lock()
+		if !slices.IsSortedFunc(en.dupq, compareDupEnd) {
+			slices.SortStableFunc(en.dupq, compareDupEnd)
+		}
+		en.pruneDup(l.now)
 		en.commitQuiet()
 		e.unlock(en)
 	}
 	return nil
 }
+
+func compareDupEnd(a, b dupRecord) int { return cmp.Compare(a.end, b.end) }

@@ -421,7 +421,8 @@ func expiry(start int64, ttl time.Duration) int64 {
 }
 
 // isDuplicate reports whether id was seen within the window, and records it
-// when not.
+// when not, in memory and in en's batch (so that the record is stored with
+// the send that accepts the message).
 func (en *entity) isDuplicate(id string, now int64) bool {
 	if id == "" {
 		return false
@@ -435,16 +436,20 @@ func (en *entity) isDuplicate(id string, now int64) bool {
 	}
 	en.dup[id] = end
 	en.dupq = append(en.dupq, dupRecord{id: id, end: end})
+	en.batch.PutDuplicate(store.DuplicateRecord{Entity: en.id, ID: id, End: end})
 	return false
 }
 
-// pruneDup forgets message ids whose window has passed.
+// pruneDup forgets message ids whose window has passed, and deletes their
+// stored records in en's batch (a record that was never stored, as that of a
+// send that failed, costs a needless delete).
 func (en *entity) pruneDup(now int64) {
 	for en.dupHead < len(en.dupq) && en.dupq[en.dupHead].end <= now {
 		r := en.dupq[en.dupHead]
 		if en.dup[r.id] == r.end {
 			delete(en.dup, r.id)
 		}
+		en.batch.DeleteDuplicate(store.DuplicateRecord{Entity: en.id, ID: r.id, End: r.end})
 		en.dupq[en.dupHead] = dupRecord{}
 		en.dupHead++
 	}

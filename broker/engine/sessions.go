@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/engine/store"
 )
 
 // SessionLock is a held session lock, as AcceptSession returns it.
@@ -225,16 +226,32 @@ func (e *Engine) ReleaseSession(ctx context.Context, owner uint64, addr, session
 }
 
 // SetSessionState replaces the opaque state of a held session (nil clears
-// it). Session state is kept in memory only: it does not survive a restart.
+// it). The state is stored: with a durable store it survives a restart,
+// whatever becomes of the session's messages, until it is set to nil, and
+// SetSessionState returns once it is on disk.
 func (e *Engine) SetSessionState(ctx context.Context, owner uint64, addr, sessionID string, state []byte) error {
-	return e.heldSession(ctx, owner, addr, sessionID, func(en *entity, s *session, now int64) error {
-		if state == nil {
-			s.state = nil
-		} else {
-			s.state = slices.Clone(state)
+	var p store.Pending
+	err := e.heldSession(ctx, owner, addr, sessionID, func(en *entity, s *session, now int64) error {
+		old := s.state
+		if state != nil {
+			state = slices.Clone(state)
+		}
+		s.state = state
+		en.batch.SetSessionState(en.id, s.id, state)
+		var err error
+		if p, err = en.commit(); err != nil {
+			s.state = old
+			return err
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	if err := p.Wait(); err != nil {
+		return storeErr("store the session state", addr, err)
+	}
+	return nil
 }
 
 // SessionState returns a copy of a session's state (nil when it has none).

@@ -3,7 +3,7 @@ package store
 import "github.com/peeklock/peeklock/broker"
 
 // checkBatch returns a CodeInvalid error for a batch that no store can
-// apply: an unknown op kind, a put without a message, or a property of a
+// apply: an unknown op kind, a put without a message, a nil session state, or a property of a
 // type the durable store cannot keep. Both stores refuse the same batches,
 // so that the memory store never accepts what the Pebble store would not.
 func checkBatch(b *Batch) error {
@@ -25,7 +25,11 @@ func checkBatch(b *Batch) error {
 			if err := checkProps(op.Message.ApplicationProperties, "application property"); err != nil {
 				return err
 			}
-		case OpDeleteEntity, OpSetSequence, OpPutMeta, OpDeleteMessage:
+		case OpSetSessionState:
+			if op.State == nil {
+				return broker.Errorf(broker.CodeInvalid, "state of session %s set to nil; delete it instead", strconvQuote(op.ID))
+			}
+		case OpDeleteEntity, OpSetSequence, OpPutMeta, OpDeleteMessage, OpDeleteSessionState, OpPutDuplicate, OpDeleteDuplicate:
 		default:
 			return broker.Errorf(broker.CodeInvalid, "unknown store op kind %d", op.Kind)
 		}

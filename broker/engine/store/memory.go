@@ -15,7 +15,15 @@ type Memory struct {
 	entities map[uint32]EntityRecord
 	seqs     map[uint32]int64
 	messages map[Loc]*memoryRecord
+	states   map[stateKey][]byte
+	dups     map[DuplicateRecord]struct{}
 	orphans  int // metas put for messages that were not stored
+}
+
+// stateKey names a session of an entity.
+type stateKey struct {
+	entity  uint32
+	session string
 }
 
 type memoryRecord struct {
@@ -29,11 +37,14 @@ func NewMemory() *Memory {
 		entities: make(map[uint32]EntityRecord),
 		seqs:     make(map[uint32]int64),
 		messages: make(map[Loc]*memoryRecord),
+		states:   make(map[stateKey][]byte),
+		dups:     make(map[DuplicateRecord]struct{}),
 	}
 }
 
-// Load hands l the entities in ID order, then the sequences, then the metas
-// in (entity, sub-queue, sequence) order, as the Store interface promises.
+// Load hands l the entities in ID order, then the sequences, the session
+// states, the duplicate-detection records and the metas, in the orders the
+// Loader interface promises.
 // The engine only ever loads a memory store empty; sorting keeps the order
 // the same as the Pebble store's for tests that use both.
 func (s *Memory) Load(l Loader) error {
@@ -46,6 +57,16 @@ func (s *Memory) Load(l Loader) error {
 	}
 	for _, id := range slices.Sorted(maps.Keys(s.seqs)) {
 		if err := l.Sequence(id, s.seqs[id]); err != nil {
+			return err
+		}
+	}
+	for _, k := range slices.SortedFunc(maps.Keys(s.states), compareStateKeys) {
+		if err := l.SessionState(k.entity, k.session, slices.Clone(s.states[k])); err != nil {
+			return err
+		}
+	}
+	for _, r := range slices.SortedFunc(maps.Keys(s.dups), compareDuplicates) {
+		if err := l.Duplicate(r); err != nil {
 			return err
 		}
 	}
@@ -67,6 +88,25 @@ func compareLocs(a, b Loc) int {
 		return c
 	}
 	return cmp.Compare(a.Seq, b.Seq)
+}
+
+func compareStateKeys(a, b stateKey) int {
+	if c := cmp.Compare(a.entity, b.entity); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.session, b.session)
+}
+
+// compareDuplicates orders records by entity, window end and id, as the
+// Pebble store's keys sort.
+func compareDuplicates(a, b DuplicateRecord) int {
+	if c := cmp.Compare(a.Entity, b.Entity); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.End, b.End); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ID, b.ID)
 }
 
 // Get returns the message at loc.
@@ -124,6 +164,16 @@ func (s *Memory) Apply(b *Batch) (Pending, error) {
 					delete(s.messages, loc)
 				}
 			}
+			for k := range s.states {
+				if k.entity == op.Loc.Entity {
+					delete(s.states, k)
+				}
+			}
+			for r := range s.dups {
+				if r.Entity == op.Loc.Entity {
+					delete(s.dups, r)
+				}
+			}
 		case OpSetSequence:
 			s.seqs[op.Loc.Entity] = op.Loc.Seq
 		case OpPutMessage:
@@ -136,6 +186,14 @@ func (s *Memory) Apply(b *Batch) (Pending, error) {
 			}
 		case OpDeleteMessage:
 			delete(s.messages, op.Loc)
+		case OpSetSessionState:
+			s.states[stateKey{op.Loc.Entity, op.ID}] = op.State
+		case OpDeleteSessionState:
+			delete(s.states, stateKey{op.Loc.Entity, op.ID})
+		case OpPutDuplicate:
+			s.dups[DuplicateRecord{Entity: op.Loc.Entity, ID: op.ID, End: op.End}] = struct{}{}
+		case OpDeleteDuplicate:
+			delete(s.dups, DuplicateRecord{Entity: op.Loc.Entity, ID: op.ID, End: op.End})
 		}
 	}
 	return Done{}, nil

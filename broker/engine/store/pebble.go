@@ -209,8 +209,9 @@ func (s *Pebble) getError(loc Loc, err error) error {
 	return pebbleError(fmt.Sprintf("read message %d", loc.Seq), err)
 }
 
-// Load hands l the entities, then the sequences, then the metas in
-// (entity, sub-queue, sequence) order. It reads no message bodies. An error
+// Load hands l the entities, then the sequences, then the session states,
+// then the duplicate-detection records, then the metas, each in key order
+// (see Loader). It reads no message bodies. An error
 // of l ends Load and is returned unchanged. l must not call Close.
 func (s *Pebble) Load(l Loader) error {
 	if err := s.lock(); err != nil {
@@ -239,6 +240,31 @@ func (s *Pebble) Load(l Loader) error {
 			return err
 		}
 		return l.Sequence(id, last)
+	}); err != nil {
+		return err
+	}
+	if err := s.scan(spaceState, func(k, v []byte) error {
+		id, session, ok := parseStateKey(k)
+		if !ok {
+			return corrupt("bad session state key %x", k)
+		}
+		state, err := decodeSessionState(v)
+		if err != nil {
+			return err
+		}
+		return l.SessionState(id, session, state)
+	}); err != nil {
+		return err
+	}
+	if err := s.scan(spaceDuplicate, func(k, v []byte) error {
+		r, ok := parseDuplicateKey(k)
+		if !ok {
+			return corrupt("bad duplicate-detection key %x", k)
+		}
+		if err := decodeDuplicate(v); err != nil {
+			return err
+		}
+		return l.Duplicate(r)
 	}); err != nil {
 		return err
 	}
@@ -337,7 +363,7 @@ func (s *Pebble) build(pb *pebble.Batch, b *Batch) error {
 			err = pb.Set(k[:], buf, nil)
 		case OpDeleteEntity:
 			id := op.Loc.Entity
-			for _, space := range [...]byte{spaceBody, spaceMeta} {
+			for _, space := range [...]byte{spaceBody, spaceMeta, spaceState, spaceDuplicate} {
 				lo, hi := entitySpan(space, id)
 				if err = pb.DeleteRange(lo, hi, nil); err != nil {
 					break
@@ -370,6 +396,28 @@ func (s *Pebble) build(pb *pebble.Batch, b *Batch) error {
 		case OpDeleteMessage:
 			bk, mk := makeMessageKey(spaceBody, op.Loc), makeMessageKey(spaceMeta, op.Loc)
 			err = errors.Join(pb.Delete(bk[:], nil), pb.Delete(mk[:], nil))
+		case OpSetSessionState:
+			if op.State == nil {
+				return broker.Errorf(broker.CodeInvalid, "state of session %s set to nil; delete it instead", strconvQuote(op.ID))
+			}
+			// The key goes after the value in buf: Set copies both.
+			buf = appendSessionState(buf[:0], op.State)
+			if pb.Len()+len(buf) > maxBatchBytes {
+				return broker.Errorf(broker.CodeInvalid, "batch of %d ops is larger than %d bytes", len(b.Ops), maxBatchBytes)
+			}
+			n := len(buf)
+			buf = makeStateKey(buf, op.Loc.Entity, op.ID)
+			err = pb.Set(buf[n:], buf[:n], nil)
+		case OpDeleteSessionState:
+			buf = makeStateKey(buf[:0], op.Loc.Entity, op.ID)
+			err = pb.Delete(buf, nil)
+		case OpPutDuplicate:
+			buf = append(buf[:0], codecVersion)
+			buf = makeDuplicateKey(buf, DuplicateRecord{Entity: op.Loc.Entity, ID: op.ID, End: op.End})
+			err = pb.Set(buf[1:], buf[:1], nil)
+		case OpDeleteDuplicate:
+			buf = makeDuplicateKey(buf[:0], DuplicateRecord{Entity: op.Loc.Entity, ID: op.ID, End: op.End})
+			err = pb.Delete(buf, nil)
 		default:
 			return broker.Errorf(broker.CodeInvalid, "unknown store op kind %d", op.Kind)
 		}
@@ -411,6 +459,32 @@ func (p *pebblePending) Wait() error {
 func appendSequence(dst []byte, last int64) []byte {
 	dst = append(dst, codecVersion)
 	return binary.AppendVarint(dst, last)
+}
+
+// appendSessionState encodes a session state: the codec version, then the
+// state's bytes.
+func appendSessionState(dst, state []byte) []byte {
+	dst = append(dst, codecVersion)
+	return append(dst, state...)
+}
+
+// decodeSessionState returns a copy of the state in b (empty, not nil, for
+// an empty state).
+func decodeSessionState(b []byte) ([]byte, error) {
+	d := decoder{b: b, what: "session state"}
+	d.version()
+	if d.err != nil {
+		return nil, d.err
+	}
+	return append([]byte{}, d.b...), nil
+}
+
+// decodeDuplicate checks the value of a duplicate-detection record: the
+// codec version alone.
+func decodeDuplicate(b []byte) error {
+	d := decoder{b: b, what: "duplicate-detection record"}
+	d.version()
+	return d.finish()
 }
 
 func decodeSequence(b []byte) (int64, error) {

@@ -11,18 +11,31 @@ import (
 //
 //	!format                        -> uvarint layout version
 //	b | entity(4) | sub(1) | seq(8) -> message (the body record, written once)
+//	d | entity(4) | end(8) | id     -> codec version (a duplicate-detection record)
 //	e | entity(4)                   -> EntityRecord
 //	m | entity(4) | sub(1) | seq(8) -> Meta
 //	s | entity(4)                   -> uvarint codec version, varint last sequence
+//	t | entity(4) | session id      -> codec version, session state bytes
 //
-// Load scans the e, s and m spaces only; bodies are read one at a time by
-// Get. A sequence number is stored with its sign bit flipped, so that
-// negative numbers (never assigned, but representable) sort first.
+// Load scans every space but b; bodies are read one at a time by Get. A
+// sequence number or a window end is stored with its sign bit flipped, so
+// that negative numbers (never assigned, but representable) sort first. The
+// message id or session id of a d or t key is the rest of the key, its bytes
+// as they are.
+//
+// The d and t spaces were added without a new layout version: a store
+// written before them has none of their keys and loads as it did, with no
+// session state and no duplicate-detection history beyond its stored
+// messages. (A build that predates them ignores them, and would leave those
+// of an entity it deletes behind; they name an entity id that is never used
+// again, and this build's Load skips them.)
 const (
-	spaceBody     = 'b'
-	spaceEntity   = 'e'
-	spaceMeta     = 'm'
-	spaceSequence = 's'
+	spaceBody      = 'b'
+	spaceDuplicate = 'd'
+	spaceEntity    = 'e'
+	spaceMeta      = 'm'
+	spaceSequence  = 's'
+	spaceState     = 't'
 
 	entityKeyLen  = 1 + 4
 	messageKeyLen = 1 + 4 + 1 + 8
@@ -91,4 +104,40 @@ func entitySpan(space byte, id uint32) (start, end []byte) {
 // spaceSpan returns the bounds [start, end) of a whole key space.
 func spaceSpan(space byte) (start, end []byte) {
 	return []byte{space}, []byte{space + 1}
+}
+
+// makeStateKey returns the key of a session's state.
+func makeStateKey(dst []byte, entity uint32, sessionID string) []byte {
+	dst = append(dst, spaceState)
+	dst = binary.BigEndian.AppendUint32(dst, entity)
+	return append(dst, sessionID...)
+}
+
+// parseStateKey returns the entity and session id a state key names.
+func parseStateKey(k []byte) (uint32, string, bool) {
+	if len(k) < entityKeyLen {
+		return 0, "", false
+	}
+	return binary.BigEndian.Uint32(k[1:5]), string(k[entityKeyLen:]), true
+}
+
+// makeDuplicateKey returns the key of a duplicate-detection record. Keys of
+// one entity sort by window end, then id.
+func makeDuplicateKey(dst []byte, r DuplicateRecord) []byte {
+	dst = append(dst, spaceDuplicate)
+	dst = binary.BigEndian.AppendUint32(dst, r.Entity)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(r.End)^(1<<63))
+	return append(dst, r.ID...)
+}
+
+// parseDuplicateKey returns the record a duplicate-detection key names.
+func parseDuplicateKey(k []byte) (DuplicateRecord, bool) {
+	if len(k) < entityKeyLen+8 {
+		return DuplicateRecord{}, false
+	}
+	return DuplicateRecord{
+		Entity: binary.BigEndian.Uint32(k[1:5]),
+		End:    int64(binary.BigEndian.Uint64(k[5:13]) ^ (1 << 63)),
+		ID:     string(k[13:]),
+	}, true
 }

@@ -5,7 +5,10 @@
 // delivery count, times), which the engine reads at start to rebuild its
 // indexes, and the full message (written once, read when a message is
 // browsed or delivered). Locks are never stored: they are volatile in
-// Service Bus too.
+// Service Bus too. Session states and duplicate-detection records (one per
+// message id an entity that requires duplicate detection accepted, until
+// its window ends) are stored with the change that makes them, and deleted
+// with their entity.
 package store
 
 import (
@@ -55,6 +58,12 @@ const (
 	OpPutMessage                  // store Meta and Message at Loc
 	OpPutMeta                     // replace the Meta of the stored message at Loc
 	OpDeleteMessage               // delete the message at Loc
+	// Added after layout version 1 shipped; older stores simply hold none of
+	// their records.
+	OpSetSessionState    // store State as the state of session ID in Loc.Entity
+	OpDeleteSessionState // delete the state of session ID in Loc.Entity
+	OpPutDuplicate       // remember message id ID in Loc.Entity until End
+	OpDeleteDuplicate    // forget the record of message id ID in Loc.Entity ending at End
 )
 
 // Op is one change in a Batch.
@@ -64,6 +73,24 @@ type Op struct {
 	Meta    Meta
 	Message *broker.Message
 	Entity  EntityRecord
+	// ID is the session id (OpSetSessionState, OpDeleteSessionState) or the
+	// message id (OpPutDuplicate, OpDeleteDuplicate).
+	ID string
+	// State is the session state of OpSetSessionState (not nil).
+	State []byte
+	// End is the end of a duplicate-detection window, unix nanoseconds.
+	End int64
+}
+
+// DuplicateRecord says that a message id was accepted by an entity that
+// requires duplicate detection, and that a message with the same id is a
+// duplicate until End (unix nanoseconds; math.MaxInt64: for ever). A
+// record is identified by its entity, id and End: an id seen again after its
+// window has passed gets a second record.
+type DuplicateRecord struct {
+	Entity uint32
+	ID     string
+	End    int64
 }
 
 // Batch is a list of changes applied atomically, in order.
@@ -109,17 +136,53 @@ func (b *Batch) DeleteMessage(loc Loc) {
 	b.Ops = append(b.Ops, Op{Kind: OpDeleteMessage, Loc: loc})
 }
 
+// SetSessionState stores the state of a session; a nil state deletes it, as
+// DeleteSessionState does. The store keeps state: the caller must not change
+// it afterwards. An empty, non-nil state is kept as an empty state.
+func (b *Batch) SetSessionState(entity uint32, sessionID string, state []byte) {
+	if state == nil {
+		b.DeleteSessionState(entity, sessionID)
+		return
+	}
+	b.Ops = append(b.Ops, Op{Kind: OpSetSessionState, Loc: Loc{Entity: entity}, ID: sessionID, State: state})
+}
+
+// DeleteSessionState deletes the state of a session (nothing when it has
+// none).
+func (b *Batch) DeleteSessionState(entity uint32, sessionID string) {
+	b.Ops = append(b.Ops, Op{Kind: OpDeleteSessionState, Loc: Loc{Entity: entity}, ID: sessionID})
+}
+
+// PutDuplicate stores a duplicate-detection record.
+func (b *Batch) PutDuplicate(r DuplicateRecord) {
+	b.Ops = append(b.Ops, Op{Kind: OpPutDuplicate, Loc: Loc{Entity: r.Entity}, ID: r.ID, End: r.End})
+}
+
+// DeleteDuplicate deletes a duplicate-detection record (nothing when it is
+// not stored).
+func (b *Batch) DeleteDuplicate(r DuplicateRecord) {
+	b.Ops = append(b.Ops, Op{Kind: OpDeleteDuplicate, Loc: Loc{Entity: r.Entity}, ID: r.ID, End: r.End})
+}
+
 // Len returns the number of changes in the batch.
 func (b *Batch) Len() int { return len(b.Ops) }
 
 // Reset empties the batch for reuse.
 func (b *Batch) Reset() { clear(b.Ops); b.Ops = b.Ops[:0] }
 
-// Loader receives the stored state at start, entities first, then sequences,
-// then messages in (entity, sub-queue, sequence) order.
+// Loader receives the stored state at start, in this order: entities (by
+// id), then sequences, then session states in (entity, session id) order,
+// then duplicate-detection records in (entity, End, id) order, then messages
+// in (entity, sub-queue, sequence) order. Everything after the entities
+// names an entity by id, so a loader can resolve it; a record of an entity
+// that was not handed over (deleted by a store version that kept the record)
+// is the loader's to ignore. Expired duplicate-detection records are handed
+// over too: the store does not know the time, and the engine deletes them.
 type Loader interface {
 	Entity(rec EntityRecord) error
 	Sequence(entity uint32, last int64) error
+	SessionState(entity uint32, sessionID string, state []byte) error
+	Duplicate(r DuplicateRecord) error
 	Message(loc Loc, meta Meta) error
 }
 

@@ -54,7 +54,15 @@ func apply(t *testing.T, s Store, b *Batch) {
 type loaded struct {
 	Entities []EntityRecord
 	Seqs     []seqRec
+	States   []stateRec
+	Dups     []DuplicateRecord
 	Messages []msgRec
+}
+
+type stateRec struct {
+	Entity  uint32
+	Session string
+	State   []byte
 }
 
 type seqRec struct {
@@ -72,6 +80,11 @@ func (l *loaded) Sequence(id uint32, last int64) error {
 	l.Seqs = append(l.Seqs, seqRec{id, last})
 	return nil
 }
+func (l *loaded) SessionState(id uint32, session string, state []byte) error {
+	l.States = append(l.States, stateRec{id, session, state})
+	return nil
+}
+func (l *loaded) Duplicate(r DuplicateRecord) error { l.Dups = append(l.Dups, r); return nil }
 func (l *loaded) Message(loc Loc, meta Meta) error {
 	l.Messages = append(l.Messages, msgRec{loc, meta})
 	return nil
@@ -398,9 +411,11 @@ func TestStoreLoadStopsOnError(t *testing.T) {
 
 type loaderFunc func(Loc, Meta) error
 
-func (loaderFunc) Entity(EntityRecord) error          { return nil }
-func (loaderFunc) Sequence(uint32, int64) error       { return nil }
-func (f loaderFunc) Message(loc Loc, meta Meta) error { return f(loc, meta) }
+func (loaderFunc) Entity(EntityRecord) error                 { return nil }
+func (loaderFunc) Sequence(uint32, int64) error              { return nil }
+func (loaderFunc) SessionState(uint32, string, []byte) error { return nil }
+func (loaderFunc) Duplicate(DuplicateRecord) error           { return nil }
+func (f loaderFunc) Message(loc Loc, meta Meta) error        { return f(loc, meta) }
 
 // TestStoreInvalidBatch checks that a batch with a bad op is refused with
 // CodeInvalid and that none of it is applied.
