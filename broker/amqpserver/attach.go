@@ -270,7 +270,7 @@ func (l *link) acceptSession(sessionID string, wait time.Duration) {
 	defer s.mu.Unlock()
 	if l.state != linkAttaching || l.peerDetached || s.done || s.ending {
 		if err == nil {
-			_ = c.eng.ReleaseSession(context.WithoutCancel(c.ctx), c.owner, l.entity, lock.SessionID)
+			_ = c.eng.ReleaseSessionToken(context.WithoutCancel(c.ctx), c.owner, l.entity, lock.SessionID, lock.Token)
 		}
 		if l.peerDetached && !s.done && !s.ending {
 			reply := l.attachReply(wire.RoleSender)
@@ -286,7 +286,7 @@ func (l *link) acceptSession(sessionID string, wait time.Duration) {
 		s.refuseLocked(l, err)
 		return
 	}
-	l.sessionID = lock.SessionID
+	l.sessionID, l.sessionToken = lock.SessionID, lock.Token
 	if l.source == nil {
 		l.source = &wire.Source{Address: l.address}
 	}

@@ -72,9 +72,12 @@ type link struct {
 	waitCancel context.CancelFunc
 	settleQ    chan settleReq
 	sessionID  string // session receivers: the session held
-	sessionful bool
-	tagSeq     uint64
-	replies    [][]byte // reply links: encoded responses waiting for credit
+	// sessionToken is the token of that session lock: the link gives back
+	// its own lock only, never a newer one of the same connection.
+	sessionToken broker.LockToken
+	sessionful   bool
+	tagSeq       uint64
+	replies      [][]byte // reply links: encoded responses waiting for credit
 }
 
 // newLink makes the link of a peer's attach, keeping what the answer

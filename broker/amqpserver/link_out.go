@@ -294,6 +294,6 @@ func (l *link) deliverExit(pending []*broker.Message) {
 		c.log.Warn("messages received in receive-and-delete mode were lost with their link", "entity", l.entity, "count", len(pending))
 	}
 	if l.sessionful && l.sessionID != "" {
-		_ = c.eng.ReleaseSession(context.WithoutCancel(c.ctx), c.owner, l.entity, l.sessionID)
+		_ = c.eng.ReleaseSessionToken(context.WithoutCancel(c.ctx), c.owner, l.entity, l.sessionID, l.sessionToken)
 	}
 }

@@ -173,3 +173,36 @@ func TestAcceptSessionWaits(t *testing.T) {
 		t.Fatal("AcceptSession did not wake up")
 	}
 }
+
+// TestReleaseSessionTokenKeepsANewerLock: a receiver whose session lock
+// expired gives back only its own lock; the newer lock its owner took for
+// the same session stays.
+func TestReleaseSessionTokenKeepsANewerLock(t *testing.T) {
+	forEachStore(t, func(t *testing.T, newStore func() store.Store) {
+		f := newFixture(t, newStore())
+		f.queue("s", broker.EntitySettings{RequiresSession: true, LockDuration: 30 * time.Second})
+		f.send("s", sessionMsg("a1", "A"))
+		ctx := f.ctx
+		old, err := f.e.AcceptSession(ctx, 1, "s", "A", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.advance(31 * time.Second) // the old lock expires
+		newer, err := f.e.AcceptSession(ctx, 1, "s", "A", 0)
+		if err != nil || newer.Token == old.Token {
+			t.Fatalf("accept again = %+v, %v", newer, err)
+		}
+		if err := f.e.ReleaseSessionToken(ctx, 1, "s", "A", old.Token); !errors.Is(err, broker.ErrSessionLockLost) {
+			t.Fatalf("release with the old token = %v, want ErrSessionLockLost", err)
+		}
+		if got, err := f.e.ReceiveSession(ctx, 1, "A", broker.ReceiveRequest{Entity: "s", Max: 1}); err != nil || len(got) != 1 {
+			t.Fatalf("receive under the newer lock = %v, %v", idsOf(got), err)
+		}
+		if err := f.e.ReleaseSessionToken(ctx, 1, "s", "A", newer.Token); err != nil {
+			t.Fatalf("release with the newer token: %v", err)
+		}
+		if _, err := f.e.ReceiveSession(ctx, 1, "A", broker.ReceiveRequest{Entity: "s", Max: 1}); !errors.Is(err, broker.ErrSessionLockLost) {
+			t.Fatalf("receive after release = %v, want ErrSessionLockLost", err)
+		}
+	})
+}

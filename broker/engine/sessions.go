@@ -216,6 +216,21 @@ func (e *Engine) RenewSessionLock(ctx context.Context, owner uint64, addr, sessi
 	return until, err
 }
 
+// ReleaseSessionToken is ReleaseSession of the session lock with that
+// token only: a receiver that ends gives its own lock back, never a newer
+// one that the same owner has taken for the session since (the old lock
+// expired, and a new receiver of the same connection accepted the session
+// again). Another token is ErrSessionLockLost and changes nothing.
+func (e *Engine) ReleaseSessionToken(ctx context.Context, owner uint64, addr, sessionID string, token broker.LockToken) error {
+	return e.heldSession(ctx, owner, addr, sessionID, func(en *entity, s *session, now int64) error {
+		if s.token != token {
+			return errSessionLockLost(en.path, sessionID)
+		}
+		en.loseSession(s, now, broker.EventLockLost, "session "+quoteID(s.id)+" released")
+		return nil
+	})
+}
+
 // ReleaseSession gives a held session lock back (the receiver closed); the
 // message locks taken through it are lost.
 func (e *Engine) ReleaseSession(ctx context.Context, owner uint64, addr, sessionID string) error {
