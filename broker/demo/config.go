@@ -35,6 +35,10 @@ type Workload struct {
 	// Scheduled is the share (0..1) of sent messages scheduled a little
 	// into the future.
 	Scheduled float64
+	// Sessions, when above 0, spreads the messages over that many sessions
+	// (the entity must require sessions); consumers then take a session's
+	// lock, work through a few of its messages and give it back.
+	Sessions int
 }
 
 // Config is a whole demo: the entities to create and the traffic to run.
@@ -45,7 +49,9 @@ type Config struct {
 
 // DefaultConfig is the demo `peeklock` runs without --config: short lock
 // durations (10 s) and low maximum delivery counts, so lock expiry,
-// redelivery and dead-lettering happen on screen within a minute.
+// redelivery and dead-lettering happen on screen within a minute; a topic
+// with a correlation and a SQL subscription rule; and a session-aware queue
+// whose consumer works session by session.
 func DefaultConfig() Config {
 	short := broker.EntitySettings{LockDuration: 10 * time.Second, MaxDeliveryCount: 3}
 	return Config{
@@ -58,6 +64,11 @@ func DefaultConfig() Config {
 			{Path: broker.SubscriptionPath("events", "audit"), Kind: broker.KindSubscription, Settings: short},
 			{Path: broker.SubscriptionPath("events", "billing"), Kind: broker.KindSubscription, Settings: short,
 				Rules: []broker.Rule{{Name: "billing-only", Filter: &broker.CorrelationFilter{Subject: "invoice.created"}}}},
+			{Path: broker.SubscriptionPath("events", "large"), Kind: broker.KindSubscription, Settings: short,
+				Rules: []broker.Rule{{Name: "large-amounts", SQL: "amount > 300 AND sys.Label <> 'user.signed-up'",
+					Action: "SET priority = 'high'"}}},
+			{Path: "carts", Kind: broker.KindQueue, Settings: broker.EntitySettings{
+				LockDuration: 10 * time.Second, MaxDeliveryCount: 3, RequiresSession: true}},
 		},
 		Workloads: []Workload{
 			{Entity: "orders", Receive: []string{"orders"}, Rate: 2, Consumers: 2,
@@ -66,9 +77,13 @@ func DefaultConfig() Config {
 			{Entity: "payments", Receive: []string{"payments"}, Rate: 1, Consumers: 1,
 				Processing: [2]time.Duration{time.Second, 4 * time.Second},
 				Mix:        Mix{Complete: 50, Abandon: 20, Expire: 25, DeadLetter: 5}},
-			{Entity: "events", Receive: []string{broker.SubscriptionPath("events", "audit"), broker.SubscriptionPath("events", "billing")},
+			{Entity: "events", Receive: []string{broker.SubscriptionPath("events", "audit"), broker.SubscriptionPath("events", "billing"),
+				broker.SubscriptionPath("events", "large")},
 				Rate: 1.5, Consumers: 1, Processing: [2]time.Duration{200 * time.Millisecond, 2 * time.Second},
 				Mix: Mix{Complete: 70, Expire: 20, DeadLetter: 10}},
+			{Entity: "carts", Receive: []string{"carts"}, Rate: 1, Consumers: 1, Sessions: 4,
+				Processing: [2]time.Duration{300 * time.Millisecond, 2 * time.Second},
+				Mix:        Mix{Complete: 75, Abandon: 10, Expire: 5, DeadLetter: 5, Defer: 5}},
 		},
 	}
 }

@@ -2,6 +2,7 @@ package demo_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,6 +96,68 @@ func TestDefaultConfigIsValid(t *testing.T) {
 			if ent.Kind != broker.KindTopic && ent.Settings.LockDuration > 15*time.Second {
 				t.Errorf("%s: lock duration %v; the demo needs short locks to show expiry", p, ent.Settings.LockDuration)
 			}
+		}
+	}
+}
+
+// TestDemoSessionsAndSQLRule runs a fast session workload and a topic with a
+// SQL rule: the session consumer completes messages of several sessions
+// through broker.SessionClient, and the SQL subscription receives only the
+// large amounts, each with the rule action's property.
+func TestDemoSessionsAndSQLRule(t *testing.T) {
+	e, err := engine.New(engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fast := broker.EntitySettings{LockDuration: time.Second, MaxDeliveryCount: 5}
+	cfg := demo.Config{
+		Entities: []broker.Entity{
+			{Path: "carts", Kind: broker.KindQueue, Settings: broker.EntitySettings{LockDuration: time.Second, RequiresSession: true}},
+			{Path: "events", Kind: broker.KindTopic},
+			{Path: "events/Subscriptions/large", Kind: broker.KindSubscription, Settings: fast,
+				Rules: []broker.Rule{{Name: "large", SQL: "amount > 300", Action: "SET priority = 'high'"}}},
+		},
+		Workloads: []demo.Workload{
+			{Entity: "carts", Receive: []string{"carts"}, Rate: 200, Consumers: 2, Sessions: 3,
+				Processing: [2]time.Duration{0, time.Millisecond}, Mix: demo.Mix{Complete: 1}},
+			{Entity: "events", Rate: 200},
+		},
+	}
+	if err := demo.Setup(ctx, e, cfg); err != nil {
+		t.Fatal(err)
+	}
+	events, stop := e.Events()
+	defer stop()
+	go demo.Run(ctx, e, cfg, demo.Options{Seed: 7})
+
+	accepted := map[string]bool{} // sessions of carts the consumer took
+	completed := 0
+	deadline := time.After(10 * time.Second)
+	for len(accepted) < 3 || completed < 30 {
+		select {
+		case ev := <-events:
+			switch {
+			case ev.Entity != "carts":
+			case ev.Kind == broker.EventLocked && ev.Sequence == 0 && strings.HasSuffix(ev.Reason, " accepted"):
+				accepted[ev.Reason] = true // session "cart-2" accepted
+			case ev.Kind == broker.EventCompleted:
+				completed++
+			}
+		case <-deadline:
+			t.Fatalf("after 10 s the session consumer took %v and completed %d messages", accepted, completed)
+		}
+	}
+	cancel()
+	msgs, err := e.Browse(context.Background(), broker.BrowseRequest{Entity: "events/Subscriptions/large", Category: broker.CategoryActive, Max: 100})
+	if err != nil || len(msgs) == 0 {
+		t.Fatalf("the SQL subscription holds %d messages (%v)", len(msgs), err)
+	}
+	for _, m := range msgs {
+		if a, _ := m.ApplicationProperties["amount"].(float64); a <= 300 || m.ApplicationProperties["priority"] != "high" {
+			t.Fatalf("message %d in the SQL subscription: amount %v, priority %v", m.SequenceNumber, m.ApplicationProperties["amount"], m.ApplicationProperties["priority"])
 		}
 	}
 }

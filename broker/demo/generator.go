@@ -84,7 +84,11 @@ func (g *generator) message(entity string) *broker.Message {
 		} else {
 			m.Body = mustJSON(map[string]any{"payment": n, "customer": customer, "amount": amount, "currency": "EUR"})
 		}
+	case "carts":
+		m.Subject = "cart.item-added"
+		m.Body = mustJSON(map[string]any{"customer": customer, "product": product, "quantity": qty})
 	default:
+		m.ApplicationProperties["amount"] = amount
 		subjects := []string{"invoice.created", "user.signed-up", "cart.abandoned"}
 		m.Subject = subjects[kind%len(subjects)]
 		if kind%7 == 0 {

@@ -3,6 +3,7 @@ package demo
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
@@ -85,6 +86,9 @@ func (r *runner) produce(ctx context.Context) {
 		case <-t.Chan():
 		}
 		m := r.gen.message(r.w.Entity)
+		if r.w.Sessions > 0 {
+			m.SessionID = fmt.Sprintf("cart-%d", 1+r.gen.intn(r.w.Sessions))
+		}
 		var err error
 		if r.gen.chance(r.w.Scheduled) {
 			at := r.clock.Now().Add(time.Duration(5+r.gen.intn(20)) * time.Second)
@@ -101,6 +105,10 @@ func (r *runner) produce(ctx context.Context) {
 // consume receives one message at a time and settles it as the mix says.
 // Deferred messages are fetched back by sequence number a little later.
 func (r *runner) consume(ctx context.Context, path string, rng *rand.Rand) {
+	if r.w.Sessions > 0 {
+		r.consumeSessions(ctx, path, rng)
+		return
+	}
 	var deferred []int64
 	for ctx.Err() == nil {
 		if len(deferred) > 0 && rng.IntN(4) == 0 {
@@ -121,20 +129,57 @@ func (r *runner) consume(ctx context.Context, path string, rng *rand.Rand) {
 			continue
 		}
 		for _, m := range ms {
-			lo, hi := r.w.Processing[0], r.w.Processing[1]
-			work := lo
-			if hi > lo {
-				work += time.Duration(rng.Int64N(int64(hi - lo)))
-			}
-			kind, expire := r.pick(rng)
-			if expire {
-				continue // keep the lock until it runs out
-			}
-			r.sleep(ctx, work)
-			if kind == broker.Defer && len(deferred) < 100 {
+			if kind, ok := r.work(ctx, path, m, rng); ok && kind == broker.Defer && len(deferred) < 100 {
 				deferred = append(deferred, m.SequenceNumber)
 			}
-			r.settle(ctx, path, m, kind, rng)
+		}
+	}
+}
+
+// work processes one locked message: it waits the processing time and
+// settles as the mix says, or (ok false) keeps the lock until it runs out.
+func (r *runner) work(ctx context.Context, path string, m *broker.Message, rng *rand.Rand) (kind broker.SettleKind, ok bool) {
+	lo, hi := r.w.Processing[0], r.w.Processing[1]
+	d := lo
+	if hi > lo {
+		d += time.Duration(rng.Int64N(int64(hi - lo)))
+	}
+	kind, expire := r.pick(rng)
+	if expire {
+		return kind, false
+	}
+	r.sleep(ctx, d)
+	r.settle(ctx, path, m, kind, rng)
+	return kind, true
+}
+
+// consumeSessions works session by session: it takes the lock of the next
+// session with messages, handles up to three of them, and gives the session
+// back (deferred messages of a session stay deferred).
+func (r *runner) consumeSessions(ctx context.Context, path string, rng *rand.Rand) {
+	sc, ok := broker.SessionsOf(r.c)
+	if !ok {
+		r.log.Debug("demo: the endpoint has no sessions", "entity", path)
+		return
+	}
+	for ctx.Err() == nil {
+		l, err := sc.LockSession(ctx, path, "", 2*time.Second)
+		if err != nil {
+			if ctx.Err() == nil && !errors.Is(err, broker.ErrTimeout) {
+				r.log.Debug("demo: lock session failed", "entity", path, "err", err)
+				r.sleep(ctx, time.Second)
+			}
+			continue
+		}
+		for range 3 {
+			ms, err := sc.ReceiveFromSession(ctx, l.SessionID, broker.ReceiveRequest{Entity: path, Mode: broker.PeekLock, Max: 1})
+			if err != nil || len(ms) == 0 {
+				break
+			}
+			r.work(ctx, path, ms[0], rng)
+		}
+		if err := sc.UnlockSession(ctx, path, l.SessionID); err != nil && ctx.Err() == nil && !errors.Is(err, broker.ErrSessionLockLost) {
+			r.log.Debug("demo: unlock session failed", "entity", path, "err", err)
 		}
 	}
 }
