@@ -200,3 +200,26 @@ func TestSDKRefusals(t *testing.T) {
 		t.Fatalf("a message that fits after a refusal: %v", err)
 	}
 }
+
+// TestSDKClosedSessionIsFreeAtOnce checks that a session receiver's Close
+// gives its session back before it returns: another client accepts the
+// same session right after, twenty times over.
+func TestSDKClosedSessionIsFreeAtOnce(t *testing.T) {
+	env := anonymousEnv(t)
+	env.queue("s", broker.EntitySettings{RequiresSession: true})
+	ctx := testCtx(t, 60*time.Second)
+	snd, _ := env.client().NewSender("s", nil)
+	if err := snd.SendMessage(ctx, &azservicebus.Message{Body: []byte("x"), SessionID: ptr("a")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	clients := []*azservicebus.Client{env.client(), env.client()}
+	for i := range 20 {
+		sr, err := clients[i%2].AcceptSessionForQueue(ctx, "s", "a", nil)
+		if err != nil {
+			t.Fatalf("round %d: accept right after the other client closed its receiver: %v", i, err)
+		}
+		if err := sr.Close(ctx); err != nil {
+			t.Fatalf("round %d: close: %v", i, err)
+		}
+	}
+}

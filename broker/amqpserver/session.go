@@ -1,6 +1,7 @@
 package amqpserver
 
 import (
+	"context"
 	"sync"
 
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
@@ -256,6 +257,12 @@ func (s *session) onDetach(d *wire.Detach) error {
 	}
 	l.closeLocked()
 	delete(s.links, d.Handle)
+	if l.sessionful && l.sessionID != "" {
+		// A session receiver gives its session back before the detach is
+		// answered, so that a receiver the peer attaches next can take it
+		// at once (its deliver loop would do it a moment later).
+		_ = s.c.eng.ReleaseSessionToken(context.WithoutCancel(s.c.ctx), s.c.owner, l.entity, l.sessionID, l.sessionToken)
+	}
 	s.sendLocked(&wire.Detach{Handle: d.Handle, Closed: d.Closed})
 	return nil
 }
