@@ -113,7 +113,8 @@ func (m *Model) expireHeld() {
 }
 
 // autoRenew renews held locks marked for auto-renew when a third of the
-// lock duration (at most 10 s) is left.
+// lock duration (at most 10 s) is left, and the session lock they were
+// taken under.
 func (m *Model) autoRenew() tea.Cmd {
 	var cmds []tea.Cmd
 	ahead := min(10*time.Second, m.lockDuration()/3)
@@ -131,7 +132,26 @@ func (m *Model) autoRenew() tea.Cmd {
 			cmds = append(cmds, m.renewCmd(k, h, true))
 		}
 	}
+	if cmd := m.autoRenewSession(ahead); cmd != nil {
+		cmds = append(cmds, cmd)
+	}
 	return tea.Batch(cmds...)
+}
+
+// autoRenewSession renews the held session lock when ahead or less of it is
+// left and one of its message locks is auto-renewed: a message lock is lost
+// with its session lock, so auto-renewing one means keeping the other too.
+func (m *Model) autoRenewSession(ahead time.Duration) tea.Cmd {
+	s := m.session
+	if s == nil || s.renewing || s.LockedUntil.Sub(m.now) > ahead {
+		return nil
+	}
+	for k, h := range m.held {
+		if h.autoRenew && k.address == s.Entity && h.msg.SessionID == s.SessionID {
+			return m.renewSession()
+		}
+	}
+	return nil
 }
 
 // pruneGhosts drops ghosts whose flash is over.

@@ -280,3 +280,33 @@ func TestSessionDeferredPaneLock(t *testing.T) {
 		t.Fatalf("status = %q, want %q", st, want)
 	}
 }
+
+// Auto-renewing a message lock taken in a session keeps the session lock
+// too: a minute on, both are still held, in the dashboard and the engine.
+func TestFlowAutoRenewKeepsTheSessionLock(t *testing.T) {
+	clock, eng := sessionEngine(t)
+	tc := newTestClock(clock)
+	p := &probe{Model: New(eng, Options{Clock: tc, Entity: "sess", Theme: "dark", LockCount: 1, AutoRenewFor: 5 * time.Minute})}
+	tm := teatest.NewTestModel(t, p, teatest.WithInitialTermSize(120, 30))
+	f := &flow{t: t, tm: tm, p: p, clock: tc, eng: eng}
+	t.Cleanup(func() {
+		_ = tm.Quit()
+		tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+	})
+	f.waitFor("1 Active 3", "s-1")
+	f.press("l")
+	f.waitFor("locked 1 message(s): sequence number 1", `SESSION "A" 30s`)
+	f.press("2")
+	f.press("R")
+	f.waitFor("auto-renew on for 1 lock(s)")
+	for range 12 { // 60 s in steps of 5 s: each renewal has its turn
+		f.advance(5 * time.Second)
+	}
+	f.waitFor(`SESSION "A"`, "2 Locked 1")
+	if strings.Contains(f.p.text(), "LOST") {
+		t.Fatalf("a lock was lost although it was auto-renewed:\n%s", f.p.text())
+	}
+	if in := sessionInfo(t, eng, "A"); !in.Locked || !in.LockedUntil.After(t0.Add(60*time.Second)) {
+		t.Fatalf("session A in the engine after a minute = %+v; want locked past +60 s", in)
+	}
+}
