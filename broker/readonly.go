@@ -6,8 +6,8 @@ import (
 )
 
 // ReadOnly wraps c so that every operation that changes something fails with
-// ErrReadOnly before it reaches the endpoint. Browsing, listing and events
-// pass through. The SSH server gives read-only sessions such a client, so the
+// ErrReadOnly before it reaches the endpoint. Browsing, listing, events and
+// reading a session's state pass through. The SSH server gives read-only sessions such a client, so the
 // role is enforced where the operation runs, not only by hiding keys.
 func ReadOnly(c Client) Client { return readOnly{c} }
 

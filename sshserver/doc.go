@@ -6,7 +6,8 @@
 // pty's TERM chooses the colour profile; window changes re-render at the new
 // size) over one broker client shared by every session. The shared client is
 // wrapped per session: a session records the locks it receives and abandons
-// the ones it still holds when it ends, writes an audit line for every
+// the ones it still holds when it ends (and gives back the session locks it
+// took), writes an audit line for every
 // operation that changes something, has its own event subscription, and
 // cannot close the shared client.
 //

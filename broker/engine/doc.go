@@ -23,7 +23,8 @@
 // (sequence number, state, delivery count, times, size, session and message
 // id) in ordered trees, one per category, so that receiving, settling and
 // browsing a window cost O(log n) and never scan an entity. Bodies stay in the
-// store and are read with Store.Get when a message is handed out or browsed.
+// store and are read with Store.Bodies when messages are handed out or
+// browsed.
 //
 // Locks are volatile, as in Service Bus: they live only in the index. A lock
 // is held under an owner id (a listener connection, an SSH session; 0 is the

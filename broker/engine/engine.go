@@ -26,7 +26,8 @@ import (
 //     outbox) happens after every source mutex is released (unlockAll).
 //  4. leaves, each taken alone and never while holding another leaf:
 //     sweeper.mu, Engine.ownersMu, hub.mu then subscriber.mu, and the store's
-//     own mutexes (Store.Apply and Store.Get are called under entity.mu).
+//     own mutexes (Store.Apply, Store.Get and Store.Bodies are called under
+//     entity.mu).
 //
 // Engine.mu is never taken while an entity mutex is held. Store.Pending.Wait
 // is never called while holding any engine mutex.

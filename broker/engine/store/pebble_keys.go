@@ -17,7 +17,7 @@ import (
 //	s | entity(4)                   -> uvarint codec version, varint last sequence
 //	t | entity(4) | session id      -> codec version, session state bytes
 //
-// Load scans every space but b; bodies are read one at a time by Get. A
+// Load scans every space but b; bodies are read by Get and Bodies. A
 // sequence number or a window end is stored with its sign bit flipped, so
 // that negative numbers (never assigned, but representable) sort first. The
 // message id or session id of a d or t key is the rest of the key, its bytes
