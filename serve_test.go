@@ -63,6 +63,18 @@ func startServe(t *testing.T, bin string, args ...string) (conn, adminAddr strin
 	return conn, adminAddr, stop
 }
 
+// writeConfig writes an emulator Config.json with the given queues (a JSON
+// list) into a temporary directory and returns its path.
+func writeConfig(t *testing.T, queues string) string {
+	t.Helper()
+	config := filepath.Join(t.TempDir(), "Config.json")
+	body := `{"UserConfig":{"Namespaces":[{"Name":"sbemulatorns","Queues":` + queues + `}],"Logging":{"Type":"File"}}}`
+	if err := os.WriteFile(config, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return config
+}
+
 // TestServeIsAnEmulator runs the real binary as `peeklock serve` with an
 // emulator Config.json and durable storage, uses it with the official SDK
 // through the emulator connection string it prints, restarts it, and finds
@@ -136,12 +148,7 @@ func TestServeIsAnEmulator(t *testing.T) {
 // with `l`, completes it with `c`, and the broker no longer has it.
 func TestTmuxConnectToServe(t *testing.T) {
 	bin := buildBinary(t)
-	dir := t.TempDir()
-	config := filepath.Join(dir, "Config.json")
-	if err := os.WriteFile(config, []byte(`{"UserConfig":{"Namespaces":[{"Name":"sbemulatorns",
-		"Queues":[{"Name":"orders","Properties":{"LockDuration":"PT1M"}}]}]}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	config := writeConfig(t, `[{"Name":"orders","Properties":{"LockDuration":"PT1M"}}]`)
 	conn, adminAddr, stop := startServe(t, bin, "--config", config)
 	defer stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -219,12 +226,7 @@ func TestDashboardResidentMemory(t *testing.T) {
 // a second connection is refused while the first is open.
 func TestServeKeysAndLimits(t *testing.T) {
 	bin := buildBinary(t)
-	dir := t.TempDir()
-	config := filepath.Join(dir, "Config.json")
-	if err := os.WriteFile(config, []byte(`{"UserConfig":{"Namespaces":[{"Name":"sbemulatorns",
-		"Queues":[{"Name":"q","Properties":{}}]}],"Logging":{"Type":"File"}}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	config := writeConfig(t, `[{"Name":"q","Properties":{}}]`)
 	conn, _, stop := startServe(t, bin, "--config", config, "--key", "app=c2VjcmV0", "--key", "ops=b3Bz", "--max-connections", "1")
 	defer stop()
 	if !strings.Contains(conn, ";SharedAccessKeyName=app;SharedAccessKey=c2VjcmV0;") {
@@ -288,12 +290,7 @@ func TestServeKeysAndLimits(t *testing.T) {
 // the other message.
 func TestTmuxSessionsOnServe(t *testing.T) {
 	bin := buildBinary(t)
-	dir := t.TempDir()
-	config := filepath.Join(dir, "Config.json")
-	if err := os.WriteFile(config, []byte(`{"UserConfig":{"Namespaces":[{"Name":"sbemulatorns",
-		"Queues":[{"Name":"carts","Properties":{"LockDuration":"PT1M","RequiresSession":true}}]}]}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	config := writeConfig(t, `[{"Name":"carts","Properties":{"LockDuration":"PT1M","RequiresSession":true}}]`)
 	conn, adminAddr, stop := startServe(t, bin, "--config", config)
 	defer stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
