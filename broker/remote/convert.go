@@ -118,6 +118,16 @@ func propertyToAMQP(v any) (any, error) {
 	return nil, fmt.Errorf("values of type %T cannot travel over AMQP", v)
 }
 
+// received converts a message that arrived on a receiver link: fromAMQP,
+// with its encoded size and a delivery count of at least 1, since it is
+// being delivered now.
+func received(raw *amqp.Message) *broker.Message {
+	m := fromAMQP(raw)
+	m.Size = encodedSize(raw)
+	m.DeliveryCount = max(m.DeliveryCount, 1)
+	return m
+}
+
 // fromAMQP converts a received or peeked message. Values of application
 // properties keep go-amqp's types, except that AMQP uuids become uuid.UUID.
 func fromAMQP(in *amqp.Message) *broker.Message {

@@ -79,9 +79,7 @@ func (c *Client) Receive(ctx context.Context, req broker.ReceiveRequest) ([]*bro
 	out := make([]*broker.Message, 0, len(raws))
 	now := c.clock.Now()
 	for _, raw := range raws {
-		m := fromAMQP(raw)
-		m.Size = encodedSize(raw)
-		m.DeliveryCount = max(m.DeliveryCount, 1)
+		m := received(raw)
 		if c.cfg.serviceBus() {
 			m.SubQueue = sub
 		}

@@ -144,26 +144,31 @@ func ticksToTime(ticks int64) time.Time {
 	return time.Unix(0, (ticks-dotNetEpochTicks)*100).UTC()
 }
 
-// heldSessionOn returns the held session and the live connection it was
-// taken on, or ErrSessionLockLost when the lock is not held there.
-func (c *Client) heldSessionOn(op, address, sessionID string) (heldSession, *connection, error) {
+// heldSessionOn returns the address of entity (see sessionAddress), the
+// held session of it and the live connection it was taken on, or
+// ErrSessionLockLost when the lock is not held there.
+func (c *Client) heldSessionOn(op, entity, sessionID string) (string, heldSession, *connection, error) {
+	address, err := c.sessionAddress(op, entity)
+	if err != nil {
+		return "", heldSession{}, nil, err
+	}
 	hs, err := c.sessions.live(address, sessionID)
 	if err != nil {
-		return heldSession{}, nil, err
+		return "", heldSession{}, nil, err
 	}
 	cn, err := c.connFor(op, address)
 	if err != nil {
 		if broker.CodeOf(err) == broker.CodeConnectionLost {
 			c.sessions.lose(address, sessionID, "the connection it was held on dropped")
-			return heldSession{}, nil, sessionLost(address, "the lock on session "+quoteSession(sessionID)+" is lost: "+err.Error())
+			return "", heldSession{}, nil, sessionLost(address, "the lock on session "+quoteSession(sessionID)+" is lost: "+err.Error())
 		}
-		return heldSession{}, nil, err
+		return "", heldSession{}, nil, err
 	}
 	if cn.gen != hs.gen {
 		c.sessions.lose(address, sessionID, "the connection it was held on dropped")
-		return heldSession{}, nil, sessionLost(address, "the lock on session "+quoteSession(sessionID)+" is lost: the connection it was held on dropped")
+		return "", heldSession{}, nil, sessionLost(address, "the lock on session "+quoteSession(sessionID)+" is lost: the connection it was held on dropped")
 	}
-	return hs, cn, nil
+	return address, hs, cn, nil
 }
 
 // ReceiveFromSession receives on the link of a held session with exactly
@@ -184,11 +189,7 @@ func (c *Client) ReceiveFromSession(ctx context.Context, sessionID string, req b
 	if req.SubQueue != broker.SubQueueMain {
 		return nil, broker.Errorf(broker.CodeInvalid, "%s: a %s has no sessions", op, req.SubQueue)
 	}
-	address, err := c.sessionAddress(op, req.Entity)
-	if err != nil {
-		return nil, err
-	}
-	hs, cn, err := c.heldSessionOn(op, address, sessionID)
+	address, hs, cn, err := c.heldSessionOn(op, req.Entity, sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -207,9 +208,7 @@ func (c *Client) ReceiveFromSession(ctx context.Context, sessionID string, req b
 	out := make([]*broker.Message, 0, len(raws))
 	now := c.clock.Now()
 	for _, raw := range raws {
-		m := fromAMQP(raw)
-		m.Size = encodedSize(raw)
-		m.DeliveryCount = max(m.DeliveryCount, 1)
+		m := received(raw)
 		m.SubQueue = broker.SubQueueMain
 		if req.Mode == broker.ReceiveAndDelete && rl.recv.AcceptMessage(ctx, raw) == nil {
 			m.LockToken, m.LockedUntil = broker.LockToken{}, time.Time{}
@@ -231,11 +230,7 @@ func (c *Client) ReceiveDeferredFromSession(ctx context.Context, entity, session
 	if len(seqs) == 0 {
 		return nil, broker.Errorf(broker.CodeInvalid, "%s: no sequence numbers given", op)
 	}
-	address, err := c.sessionAddress(op, entity)
-	if err != nil {
-		return nil, err
-	}
-	hs, cn, err := c.heldSessionOn(op, address, sessionID)
+	address, hs, cn, err := c.heldSessionOn(op, entity, sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -265,11 +260,7 @@ func (c *Client) ReceiveDeferredFromSession(ctx context.Context, entity, session
 // associated link) and returns the new expiry.
 func (c *Client) RenewSession(ctx context.Context, entity, sessionID string) (time.Time, error) {
 	const op = "renew session lock"
-	address, err := c.sessionAddress(op, entity)
-	if err != nil {
-		return time.Time{}, err
-	}
-	hs, _, err := c.heldSessionOn(op, address, sessionID)
+	address, hs, _, err := c.heldSessionOn(op, entity, sessionID)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -343,11 +334,7 @@ func (c *Client) closeSessionLink(ctx context.Context, rl *receiveLink) {
 // fails with broker.ErrSessionLockLost without asking.
 func (c *Client) SessionState(ctx context.Context, entity, sessionID string) ([]byte, error) {
 	const op = "get session state"
-	address, err := c.sessionAddress(op, entity)
-	if err != nil {
-		return nil, err
-	}
-	hs, _, err := c.heldSessionOn(op, address, sessionID)
+	address, hs, _, err := c.heldSessionOn(op, entity, sessionID)
 	if err != nil {
 		if be, ok := err.(*broker.Error); ok && be.Code == broker.CodeSessionLockLost {
 			be.Message += " (Service Bus gives a session's state only to the holder of its lock)"
