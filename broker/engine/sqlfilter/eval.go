@@ -94,12 +94,8 @@ func (n negate) eval(m *broker.Message) value {
 }
 
 func (n arith) eval(m *broker.Message) value {
-	a := n.l.eval(m)
-	if a.k == kNull {
-		return null
-	}
-	b := n.r.eval(m)
-	if b.k == kNull {
+	a, b, ok := operands(n.l, n.r, m)
+	if !ok {
 		return null
 	}
 	if a.k == kString && b.k == kString && n.op == '+' {
@@ -201,15 +197,21 @@ func (n exists) test(m *broker.Message) tri {
 }
 
 func (n cmpOp) test(m *broker.Message) tri {
-	a := n.l.eval(m)
-	if a.k == kNull {
-		return unknown
-	}
-	b := n.r.eval(m)
-	if b.k == kNull {
+	a, b, ok := operands(n.l, n.r, m)
+	if !ok {
 		return unknown
 	}
 	return triOf(cmpValues(n.op, a, b))
+}
+
+// operands evaluates the two operands of a binary operator; ok is false when
+// either is NULL (the right one is not evaluated when the left one is).
+func operands(l, r expr, m *broker.Message) (a, b value, ok bool) {
+	if a = l.eval(m); a.k == kNull {
+		return a, b, false
+	}
+	b = r.eval(m)
+	return a, b, b.k != kNull
 }
 
 // cmpValues applies a comparison operator to two values that are not NULL.
