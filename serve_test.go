@@ -75,6 +75,26 @@ func writeConfig(t *testing.T, queues string) string {
 	return config
 }
 
+// sdkSender returns an official SDK client of the emulator connection
+// string conn and a sender to entity; the client closes when the test ends.
+func sdkSender(t *testing.T, conn, entity string) (*azservicebus.Client, *azservicebus.Sender) {
+	t.Helper()
+	client, err := azservicebus.NewClientFromConnectionString(conn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = client.Close(ctx)
+	})
+	sender, err := client.NewSender(entity, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client, sender
+}
+
 // TestServeIsAnEmulator runs the real binary as `peeklock serve` with an
 // emulator Config.json and durable storage, uses it with the official SDK
 // through the emulator connection string it prints, restarts it, and finds
@@ -153,15 +173,7 @@ func TestTmuxConnectToServe(t *testing.T) {
 	defer stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	client, err := azservicebus.NewClientFromConnectionString(conn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close(ctx)
-	sender, err := client.NewSender("orders", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client, sender := sdkSender(t, conn, "orders")
 	id, subject := "order-42", "order.placed"
 	if err := sender.SendMessage(ctx, &azservicebus.Message{MessageID: &id, Subject: &subject, Body: []byte(`{"order":42}`)}, nil); err != nil {
 		t.Fatal(err)
@@ -268,12 +280,7 @@ func TestServeKeysAndLimits(t *testing.T) {
 		t.Fatalf("send with the emulator's default key: %v, want unauthorized access", err)
 	}
 
-	first, err := azservicebus.NewClientFromConnectionString(conn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer first.Close(ctx)
-	s, _ := first.NewSender("q", nil)
+	_, s := sdkSender(t, conn, "q") // the first connection, open to the end
 	if err := s.SendMessage(ctx, &azservicebus.Message{Body: []byte("y")}, nil); err != nil {
 		t.Fatalf("first connection: %v", err)
 	}
@@ -295,15 +302,7 @@ func TestTmuxSessionsOnServe(t *testing.T) {
 	defer stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	client, err := azservicebus.NewClientFromConnectionString(conn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close(ctx)
-	sender, err := client.NewSender("carts", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client, sender := sdkSender(t, conn, "carts")
 	for _, id := range []string{"item-1", "item-2"} {
 		if err := sender.SendMessage(ctx, &azservicebus.Message{MessageID: &id, SessionID: ptr("cart-7"), Body: []byte(id)}, nil); err != nil {
 			t.Fatal(err)
