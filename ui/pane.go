@@ -352,7 +352,8 @@ func cellText(now time.Time, m *broker.Message, k colKind) string {
 			return "due"
 		}
 		if d < time.Hour {
-			return "in " + strings.TrimSuffix(Remaining(d.Truncate(time.Second)), ".0s")
+			// Whole seconds: a due time needs no tenths ("in 5s", "in 1m05s").
+			return "in " + strings.Replace(Remaining(d.Truncate(time.Second)), ".0s", "s", 1)
 		}
 		return "in " + Short(d)
 	case colDC:

@@ -45,6 +45,28 @@ func TestDurations(t *testing.T) {
 	}
 }
 
+// TestDueCell pins the Scheduled pane's Due column: whole seconds with
+// their unit at every length, "due" once the time has come.
+func TestDueCell(t *testing.T) {
+	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	for d, want := range map[time.Duration]string{
+		5900 * time.Millisecond: "in 5s",
+		time.Second:             "in 1s",
+		14 * time.Second:        "in 14s",
+		65 * time.Second:        "in 1m05s",
+		3 * time.Hour:           "in 3h",
+		0:                       "due",
+	} {
+		m := &broker.Message{ScheduledEnqueueTime: now.Add(d)}
+		if got := cellText(now, m, colDue); got != want {
+			t.Errorf("Due %s ahead = %q, want %q", d, got, want)
+		}
+	}
+	if got := cellText(now, &broker.Message{}, colDue); got != "-" {
+		t.Errorf("Due of an unscheduled message = %q, want -", got)
+	}
+}
+
 func TestCountdownEmptiesAndChangesColour(t *testing.T) {
 	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	total := 30 * time.Second
