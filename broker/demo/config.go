@@ -35,6 +35,10 @@ type Workload struct {
 	// Scheduled is the share (0..1) of sent messages scheduled a little
 	// into the future.
 	Scheduled float64
+	// MaxBacklog, when above 0, pauses the producer while a receive path
+	// holds that many messages waiting (active or scheduled), so a demo left
+	// running settles at a readable depth instead of growing without end.
+	MaxBacklog int64
 	// Sessions, when above 0, spreads the messages over that many sessions
 	// (the entity must require sessions); consumers then take a session's
 	// lock, work through a few of its messages and give it back.
@@ -46,6 +50,11 @@ type Config struct {
 	Entities  []broker.Entity
 	Workloads []Workload
 }
+
+// demoBacklog is the default demo's MaxBacklog: its producers send faster
+// than its consumers settle, which fills the panes within a minute, and this
+// holds each queue near a screenful from then on.
+const demoBacklog = 40
 
 // DefaultConfig is the demo `peeklock` runs without --config: short lock
 // durations (10 s) and low maximum delivery counts, so lock expiry,
@@ -73,17 +82,18 @@ func DefaultConfig() Config {
 		Workloads: []Workload{
 			{Entity: "orders", Receive: []string{"orders"}, Rate: 2, Consumers: 2,
 				Processing: [2]time.Duration{500 * time.Millisecond, 3 * time.Second},
-				Mix:        Mix{Complete: 60, Abandon: 10, Expire: 15, DeadLetter: 5, Defer: 10}, Scheduled: 0.1},
+				Mix:        Mix{Complete: 60, Abandon: 10, Expire: 15, DeadLetter: 5, Defer: 10}, Scheduled: 0.1,
+				MaxBacklog: demoBacklog},
 			{Entity: "payments", Receive: []string{"payments"}, Rate: 1, Consumers: 1,
 				Processing: [2]time.Duration{time.Second, 4 * time.Second},
-				Mix:        Mix{Complete: 50, Abandon: 20, Expire: 25, DeadLetter: 5}},
+				Mix:        Mix{Complete: 50, Abandon: 20, Expire: 25, DeadLetter: 5}, MaxBacklog: demoBacklog},
 			{Entity: "events", Receive: []string{broker.SubscriptionPath("events", "audit"), broker.SubscriptionPath("events", "billing"),
 				broker.SubscriptionPath("events", "large")},
 				Rate: 1.5, Consumers: 1, Processing: [2]time.Duration{200 * time.Millisecond, 2 * time.Second},
-				Mix: Mix{Complete: 70, Expire: 20, DeadLetter: 10}},
+				Mix: Mix{Complete: 70, Expire: 20, DeadLetter: 10}, MaxBacklog: demoBacklog},
 			{Entity: "carts", Receive: []string{"carts"}, Rate: 1, Consumers: 1, Sessions: 4,
 				Processing: [2]time.Duration{300 * time.Millisecond, 2 * time.Second},
-				Mix:        Mix{Complete: 75, Abandon: 10, Expire: 5, DeadLetter: 5, Defer: 5}},
+				Mix:        Mix{Complete: 75, Abandon: 10, Expire: 5, DeadLetter: 5, Defer: 5}, MaxBacklog: demoBacklog},
 		},
 	}
 }

@@ -161,3 +161,48 @@ func TestDemoSessionsAndSQLRule(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxBacklogPausesTheProducer runs a producer without consumers: it must
+// stop at exactly MaxBacklog waiting messages, and go on once some leave.
+func TestMaxBacklogPausesTheProducer(t *testing.T) {
+	e, err := engine.New(engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg := demo.Config{
+		Entities:  []broker.Entity{{Path: "work", Kind: broker.KindQueue}},
+		Workloads: []demo.Workload{{Entity: "work", Receive: []string{"work"}, Rate: 500, MaxBacklog: 20}},
+	}
+	if err := demo.Setup(ctx, e, cfg); err != nil {
+		t.Fatal(err)
+	}
+	go demo.Run(ctx, e, cfg, demo.Options{Seed: 1})
+	active := func() int64 {
+		ent, err := e.Entity(ctx, "work")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ent.Counts.Active
+	}
+	waitFor := func(want int64) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); active() != want; {
+			if time.Now().After(deadline) {
+				t.Fatalf("active = %d, want %d", active(), want)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	waitFor(20)
+	time.Sleep(100 * time.Millisecond) // 50 more ticks at 500/s
+	if n := active(); n != 20 {
+		t.Fatalf("active = %d after the backlog was full, want 20", n)
+	}
+	if _, err := e.Receive(ctx, broker.ReceiveRequest{Entity: "work", Mode: broker.ReceiveAndDelete, Max: 5}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(20)
+}

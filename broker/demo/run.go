@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -85,6 +86,9 @@ func (r *runner) produce(ctx context.Context) {
 			return
 		case <-t.Chan():
 		}
+		if r.backlogFull(ctx) {
+			continue
+		}
 		m := r.gen.message(r.w.Entity)
 		if r.w.Sessions > 0 {
 			m.SessionID = fmt.Sprintf("cart-%d", 1+r.gen.intn(r.w.Sessions))
@@ -100,6 +104,24 @@ func (r *runner) produce(ctx context.Context) {
 			r.log.Debug("demo send failed", "entity", r.w.Entity, "err", err)
 		}
 	}
+}
+
+// backlogFull reports whether the workload has a MaxBacklog that one of its
+// receive paths has reached. A failed count does not stop the producer.
+func (r *runner) backlogFull(ctx context.Context) bool {
+	if r.w.MaxBacklog <= 0 {
+		return false
+	}
+	ents, err := r.c.Entities(ctx)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if slices.Contains(r.w.Receive, e.Path) && e.Counts.Active+e.Counts.Scheduled >= r.w.MaxBacklog {
+			return true
+		}
+	}
+	return false
 }
 
 // consume receives one message at a time and settles it as the mix says.
