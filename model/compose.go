@@ -18,6 +18,7 @@ const (
 	fTo = iota
 	fContentType
 	fMessageID
+	fSessionID
 	fSubject
 	fCorrelationID
 	fReplyTo
@@ -33,7 +34,7 @@ func (m *Model) openCompose(orig *broker.Message) tea.Cmd {
 	if orig != nil {
 		title = fmt.Sprintf("Edit a copy of sequence number %d and send it", orig.SequenceNumber)
 	}
-	d := newDialog(dlgCompose, title, m.width, "To", "ContentType", "MessageId", "Subject", "CorrelationId",
+	d := newDialog(dlgCompose, title, m.width, "To", "ContentType", "MessageId", "SessionId", "Subject", "CorrelationId",
 		"ReplyTo", "Properties", "TimeToLive", "Schedule")
 	ta := textarea.New()
 	ta.ShowLineNumbers = false
@@ -48,6 +49,10 @@ func (m *Model) openCompose(orig *broker.Message) tea.Cmd {
 	d.inputs[fTo].SetValue(broker.ResubmitTarget(m.entity))
 	d.inputs[fContentType].Placeholder = "application/json"
 	d.inputs[fMessageID].Placeholder = "empty: a new UUID"
+	d.inputs[fSessionID].Placeholder = "empty: none"
+	if e, ok := m.currentEntity(); ok && e.Settings.RequiresSession {
+		d.inputs[fSessionID].Placeholder = "required: " + ui.Sanitize(e.Path) + " uses sessions"
+	}
 	d.inputs[fProperties].Placeholder = "name=value; other=value"
 	d.inputs[fTTL].Placeholder = "e.g. 10m (empty: entity default)"
 	d.inputs[fSchedule].Placeholder = "empty: now; +30s; or 2025-01-02T15:04:05Z"
@@ -56,6 +61,7 @@ func (m *Model) openCompose(orig *broker.Message) tea.Cmd {
 		d.orig = c
 		d.fill(fContentType, c.ContentType)
 		d.fill(fMessageID, c.MessageID)
+		d.fill(fSessionID, c.SessionID)
 		d.fill(fSubject, c.Subject)
 		d.fill(fCorrelationID, c.CorrelationID)
 		d.fill(fReplyTo, c.ReplyTo)
@@ -158,6 +164,7 @@ func (m *Model) buildMessage(d *dialogState) (string, *broker.Message, time.Time
 	if msg.MessageID == "" {
 		msg.MessageID = newMessageID()
 	}
+	msg.SessionID = strings.TrimSpace(d.field(fSessionID))
 	msg.Subject = d.field(fSubject)
 	msg.CorrelationID = strings.TrimSpace(d.field(fCorrelationID))
 	msg.ReplyTo = strings.TrimSpace(d.field(fReplyTo))

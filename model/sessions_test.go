@@ -310,3 +310,45 @@ func TestFlowAutoRenewKeepsTheSessionLock(t *testing.T) {
 		t.Fatalf("session A in the engine after a minute = %+v; want locked past +60 s", in)
 	}
 }
+
+// TestComposeSessionID: the compose dialog has a SessionId field that says
+// when the entity needs one, a send to a session-aware queue carries it,
+// and editing a copy keeps the original's session unless it is changed.
+func TestComposeSessionID(t *testing.T) {
+	clock, eng := sessionEngine(t)
+	h := newHarness(t, eng, clock, Options{Entity: "sess"}, 100, 30)
+	h.key("n")
+	if d := h.m.dialog; d == nil || d.inputs[fSessionID].Placeholder != "required: sess uses sessions" {
+		t.Fatalf("compose on a session-aware queue: %+v", d)
+	}
+	if !strings.Contains(h.screen(), "SessionId") {
+		t.Fatal("no SessionId field on screen")
+	}
+	h.keys("tab", "tab", "tab")
+	h.typeText("C")
+	h.key("ctrl+s")
+	if h.m.dialog != nil {
+		t.Fatalf("compose still open: %s", h.m.dialog.err)
+	}
+	if in := sessionInfo(t, eng, "C"); in.Messages != 1 {
+		t.Fatalf("session C: %+v, want 1 message", in)
+	}
+
+	// Edit a copy of s-1 (session A): the field shows A and the copy keeps it.
+	h.key("e")
+	if d := h.m.dialog; d == nil || d.value(fSessionID) != "A" {
+		t.Fatalf("edit dialog SessionId = %q", h.m.dialog.value(fSessionID))
+	}
+	h.key("ctrl+s")
+	if in := sessionInfo(t, eng, "A"); in.Messages != 3 {
+		t.Fatalf("session A after the copy: %+v, want 3 messages", in)
+	}
+
+	// Elsewhere the field is optional.
+	h.key("esc")
+	h.m.entity = "orders"
+	h.key("n")
+	if d := h.m.dialog; d == nil || d.inputs[fSessionID].Placeholder != "empty: none" {
+		t.Fatal("compose on a plain queue does not say SessionId is optional")
+	}
+}

@@ -426,7 +426,7 @@ func TestComposeSendAndSchedule(t *testing.T) {
 	h.typeText("text/plain")
 	h.keys("tab")
 	h.typeText("m-1")
-	h.keys("tab")
+	h.keys("tab", "tab") // SessionId stays empty
 	h.typeText("hello")
 	h.keys("tab", "tab", "tab")
 	h.typeText("tenant=acme; n=5")
@@ -488,7 +488,7 @@ func TestEditACopy(t *testing.T) {
 	if d == nil || d.value(fMessageID) != "o-1" || d.value(fProperties) != "n=5" || d.body.Value() != `{"id":"o-1"}` {
 		t.Fatalf("edit dialog: %+v", d)
 	}
-	h.keys("tab", "tab", "tab")
+	h.keys("tab", "tab", "tab", "tab")
 	h.typeText(" again")
 	h.key("ctrl+s")
 	act := browse(t, c, "orders", broker.CategoryActive)
