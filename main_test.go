@@ -143,6 +143,10 @@ func TestTmuxEndToEnd(t *testing.T) {
 	send("Escape")
 	// Wait before the next key: ESC followed at once by q reads as alt+q.
 	waitFor("the panes again", func(s string) bool { return !strings.Contains(s, "Broker properties") })
+	send("i")
+	waitFor("the entity info view", has("e2e › info", "Lock duration", "1m", "Max delivery count", "10 deliveries (default)"))
+	send("Escape")
+	waitFor("the panes again", func(s string) bool { return !strings.Contains(s, "Lock duration") })
 	send("q")
 	waitFor("the program to exit", has("peeklock exited 0"))
 

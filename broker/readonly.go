@@ -86,3 +86,6 @@ func (r readOnly) SessionState(ctx context.Context, entity, sessionID string) ([
 	}
 	return sc.SessionState(ctx, entity, sessionID)
 }
+
+// Unwrap returns the wrapped client (see RulesOf).
+func (r readOnly) Unwrap() Client { return r.Client }

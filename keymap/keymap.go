@@ -23,6 +23,10 @@ type KeyMap struct {
 	// Enter opens the detail view; Back leaves it (and closes dialogs,
 	// clears a filter, returns from a jump, cancels bulk work).
 	Enter, Back key.Binding
+	// Info opens the selected entity's information view: its settings,
+	// counts, times, user metadata, and a topic's subscriptions or a
+	// subscription's rules.
+	Info key.Binding
 
 	// Message operations.
 	Lock, LockMany, Complete, Abandon, DeadLetter, Defer     key.Binding
@@ -37,9 +41,9 @@ type KeyMap struct {
 }
 
 // DefaultKeyMap returns the default bindings of DESIGN.md's key table, plus
-// the few extra actions peeklock adds (entity switching, lock many, resubmit
-// a whole dead-letter queue, cancel a scheduled message, select all, jump to
-// replies, find the request of a reply).
+// the few extra actions peeklock adds (entity switching, entity info, lock
+// many, resubmit a whole dead-letter queue, cancel a scheduled message,
+// select all, jump to replies, find the request of a reply).
 func DefaultKeyMap() KeyMap {
 	b := func(desc string, keys ...string) key.Binding {
 		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(helpKeys(keys), desc))
@@ -65,6 +69,7 @@ func DefaultKeyMap() KeyMap {
 		PrevEntity: b("previous entity", "["),
 		Enter:      b("details", "enter"),
 		Back:       b("back / cancel", "esc"),
+		Info:       b("entity info", "i"),
 
 		Lock:            b("lock next", "l"),
 		LockMany:        b("lock next N", "L"),
@@ -139,7 +144,7 @@ func (km *KeyMap) All() []Named {
 		{"pane_active", &km.Pane[0]}, {"pane_locked", &km.Pane[1]}, {"pane_deferred", &km.Pane[2]},
 		{"pane_scheduled", &km.Pane[3]}, {"pane_dead_lettered", &km.Pane[4]},
 		{"next_entity", &km.NextEntity}, {"prev_entity", &km.PrevEntity},
-		{"detail", &km.Enter}, {"back", &km.Back},
+		{"detail", &km.Enter}, {"back", &km.Back}, {"info", &km.Info},
 		{"lock", &km.Lock}, {"lock_many", &km.LockMany}, {"complete", &km.Complete},
 		{"abandon", &km.Abandon}, {"dead_letter", &km.DeadLetter}, {"defer", &km.Defer},
 		{"renew", &km.Renew}, {"auto_renew", &km.AutoRenew}, {"resubmit", &km.Resubmit},
@@ -156,7 +161,7 @@ func (km *KeyMap) All() []Named {
 func (km *KeyMap) Groups() [][]*key.Binding {
 	return [][]*key.Binding{
 		{&km.Up, &km.Down, &km.PageUp, &km.PageDown, &km.Top, &km.Bottom, &km.NextEntity, &km.PrevEntity},
-		{&km.NextPane, &km.PrevPane, &km.Pane[0], &km.Pane[1], &km.Pane[2], &km.Pane[3], &km.Pane[4], &km.Enter, &km.Back},
+		{&km.NextPane, &km.PrevPane, &km.Pane[0], &km.Pane[1], &km.Pane[2], &km.Pane[3], &km.Pane[4], &km.Enter, &km.Back, &km.Info},
 		{&km.Lock, &km.LockMany, &km.Complete, &km.Abandon, &km.DeadLetter, &km.Defer, &km.Renew, &km.AutoRenew,
 			&km.Resubmit, &km.ResubmitAll, &km.CancelScheduled, &km.Compose, &km.Edit, &km.Purge},
 		{&km.Select, &km.SelectAll, &km.Filter, &km.Replies, &km.Request, &km.Copy, &km.Export, &km.Pause, &km.Help, &km.Quit},

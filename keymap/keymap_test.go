@@ -16,7 +16,7 @@ func TestDefaultsMatchDesign(t *testing.T) {
 		"up": {"up", "k"}, "down": {"down", "j"}, "page_up": {"pgup"}, "page_down": {"pgdown"},
 		"top": {"g", "home"}, "bottom": {"G", "end"}, "next_pane": {"tab"}, "prev_pane": {"shift+tab"},
 		"pane_active": {"1"}, "pane_locked": {"2"}, "pane_deferred": {"3"}, "pane_scheduled": {"4"},
-		"pane_dead_lettered": {"5"}, "detail": {"enter"}, "back": {"esc"}, "lock": {"l"},
+		"pane_dead_lettered": {"5"}, "detail": {"enter"}, "back": {"esc"}, "info": {"i"}, "lock": {"l"},
 		"complete": {"c"}, "abandon": {"a"}, "dead_letter": {"d"}, "defer": {"f"}, "renew": {"r"},
 		"auto_renew": {"R"}, "resubmit": {"s"}, "compose": {"n"}, "edit": {"e"}, "purge": {"P"},
 		"select": {"space"}, "filter": {"/"}, "copy": {"y"}, "export": {"x"}, "pause": {"p"},
@@ -106,5 +106,20 @@ func TestRequestKey(t *testing.T) {
 	}
 	if got := km.Request.Keys(); strings.Join(got, ",") != "ctrl+o" || km.Request.Help().Key != "ctrl+o" {
 		t.Fatalf("rebound: %v %q", got, km.Request.Help().Key)
+	}
+}
+
+// The entity info key is rebindable like the other actions, by its action
+// name, and its help follows.
+func TestRebindInfo(t *testing.T) {
+	km := DefaultKeyMap()
+	if km.Info.Help().Key != "i" || km.Info.Help().Desc != "entity info" {
+		t.Fatalf("info help: %+v", km.Info.Help())
+	}
+	if err := km.Rebind(map[string][]string{"info": {"I", "f2"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := km.Info.Keys(); strings.Join(got, ",") != "I,f2" || km.Info.Help().Key != "I/f2" {
+		t.Fatalf("info: %v %q", got, km.Info.Help().Key)
 	}
 }

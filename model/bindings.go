@@ -39,7 +39,20 @@ func (m *Model) updateKeybindings() {
 			m.why[b] = readOnlyReason
 		}
 	}
-	if m.detail != nil {
+	if m.entity == "" {
+		m.why[&k.Info] = "no entity selected"
+	}
+	if m.entInfo != nil {
+		const inInfo = "not in the entity info view (esc goes back)"
+		works := map[*key.Binding]bool{&k.Up: true, &k.Down: true, &k.PageUp: true, &k.PageDown: true, &k.Top: true,
+			&k.Bottom: true, &k.Back: true, &k.Info: true, &k.NextEntity: true, &k.PrevEntity: true, &k.Help: true,
+			&k.Quit: true, &k.Pause: true}
+		for _, n := range k.All() {
+			if !works[n.Binding] && m.why[n.Binding] == "" {
+				m.why[n.Binding] = inInfo
+			}
+		}
+	} else if m.detail != nil {
 		const inDetail = "not in the detail view (esc goes back)"
 		for _, b := range []*key.Binding{&k.NextPane, &k.PrevPane, &k.Pane[0], &k.Pane[1], &k.Pane[2], &k.Pane[3],
 			&k.Pane[4], &k.NextEntity, &k.PrevEntity, &k.Select, &k.SelectAll, &k.Filter, &k.ResubmitAll, &k.Purge} {

@@ -63,7 +63,11 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.cancelSearch()
 		return nil
 	}
-	if m.detail != nil {
+	if m.entInfo != nil {
+		if cmd, ok := m.infoKey(msg); ok {
+			return cmd
+		}
+	} else if m.detail != nil {
 		if cmd, ok := m.detailKey(msg); ok {
 			return cmd
 		}
@@ -103,6 +107,7 @@ func (m *Model) actions() []action {
 		{&k.NextEntity, func() tea.Cmd { return m.stepEntity(1) }},
 		{&k.PrevEntity, func() tea.Cmd { return m.stepEntity(-1) }},
 		{&k.Enter, m.openDetail},
+		{&k.Info, m.openInfo},
 		{&k.Lock, func() tea.Cmd { return m.lock(m.opts.LockCount) }},
 		{&k.LockMany, m.openLockMany},
 		{&k.Complete, func() tea.Cmd { return m.settle(&k.Complete, broker.Settlement{Kind: broker.Complete}) }},

@@ -71,7 +71,14 @@ type Model struct {
 	sessionBusy bool
 
 	// Views over the panes.
-	detail   *detailState
+	detail *detailState
+	// entInfo is the open entity information view (nil when closed); it is
+	// drawn over the panes and the detail view. infoSeq numbers its rule
+	// reads; entGen counts the entity lists taken, so that the view knows
+	// when to render again.
+	entInfo  *infoState
+	infoSeq  int
+	entGen   int
 	showHelp bool
 	helpTop  int
 	dialog   *dialogState

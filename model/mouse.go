@@ -22,10 +22,10 @@ func (m *Model) onClick(ms tea.Mouse) tea.Cmd {
 	case l.Tabs.Contains(ms.X, ms.Y):
 		e, _ := m.currentEntity()
 		if i := ui.TabAt(e.Counts, l.Tabs.W, ms.X-l.Tabs.X); i >= 0 {
-			m.detail = nil
+			m.detail, m.entInfo = nil, nil
 			return m.setFocus(i)
 		}
-	case m.detail == nil:
+	case m.detail == nil && m.entInfo == nil:
 		for _, s := range l.Panes {
 			if !s.Rect.Contains(ms.X, ms.Y) {
 				continue
@@ -55,6 +55,10 @@ func (m *Model) onWheel(ms tea.Mouse) tea.Cmd {
 		return nil
 	}
 	if m.dialog != nil || m.showHelp {
+		return nil
+	}
+	if m.entInfo != nil {
+		m.entInfo.top = max(0, min(m.infoMaxTop(), m.entInfo.top+d))
 		return nil
 	}
 	if m.detail != nil {

@@ -160,6 +160,7 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 		m.conn = ui.ConnConnected
 		m.entities = msg.entities
 		m.listed = true
+		m.entGen++
 		m.sampleHistory(msg.at)
 	case errors.Is(msg.listErr, broker.ErrNotSupported):
 		m.conn = ui.ConnConnected

@@ -15,6 +15,9 @@ import (
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	m.now = m.clock.Now()
 	cmd := m.update(msg)
+	if c := m.syncInfo(); c != nil {
+		cmd = tea.Batch(cmd, c)
+	}
 	if r := m.releaseStaleSession(); r != nil {
 		cmd = tea.Batch(cmd, r)
 	}
@@ -38,6 +41,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			}
 			m.setTheme(t)
 			m.rerenderDetail()
+			if m.entInfo != nil {
+				m.entInfo.dirty = true
+			}
 		}
 		return nil
 	case tickMsg:
@@ -84,6 +90,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			m.setErr(msg.err)
 		}
 		return m.requestRefresh()
+	case rulesMsg:
+		m.onRules(msg)
+		return nil
 	case sessionStateMsg:
 		m.onSessionState(msg)
 		return nil

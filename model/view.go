@@ -43,7 +43,14 @@ func (m *Model) render() string {
 	for _, slot := range l.Panes {
 		s.Panes = append(s.Panes, m.paneView(slot))
 	}
-	if m.detail != nil {
+	switch {
+	case m.entInfo != nil:
+		s.DetailOpen = true
+		s.DetailTitle = m.infoTitle()
+		s.Help = m.infoHelp()
+		s.DetailLines = m.entInfo.lines
+		s.DetailTop = min(m.entInfo.top, max(0, len(s.DetailLines)-1))
+	case m.detail != nil:
 		s.DetailOpen = true
 		s.DetailTitle = fmt.Sprintf("%s › %s › %d", m.detail.address, category(m.detail.pane), m.detail.msg.SequenceNumber)
 		s.DetailLines = m.detailLines()

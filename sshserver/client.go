@@ -89,6 +89,11 @@ func (c *sessionClient) Notice() string { _, n := broker.StatusOf(c.inner); retu
 // Capabilities are the shared client's.
 func (c *sessionClient) Capabilities() broker.Capabilities { return c.inner.Capabilities() }
 
+// Unwrap returns the shared client (read-only for read-only sessions), so
+// that broker.RulesOf finds a remote client's rule reader through the
+// session's view.
+func (c *sessionClient) Unwrap() broker.Client { return c.inner }
+
 // Entities lists the shared client's entities.
 func (c *sessionClient) Entities(ctx context.Context) ([]broker.Entity, error) {
 	if !c.enter() {

@@ -1,0 +1,188 @@
+package model
+
+import (
+	"context"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/keymap"
+	"github.com/peeklock/peeklock/ui"
+)
+
+// infoState is the open entity information view. It follows the selected
+// entity; its lines are rendered when what they show changes (the entity
+// list, the rules, the width, the theme), so a frame only slices them.
+type infoState struct {
+	path string
+	top  int
+
+	// Rules of a subscription read through a broker.RuleReader: source is
+	// ui.RulesListed when the endpoint lists them with the entity.
+	source   ui.RulesSource
+	rules    []broker.Rule
+	rulesErr string
+	rulesSeq int
+
+	lines []string
+	width int
+	gen   int  // m.entGen the lines were rendered from
+	dirty bool // render again (rules arrived, theme changed)
+}
+
+// rulesMsg is the result of reading a subscription's rules for the entity
+// information view.
+type rulesMsg struct {
+	seq   int
+	path  string
+	rules []broker.Rule
+	err   error
+}
+
+// openInfo opens the entity information view of the selected entity.
+func (m *Model) openInfo() tea.Cmd {
+	if m.entity == "" {
+		return m.refuse(&m.keys.Info, "no entity selected")
+	}
+	m.entInfo = &infoState{}
+	return m.syncInfo()
+}
+
+// syncInfo points the information view at the selected entity when the
+// selection changed (or the view just opened), starting to read a
+// subscription's rules where the endpoint reads them on request, and
+// renders its lines again when what they show changed. Update calls it
+// after every message.
+func (m *Model) syncInfo() tea.Cmd {
+	in := m.entInfo
+	if in == nil {
+		return nil
+	}
+	var cmd tea.Cmd
+	if in.path != m.entity || in.lines == nil {
+		*in = infoState{path: m.entity, source: ui.RulesListed}
+		cmd = m.readRules()
+	}
+	if in.lines == nil || in.dirty || in.gen != m.entGen || in.width != m.layout().Main.W {
+		m.renderInfo()
+	}
+	return cmd
+}
+
+// readRules starts reading the rules of the subscription in the view when
+// the endpoint reads them on request (broker.RulesOf): once per opening or
+// selection, never on a poll.
+func (m *Model) readRules() tea.Cmd {
+	in := m.entInfo
+	e, _ := m.currentEntity()
+	if _, _, isSub := broker.SplitSubscriptionPath(in.path); !isSub && e.Kind != broker.KindSubscription {
+		return nil
+	}
+	rr, ok := broker.RulesOf(m.client)
+	if !ok {
+		return nil
+	}
+	m.infoSeq++
+	in.source, in.rulesSeq = ui.RulesLoading, m.infoSeq
+	seq, path, timeout := m.infoSeq, in.path, m.opts.Timeout
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		rules, err := rr.SubscriptionRules(ctx, path)
+		return rulesMsg{seq: seq, path: path, rules: rules, err: err}
+	}
+}
+
+// onRules takes the rules read for the information view; a result for a
+// view that has closed or moved on is dropped.
+func (m *Model) onRules(msg rulesMsg) {
+	in := m.entInfo
+	if in == nil || msg.seq != in.rulesSeq || msg.path != in.path {
+		return
+	}
+	if msg.err != nil {
+		in.source, in.rulesErr = ui.RulesFailed, msg.err.Error()
+	} else {
+		in.source, in.rules = ui.RulesRead, msg.rules
+	}
+	in.dirty = true
+}
+
+// renderInfo renders the information view's lines from the state.
+func (m *Model) renderInfo() {
+	in := m.entInfo
+	e, listed := m.currentEntity()
+	info := ui.EntityInfo{
+		Entity:        e,
+		SettingsKnown: listed && (e.Settings != broker.EntitySettings{} || !e.CreatedAt.IsZero()),
+		Why:           m.notice,
+		Source:        in.source,
+		RulesErr:      in.rulesErr,
+	}
+	switch {
+	case !listed && !m.caps.Supports(broker.CanListEntities):
+		info.Why = "this endpoint does not list entities: " + m.caps.Reason(broker.CanListEntities)
+	case !listed:
+		info.Why = "the entity list has not come yet"
+	}
+	if in.source == ui.RulesRead {
+		info.Rules = in.rules
+	} else {
+		info.Rules = e.Rules
+	}
+	if e.Kind == broker.KindTopic {
+		for _, s := range m.entities {
+			if t, _, ok := broker.SplitSubscriptionPath(s.Path); ok && strings.EqualFold(t, e.Path) {
+				info.Subscriptions = append(info.Subscriptions, s)
+			}
+		}
+	}
+	in.width = m.layout().Main.W
+	in.lines = ui.EntityInfoLines(m.common(), info, in.width)
+	in.gen, in.dirty = m.entGen, false
+	in.top = min(in.top, m.infoMaxTop())
+}
+
+// infoMaxTop is the last useful scroll position of the information view.
+func (m *Model) infoMaxTop() int {
+	return max(0, len(m.entInfo.lines)-max(1, m.layout().Main.H-1))
+}
+
+// infoKey handles the keys that scroll or close the information view;
+// other keys fall through to the main actions, most of which are disabled
+// while it is open (updateKeybindings).
+func (m *Model) infoKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	k := &m.keys
+	in := m.entInfo
+	page := max(1, m.layout().Main.H-1)
+	maxTop := m.infoMaxTop()
+	switch {
+	case keymap.Pressed(msg, k.Back), keymap.Pressed(msg, k.Info):
+		m.entInfo = nil
+	case keymap.Pressed(msg, k.Up):
+		in.top = max(0, in.top-1)
+	case keymap.Pressed(msg, k.Down):
+		in.top = min(maxTop, in.top+1)
+	case keymap.Pressed(msg, k.PageUp):
+		in.top = max(0, in.top-page)
+	case keymap.Pressed(msg, k.PageDown):
+		in.top = min(maxTop, in.top+page)
+	case keymap.Pressed(msg, k.Top):
+		in.top = 0
+	case keymap.Pressed(msg, k.Bottom):
+		in.top = maxTop
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+// infoTitle is the title line of the information view.
+func (m *Model) infoTitle() string { return m.entInfo.path + " › info" }
+
+// infoHelp is the one-line key help of the information view.
+func (m *Model) infoHelp() []key.Binding {
+	k := &m.keys
+	return []key.Binding{k.Back, k.Down, k.Bottom, k.NextEntity, k.Help, k.Quit}
+}
