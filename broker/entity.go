@@ -184,6 +184,17 @@ type Rule struct {
 	Filter *CorrelationFilter
 	SQL    string
 	Action string
+	// Parameters are the values of the SQL filter's parameters and
+	// ActionParameters those of the action's, keyed by the parameter's name
+	// with its @ ("@p1" for @p1 in the expression), as Service Bus's
+	// SqlFilter.Parameters and SqlRuleAction.Parameters. A value is nil, a
+	// string, a bool, an integer, a float, a time.Time, a time.Duration, a
+	// uuid.UUID or a []byte. Every parameter an expression uses must have a
+	// value (the rule is refused otherwise); unused ones are kept. Each is nil
+	// or empty for none, and must be when SQL (or Action) is empty. The
+	// embedded engine keeps int and uint values as int64 and uint64.
+	Parameters       map[string]any
+	ActionParameters map[string]any
 	// CreatedAt is when the rule was added to its subscription; the zero
 	// time when it is not known. The embedded engine sets it (see
 	// engine.Engine.SetRules).

@@ -111,11 +111,13 @@ func utf16Len(s string) int {
 
 // stampRules returns a copy of rules (nil stays nil) with every CreatedAt
 // set: a rule keeps the CreatedAt it comes with; one without takes that of
-// the rule of the same name (regardless of case) in old, or else now.
+// the rule of the same name (regardless of case) in old, or else now. The
+// parameter maps are copied too (see ownParams).
 func stampRules(rules, old []broker.Rule, now time.Time) []broker.Rule {
 	rules = slices.Clone(rules)
 	for i := range rules {
 		r := &rules[i]
+		r.Parameters, r.ActionParameters = ownParams(r.Parameters), ownParams(r.ActionParameters)
 		if !r.CreatedAt.IsZero() {
 			continue
 		}
@@ -128,6 +130,26 @@ func stampRules(rules, old []broker.Rule, now time.Time) []broker.Rule {
 		}
 	}
 	return rules
+}
+
+// ownParams returns a copy of a rule's parameters that the caller cannot
+// change behind the engine's back, with int and uint values as int64 and
+// uint64 (the types the store keeps); nil for none.
+func ownParams(params map[string]any) map[string]any {
+	if len(params) == 0 {
+		return nil
+	}
+	out := make(map[string]any, len(params))
+	for k, v := range params {
+		switch n := v.(type) {
+		case int:
+			v = int64(n)
+		case uint:
+			v = uint64(n)
+		}
+		out[k] = v
+	}
+	return out
 }
 
 func checkSettings(path string, s broker.EntitySettings) error {

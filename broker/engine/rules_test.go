@@ -102,6 +102,16 @@ func TestSetRulesRefuses(t *testing.T) {
 		{red, []broker.Rule{{Name: "s", SQL: "a=1", Filter: &broker.CorrelationFilter{}}}, broker.CodeInvalid, `rule "s" has both a correlation filter and a SQL filter`},
 		{red, []broker.Rule{{Name: "a"}, {Name: "A"}}, broker.CodeInvalid, `two rules are named "A"`},
 		{red, []broker.Rule{{}}, broker.CodeInvalid, "rule 0 has no name"},
+		{red, []broker.Rule{{Name: "p", SQL: "a = @a OR b = @b", Parameters: map[string]any{"@a": 1}}}, broker.CodeInvalid,
+			`rule "p": SQL filter "a = @a OR b = @b": at position 15: the parameter @b has no value; give it one in the parameters`},
+		{red, []broker.Rule{{Name: "p", SQL: "a = 1", Action: "SET b = @b"}}, broker.CodeInvalid,
+			`rule "p": SQL action "SET b = @b": at position 9: the parameter @b has no value; give it one in the parameters`},
+		{red, []broker.Rule{{Name: "p", SQL: "a = @a", Parameters: map[string]any{"a": 1}}}, broker.CodeInvalid,
+			`rule "p": SQL filter parameter "a": a parameter's name is @ followed by letters, digits and _, as in @p1`},
+		{red, []broker.Rule{{Name: "p", Filter: &broker.CorrelationFilter{Subject: "x"}, Parameters: map[string]any{"@a": 1}}}, broker.CodeInvalid,
+			`rule "p" has filter parameters but no SQL filter`},
+		{red, []broker.Rule{{Name: "p", SQL: "1=1", ActionParameters: map[string]any{"@a": 1}}}, broker.CodeInvalid,
+			`rule "p" has action parameters but no SQL action`},
 	}
 	for _, c := range cases {
 		be := wantCode(t, f.e.SetRules(f.ctx, c.path, c.rules), c.code)

@@ -31,7 +31,9 @@ type compiledRule struct {
 
 // compileRules validates and compiles a subscription's rules: each named,
 // names unique regardless of case, at most one kind of filter, expressions
-// that parse. Errors are CodeInvalid and name the rule.
+// that parse with their parameters (bound here, so that a parameter without
+// a value refuses the rule now), parameters only with an expression. Errors
+// are CodeInvalid and name the rule.
 func compileRules(path string, rules []broker.Rule) (*ruleSet, error) {
 	if len(rules) == 0 {
 		return nil, nil
@@ -47,18 +49,24 @@ func compileRules(path string, rules []broker.Rule) (*ruleSet, error) {
 			}
 		}
 		c := compiledRule{name: r.Name, corr: r.Filter}
+		if r.SQL == "" && len(r.Parameters) > 0 {
+			return nil, newErr(broker.CodeInvalid, path, "rule %q has filter parameters but no SQL filter", r.Name)
+		}
+		if r.Action == "" && len(r.ActionParameters) > 0 {
+			return nil, newErr(broker.CodeInvalid, path, "rule %q has action parameters but no SQL action", r.Name)
+		}
 		if r.SQL != "" {
 			if r.Filter != nil {
 				return nil, newErr(broker.CodeInvalid, path, "rule %q has both a correlation filter and a SQL filter", r.Name)
 			}
-			f, err := sqlfilter.ParseFilter(r.SQL)
+			f, err := sqlfilter.ParseFilterWith(r.SQL, r.Parameters)
 			if err != nil {
 				return nil, ruleErr(path, r.Name, err)
 			}
 			c.sql = f
 		}
 		if r.Action != "" {
-			a, err := sqlfilter.ParseAction(r.Action)
+			a, err := sqlfilter.ParseActionWith(r.Action, r.ActionParameters)
 			if err != nil {
 				return nil, ruleErr(path, r.Name, err)
 			}

@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/engine/store"
@@ -146,4 +148,56 @@ func TestSQLRuleSessionCheckSeesAction(t *testing.T) {
 	if want := `message 0 has no SessionId but subscription "t/Subscriptions/s" requires sessions`; be.Message != want {
 		t.Fatalf("message = %q", be.Message)
 	}
+}
+
+// TestSQLRuleParameters: a rule's filter and action parameters decide and
+// change the copies, are kept as given (int as int64) and not shared with
+// the caller, and survive a restart.
+func TestSQLRuleParameters(t *testing.T) {
+	forEachStore(t, func(t *testing.T, newStore func() store.Store) {
+		f := newFixture(t, newStore())
+		if err := f.e.CreateEntity(f.ctx, broker.Entity{Path: "pt", Kind: broker.KindTopic}); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+		params := map[string]any{"@min": 5, "@region": "eu-%", "@until": deadline, "@unused": true}
+		actionParams := map[string]any{"@tier": "gold", "@factor": 2.5, "@ttl": 90 * time.Second, "@due": deadline}
+		rules := []broker.Rule{{Name: "p", SQL: "quantity >= @MIN AND region LIKE @region",
+			Parameters: params, Action: "SET tier = @tier, SET score = quantity * @factor, SET hold = @ttl, SET due = @due", ActionParameters: actionParams}}
+		if err := f.e.CreateEntity(f.ctx, broker.Entity{Path: "pt/Subscriptions/s", Kind: broker.KindSubscription, Rules: rules}); err != nil {
+			t.Fatal(err)
+		}
+		// The caller's maps are not the engine's.
+		params["@min"], actionParams["@tier"] = 100, "lead"
+		wantRule := broker.Rule{Name: "p", SQL: rules[0].SQL, Action: rules[0].Action, CreatedAt: t0,
+			Parameters:       map[string]any{"@min": int64(5), "@region": "eu-%", "@until": deadline, "@unused": true},
+			ActionParameters: map[string]any{"@tier": "gold", "@factor": 2.5, "@ttl": 90 * time.Second, "@due": deadline}}
+		check := func(f *fixture, ids ...string) {
+			t.Helper()
+			ent, err := f.e.Entity(f.ctx, "pt/Subscriptions/s")
+			if err != nil || len(ent.Rules) != 1 || !reflect.DeepEqual(ent.Rules[0], wantRule) {
+				t.Fatalf("rules = %#v, %v\nwant %#v", ent.Rules, err, wantRule)
+			}
+			got := f.browse("pt/Subscriptions/s", broker.CategoryActive)
+			if !slices.Equal(idsOf(got), ids) {
+				t.Fatalf("copies %v, want %v", idsOf(got), ids)
+			}
+			for _, m := range got {
+				p := m.ApplicationProperties
+				if p["tier"] != "gold" || p["score"] != float64(p["quantity"].(int32))*2.5 || p["hold"] != 90*time.Second || p["due"] != deadline || p["RuleName"] != "p" {
+					t.Fatalf("copy %s: %v", m.MessageID, p)
+				}
+			}
+		}
+		f.send("pt", sqlMessage("small", "order", 4, 1, "eu-west"), sqlMessage("big", "order", 6, 1, "eu-west"),
+			sqlMessage("us", "order", 9, 1, "us-east"), sqlMessage("five", "order", 5, 1, "eu-north"))
+		check(f, "big", "five")
+
+		if err := f.e.Close(); err != nil {
+			t.Fatal(err)
+		}
+		g := openFixture(t, newStore(), f.clock)
+		g.send("pt", sqlMessage("after", "order", 7, 1, "eu-south"), sqlMessage("after-small", "order", 1, 1, "eu-south"))
+		check(g, "big", "five", "after")
+	})
 }

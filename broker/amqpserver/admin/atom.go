@@ -220,7 +220,7 @@ type ruleXML struct {
 }
 
 // filterXML is a rule's filter: TrueFilter (SqlExpression 1=1),
-// FalseFilter (1=0), SqlFilter or CorrelationFilter.
+// FalseFilter (1=0), SqlFilter (with its Parameters) or CorrelationFilter.
 type filterXML struct {
 	Type               string         `xml:"i:type,attr"`
 	SQLExpression      string         `xml:"SqlExpression,omitempty"`
@@ -234,6 +234,7 @@ type filterXML struct {
 	ReplyToSessionID   *string        `xml:"ReplyToSessionId,omitempty"`
 	ContentType        *string        `xml:"ContentType,omitempty"`
 	Properties         *propertiesXML `xml:"Properties,omitempty"`
+	Parameters         *propertiesXML `xml:"Parameters,omitempty"`
 }
 
 type propertiesXML struct {
@@ -246,18 +247,20 @@ type keyValueXML struct {
 }
 
 // valueXML is a typed value: i:type="d6p1:string" with d6p1 bound to the
-// XML Schema namespace.
+// XML Schema namespace, or i:nil="true" for a nil value.
 type valueXML struct {
-	Type   string `xml:"i:type,attr"`
-	Schema string `xml:"xmlns:d6p1,attr"`
+	Type   string `xml:"i:type,attr,omitempty"`
+	Schema string `xml:"xmlns:d6p1,attr,omitempty"`
+	Nil    string `xml:"i:nil,attr,omitempty"`
 	Text   string `xml:",chardata"`
 }
 
 // actionXML is a rule's action: EmptyRuleAction or SqlRuleAction.
 type actionXML struct {
-	Type               string `xml:"i:type,attr"`
-	SQLExpression      string `xml:"SqlExpression,omitempty"`
-	CompatibilityLevel int    `xml:"CompatibilityLevel,omitempty"`
+	Type               string         `xml:"i:type,attr"`
+	SQLExpression      string         `xml:"SqlExpression,omitempty"`
+	Parameters         *propertiesXML `xml:"Parameters,omitempty"`
+	CompatibilityLevel int            `xml:"CompatibilityLevel,omitempty"`
 }
 
 // namespaceXML is a NamespaceInfo.

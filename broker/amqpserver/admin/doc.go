@@ -58,5 +58,17 @@
 // The engine keeps no auto-delete-on-idle: AutoDeleteOnIdle reads as never.
 // Subscription rules hold a TrueFilter, FalseFilter, SqlFilter or
 // CorrelationFilter and an optional SqlRuleAction (EmptyRuleAction when
-// none); SQL parameters (@name) are refused with CodeNotSupported.
+// none).
+//
+// # SQL parameters
+//
+// A SqlFilter and a SqlRuleAction may carry Parameters, the values of the
+// expression's @name: KeyValueOfstringanyType elements keyed by the name
+// with its @, each Value of an XML Schema type (string, boolean, int, long,
+// short, byte, double, float, decimal, dateTime, duration, base64Binary) or
+// i:nil="true", as the SDKs send them. They are kept with the rule and
+// written back the same way on GET (integers that fit as int, the type the
+// Go SDK reads; dateTime in UTC). A parameter the expression uses but
+// Parameters lack refuses the rule with 400 and its position; parameters it
+// does not use are kept. Parameters on any other filter are refused.
 package admin

@@ -76,15 +76,15 @@ type actionIn struct {
 	Parameters    *paramsIn  `xml:"Parameters"`
 }
 
-// paramsIn is the Parameters of a SQL filter or action (values for @name
-// in the expression), which are not supported: only whether it holds any
-// element matters.
+// paramsIn is the Parameters of a SQL filter or action: the values of the
+// expression's @name, as KeyValueOfstringanyType elements like a correlation
+// filter's Properties. Other is any other element, which is refused.
 type paramsIn struct {
-	Items []struct{} `xml:",any"`
+	Items []keyValueIn `xml:"KeyValueOfstringanyType"`
+	Other []struct {
+		XMLName xml.Name
+	} `xml:",any"`
 }
-
-// hasParams reports whether p holds a parameter.
-func hasParams(p *paramsIn) bool { return p != nil && len(p.Items) > 0 }
 
 // typeAttr returns the local part of an element's i:type attribute
 // ("d6p1:string" gives "string"), or "".

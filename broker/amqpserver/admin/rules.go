@@ -2,6 +2,7 @@ package admin
 
 import (
 	"encoding/base64"
+	"encoding/xml"
 	"fmt"
 	"maps"
 	"math"
@@ -62,15 +63,17 @@ func ruleOf(in *ruleIn, name string) (broker.Rule, error) {
 		switch t := typeAttr(in.Action.Attrs); t {
 		case "", "EmptyRuleAction":
 		case "SqlRuleAction":
-			if hasParams(in.Action.Parameters) {
-				return broker.Rule{}, errParams(name, "action")
-			}
 			if in.Action.SQLExpression != nil {
 				r.Action = strings.TrimSpace(*in.Action.SQLExpression)
 			}
 			if r.Action == "" {
 				return broker.Rule{}, broker.Errorf(broker.CodeInvalid, "rule %q: the SqlRuleAction has no SqlExpression", name)
 			}
+			params, err := paramsOf(in.Action.Parameters, name, "SqlRuleAction")
+			if err != nil {
+				return broker.Rule{}, err
+			}
+			r.ActionParameters = params // the engine refuses a parameter without a value
 		default:
 			return broker.Rule{}, broker.Errorf(broker.CodeInvalid, "rule %q: unknown action type %q", name, t)
 		}
@@ -83,20 +86,27 @@ func ruleOf(in *ruleIn, name string) (broker.Rule, error) {
 	if f.SQLExpression != nil {
 		expr = strings.TrimSpace(*f.SQLExpression)
 	}
-	if t := typeAttr(f.Attrs); (t == "SqlFilter" || t == "TrueFilter" || t == "FalseFilter") && hasParams(f.Parameters) {
-		return broker.Rule{}, errParams(name, "filter")
+	t := typeAttr(f.Attrs)
+	params, err := paramsOf(f.Parameters, name, t)
+	if err != nil {
+		return broker.Rule{}, err
 	}
-	switch t := typeAttr(f.Attrs); {
-	case t == "TrueFilter", t == "SqlFilter" && expr == "1=1":
+	if params != nil && (t == "TrueFilter" || t == "FalseFilter" || t == "CorrelationFilter") {
+		return broker.Rule{}, broker.Errorf(broker.CodeInvalid, "rule %q: a %s has no Parameters; only a SqlFilter has", name, t)
+	}
+	switch {
+	case t == "TrueFilter", t == "SqlFilter" && expr == "1=1" && params == nil:
 		return r, nil
-	case t == "FalseFilter", t == "SqlFilter" && expr == "1=0":
+	case t == "FalseFilter", t == "SqlFilter" && expr == "1=0" && params == nil:
 		r.SQL = "1=0"
 		return r, nil
 	case t == "SqlFilter":
 		if expr == "" {
 			return broker.Rule{}, broker.Errorf(broker.CodeInvalid, "rule %q: the SqlFilter has no SqlExpression", name)
 		}
-		r.SQL = expr // the engine parses it and refuses it with CodeInvalid if malformed
+		// The engine parses it with its parameters and refuses it with
+		// CodeInvalid if malformed or a parameter has no value.
+		r.SQL, r.Parameters = expr, params
 		return r, nil
 	case t == "CorrelationFilter":
 		c, err := correlationOf(f, name)
@@ -140,6 +150,10 @@ func correlationOf(f *filterIn, rule string) (*broker.CorrelationFilter, error) 
 		if _, dup := c.Properties[kv.Key]; dup {
 			return nil, broker.Errorf(broker.CodeInvalid, "rule %q: the property %q appears twice", rule, kv.Key)
 		}
+		if isNil(kv.Value.Attrs) {
+			c.Properties[kv.Key] = nil
+			continue
+		}
 		v, err := propertyValue(typeAttr(kv.Value.Attrs), kv.Value.Text)
 		if err != nil {
 			return nil, broker.Errorf(broker.CodeInvalid, "rule %q: property %q: %v", rule, kv.Key, err)
@@ -147,6 +161,52 @@ func correlationOf(f *filterIn, rule string) (*broker.CorrelationFilter, error) 
 		c.Properties[kv.Key] = v
 	}
 	return c, nil
+}
+
+// paramsOf reads the Parameters of a SqlFilter or SqlRuleAction (what) as
+// the SDKs send them: KeyValueOfstringanyType elements, each a Key (the
+// parameter's name with its @) and a Value with an XML Schema type, or
+// i:nil="true" for NULL. It returns nil for no parameters.
+func paramsOf(p *paramsIn, rule, what string) (map[string]any, error) {
+	if p == nil {
+		return nil, nil
+	}
+	if len(p.Other) > 0 {
+		return nil, broker.Errorf(broker.CodeInvalid, "rule %q: the %s Parameters hold a %s element; only KeyValueOfstringanyType is allowed",
+			rule, what, p.Other[0].XMLName.Local)
+	}
+	if len(p.Items) == 0 {
+		return nil, nil
+	}
+	params := make(map[string]any, len(p.Items))
+	for _, kv := range p.Items {
+		if kv.Key == "" {
+			return nil, broker.Errorf(broker.CodeInvalid, "rule %q: a %s parameter has no Key", rule, what)
+		}
+		if _, dup := params[kv.Key]; dup {
+			return nil, broker.Errorf(broker.CodeInvalid, "rule %q: the %s parameter %q appears twice", rule, what, kv.Key)
+		}
+		if isNil(kv.Value.Attrs) {
+			params[kv.Key] = nil
+			continue
+		}
+		v, err := propertyValue(typeAttr(kv.Value.Attrs), kv.Value.Text)
+		if err != nil {
+			return nil, broker.Errorf(broker.CodeInvalid, "rule %q: %s parameter %q: %v", rule, what, kv.Key, err)
+		}
+		params[kv.Key] = v
+	}
+	return params, nil
+}
+
+// isNil reports whether attrs hold i:nil="true", an XML Schema null.
+func isNil(attrs []xml.Attr) bool {
+	for _, a := range attrs {
+		if a.Name.Local == "nil" && a.Name.Space != "xmlns" && strings.TrimSpace(a.Value) == "true" {
+			return true
+		}
+	}
+	return false
 }
 
 // propertyValue reads a value of an XML Schema type.
@@ -208,16 +268,16 @@ func describeRule(r broker.Rule) *ruleXML {
 		Name:      r.Name,
 	}
 	if r.Action != "" {
-		out.Action = actionXML{Type: "SqlRuleAction", SQLExpression: r.Action, CompatibilityLevel: 20}
+		out.Action = actionXML{Type: "SqlRuleAction", SQLExpression: r.Action, Parameters: keyValuesXML(r.ActionParameters), CompatibilityLevel: 20}
 	}
 	c := r.Filter
 	switch {
 	case c != nil:
-	case r.SQL == "1=0":
+	case r.SQL == "1=0" && len(r.Parameters) == 0:
 		out.Filter = filterXML{Type: "FalseFilter", SQLExpression: "1=0", CompatibilityLevel: 20}
 		return out
 	case r.SQL != "":
-		out.Filter = filterXML{Type: "SqlFilter", SQLExpression: r.SQL, CompatibilityLevel: 20}
+		out.Filter = filterXML{Type: "SqlFilter", SQLExpression: r.SQL, CompatibilityLevel: 20, Parameters: keyValuesXML(r.Parameters)}
 		return out
 	default:
 		out.Filter = filterXML{Type: "TrueFilter", SQLExpression: "1=1", CompatibilityLevel: 20}
@@ -240,15 +300,27 @@ func describeRule(r broker.Rule) *ruleXML {
 		ReplyToSessionID: opt(c.ReplyToSessionID),
 		ContentType:      opt(c.ContentType),
 	}
-	if len(c.Properties) > 0 {
-		props := &propertiesXML{}
-		for _, k := range slices.Sorted(maps.Keys(c.Properties)) {
-			typ, text := xmlValue(c.Properties[k])
-			props.Items = append(props.Items, keyValueXML{Key: k, Value: valueXML{Type: "d6p1:" + typ, Schema: nsSchema, Text: text}})
-		}
-		out.Filter.Properties = props
-	}
+	out.Filter.Properties = keyValuesXML(c.Properties)
 	return out
+}
+
+// keyValuesXML writes a correlation filter's Properties or a SQL filter's or
+// action's Parameters as KeyValueOfstringanyType elements in key order; nil
+// for none. A nil value is written with i:nil="true".
+func keyValuesXML(m map[string]any) *propertiesXML {
+	if len(m) == 0 {
+		return nil
+	}
+	props := &propertiesXML{}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if m[k] == nil {
+			props.Items = append(props.Items, keyValueXML{Key: k, Value: valueXML{Nil: "true"}})
+			continue
+		}
+		typ, text := xmlValue(m[k])
+		props.Items = append(props.Items, keyValueXML{Key: k, Value: valueXML{Type: "d6p1:" + typ, Schema: nsSchema, Text: text}})
+	}
+	return props
 }
 
 // xmlValue writes a property value with its XML Schema type. Integers that
@@ -290,10 +362,4 @@ func clip(s string) string {
 		return s[:max] + "…"
 	}
 	return s
-}
-
-// errParams refuses a SQL filter or action with Parameters.
-func errParams(rule, what string) error {
-	return broker.Errorf(broker.CodeNotSupported,
-		"rule %q: SQL %s parameters (@name) are not supported; write the values into the expression", rule, what)
 }

@@ -27,9 +27,16 @@ type stmt struct {
 // CorrelationId, To, ReplyTo, ReplyToSessionId, SessionId, Label (Subject),
 // ContentType, PartitionKey and ViaPartitionKey; other system properties are
 // read-only. A malformed action gives a *broker.Error with CodeInvalid whose
-// message names the 1-based character position of the problem.
-func ParseAction(src string) (*Action, error) {
-	p, err := newParser("SQL action", src)
+// message names the 1-based character position of the problem. An @name in
+// the action is an error; see ParseActionWith.
+func ParseAction(src string) (*Action, error) { return ParseActionWith(src, nil) }
+
+// ParseActionWith parses a SQL rule action as ParseAction does, with the
+// values of its parameters (@name) taken from params as ParseFilterWith
+// takes them: bound now, a missing one a CodeInvalid error with its
+// position.
+func ParseActionWith(src string, params map[string]any) (*Action, error) {
+	p, err := newParser("SQL action", src, params)
 	if err != nil {
 		return nil, err
 	}

@@ -38,6 +38,22 @@
 // an application property: its name is looked up exactly first and then
 // regardless of case, as Service Bus matches property names.
 //
+// # Parameters
+//
+// @name (an @ followed by letters, digits and _, as @p1) is a parameter: a
+// value given with the expression rather than written into it, as Service
+// Bus's SqlFilter.Parameters and SqlRuleAction.Parameters give them, keyed
+// by the name with its @. ParseFilterWith and ParseActionWith take the
+// values and bind them when the expression is parsed, so a parameter
+// without a value is refused then (CodeInvalid, with its position), and an
+// expression with parameters evaluates as fast as one with literals. A
+// parameter is looked up exactly first and then regardless of case. A value
+// is nil (NULL), a string, a bool, an integer or float (read as int64 or
+// float64, as properties are), a time.Time, a time.Duration, a uuid.UUID or a
+// []byte; a parameter may stand wherever a value may, and a string parameter
+// also as a LIKE pattern or ESCAPE character. Parameters the expression does
+// not use are allowed.
+//
 // # Limits
 //
 // An expression is at most MaxLength characters long and nests at most

@@ -8,11 +8,21 @@ type Filter struct {
 	root pred
 }
 
-// ParseFilter parses a SQL filter expression. A malformed expression gives a
-// *broker.Error with CodeInvalid whose message names the 1-based character
-// position of the problem.
-func ParseFilter(src string) (*Filter, error) {
-	p, err := newParser("SQL filter", src)
+// ParseFilter parses a SQL filter expression without parameters (an @name
+// in it is an error). A malformed expression gives a *broker.Error with
+// CodeInvalid whose message names the 1-based character position of the
+// problem.
+func ParseFilter(src string) (*Filter, error) { return ParseFilterWith(src, nil) }
+
+// ParseFilterWith parses a SQL filter expression whose parameters (@name)
+// take their values from params, keyed by name with the @ ("@p1"), as
+// Service Bus's SqlFilter.Parameters. The values are bound now: a parameter
+// that params does not have is a CodeInvalid error with its position, and
+// evaluating the filter costs the same as with the values written as
+// literals. params may hold values the expression does not use. Keys and
+// values are checked as the package documentation describes.
+func ParseFilterWith(src string, params map[string]any) (*Filter, error) {
+	p, err := newParser("SQL filter", src, params)
 	if err != nil {
 		return nil, err
 	}

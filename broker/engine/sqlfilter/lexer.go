@@ -18,7 +18,8 @@ const (
 	tInt
 	tFloat
 	tString
-	tOp // punctuation and operators: ( ) , ; . = <> != < <= > >= + - * / %
+	tParam // @name: text is the name with its @
+	tOp    // punctuation and operators: ( ) , ; . = <> != < <= > >= + - * / %
 )
 
 // token is one lexical token. pos is the 1-based character position of its
@@ -134,7 +135,15 @@ func (l *lexer) next() (token, error) {
 		return token{kind: tOp, text: string(c), pos: start}, nil
 	}
 	if c == '@' {
-		return token{}, l.errAt(start, "parameters (@name) are not supported; write the value into the expression")
+		b := l.off
+		l.advance(1)
+		for l.off < len(l.src) && (isLetter(l.src[l.off]) || isDigit(l.src[l.off])) {
+			l.advance(1)
+		}
+		if l.off == b+1 {
+			return token{}, l.errAt(start, "a parameter needs a name after @ (letters, digits and _)")
+		}
+		return token{kind: tParam, text: l.src[b:l.off], pos: start}, nil
 	}
 	r := l.advanceRune()
 	return token{}, l.errAt(start, "unexpected character %q", r)

@@ -24,9 +24,10 @@ var keywords = map[string]bool{
 
 // parser is a recursive-descent parser with one token of look-ahead.
 type parser struct {
-	lex   lexer
-	tok   token
-	depth int
+	lex    lexer
+	tok    token
+	depth  int
+	params map[string]any // the values of @name, by name with its @
 }
 
 // item is a parsed node: an expression or a predicate (exactly one is set).
@@ -36,8 +37,11 @@ type item struct {
 	pos int
 }
 
-func newParser(what, src string) (*parser, error) {
-	p := &parser{lex: lexer{src: src, pos: 1, what: what}}
+func newParser(what, src string, params map[string]any) (*parser, error) {
+	if err := checkParams(what, params); err != nil {
+		return nil, err
+	}
+	p := &parser{lex: lexer{src: src, pos: 1, what: what}, params: params}
 	if n := utf8.RuneCountInString(src); n > MaxLength {
 		return nil, p.lex.errAt(MaxLength+1, "the expression is %d characters long; at most %d are allowed", n, MaxLength)
 	}
@@ -72,6 +76,8 @@ func (p *parser) describe() string {
 		return "a string"
 	case tQuotedIdent:
 		return "the name [" + p.tok.text + "]"
+	case tParam:
+		return "the parameter " + p.tok.text
 	case tInt, tFloat:
 		return "the number " + p.tok.text
 	}
@@ -288,10 +294,14 @@ func (p *parser) parseLike(x expr, neg bool) (pred, error) {
 	if err := p.advance(); err != nil {
 		return nil, err
 	}
-	if p.tok.kind != tString {
-		return nil, p.unexpected("a pattern (a string in single quotes) after LIKE")
+	patPos := p.tok.pos
+	pat, ok, err := p.likeString()
+	if err != nil {
+		return nil, err
 	}
-	pat, patPos := p.tok.text, p.tok.pos
+	if !ok {
+		return nil, p.unexpected("a pattern (a string in single quotes or a string parameter) after LIKE")
+	}
 	if err := p.advance(); err != nil {
 		return nil, err
 	}
@@ -300,10 +310,14 @@ func (p *parser) parseLike(x expr, neg bool) (pred, error) {
 		if err := p.advance(); err != nil {
 			return nil, err
 		}
-		if p.tok.kind != tString || utf8.RuneCountInString(p.tok.text) != 1 {
-			return nil, p.unexpected("one character in single quotes after ESCAPE")
+		s, ok, err := p.likeString()
+		if err != nil {
+			return nil, err
 		}
-		esc, _ = utf8.DecodeRuneInString(p.tok.text)
+		if !ok || utf8.RuneCountInString(s) != 1 {
+			return nil, p.unexpected("one character in single quotes (or a parameter of one) after ESCAPE")
+		}
+		esc, _ = utf8.DecodeRuneInString(s)
 		if err := p.advance(); err != nil {
 			return nil, err
 		}
@@ -313,6 +327,23 @@ func (p *parser) parseLike(x expr, neg bool) (pred, error) {
 		return nil, p.errAt(patPos, "the LIKE pattern ends with its escape character")
 	}
 	return like{x: x, pat: elems, neg: neg}, nil
+}
+
+// likeString returns the text of the current token when it is a string
+// literal or a parameter whose value is a string, as a LIKE pattern and its
+// escape character may be; ok is false for any other token.
+func (p *parser) likeString() (s string, ok bool, err error) {
+	switch p.tok.kind {
+	case tString:
+		return p.tok.text, true, nil
+	case tParam:
+		v, err := p.param(p.tok)
+		if err != nil {
+			return "", false, err
+		}
+		return v.s, v.k == kString, nil
+	}
+	return "", false, nil
 }
 
 // parseAdd parses: mul { (+|-) mul }.
@@ -427,6 +458,12 @@ func (p *parser) parsePrimary() (item, error) {
 		return item{e: literal{value{k: kFloat, f: f}}, pos: t.pos}, p.advance()
 	case tString:
 		return item{e: literal{value{k: kString, s: t.text}}, pos: t.pos}, p.advance()
+	case tParam:
+		v, err := p.param(t)
+		if err != nil {
+			return item{}, err
+		}
+		return item{e: literal{v}, pos: t.pos}, p.advance()
 	case tQuotedIdent:
 		return item{e: userRef{t.text}, pos: t.pos}, p.advance()
 	case tIdent:

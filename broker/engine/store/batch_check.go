@@ -3,20 +3,17 @@ package store
 import "github.com/peeklock/peeklock/broker"
 
 // checkBatch returns a CodeInvalid error for a batch that no store can
-// apply: an unknown op kind, a put without a message, a nil session state, or a property of a
-// type the durable store cannot keep. Both stores refuse the same batches,
-// so that the memory store never accepts what the Pebble store would not.
+// apply: an unknown op kind, a put without a message, a nil session state,
+// or a property or rule parameter of a type the durable store cannot keep.
+// Both stores refuse the same batches, so that the memory store never
+// accepts what the Pebble store would not.
 func checkBatch(b *Batch) error {
 	for i := range b.Ops {
 		op := &b.Ops[i]
 		switch op.Kind {
 		case OpPutEntity:
-			for _, r := range op.Entity.Entity.Rules {
-				if r.Filter != nil {
-					if err := checkProps(r.Filter.Properties, "rule "+strconvQuote(r.Name)+" filter property"); err != nil {
-						return err
-					}
-				}
+			if err := checkRules(op.Entity.Entity.Rules); err != nil {
+				return err
 			}
 		case OpPutMessage:
 			if op.Message == nil {

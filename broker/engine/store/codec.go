@@ -29,8 +29,11 @@ import (
 // after the rules; version 2 adds the entity's CreatedAt, UpdatedAt and
 // UserMetadata and then each rule's CreatedAt (a time that may be zero is
 // written as a byte 0, or 1 and the time); version 3 adds each rule's SQL
-// action (a string, empty for none) after those. Every version is read; a
-// record of an older version reads as rules without actions.
+// action (a string, empty for none) after those; version 4 adds, after the
+// actions, each rule's Parameters and then its ActionParameters, written as
+// application properties are (a nil map is a single 0). Every version is
+// read; a record of an older version reads as rules without the fields it
+// lacks (actions, parameters).
 //
 // Application properties keep their Go types: each value is written as a
 // one-byte type tag followed by the value.
@@ -40,7 +43,7 @@ const codecVersion = 1
 
 // entityVersion is the first byte of an encoded entity record; records of
 // every version from 1 up are read.
-const entityVersion = 3
+const entityVersion = 4
 
 // ErrCorrupt is the cause (Err) of the *broker.Error returned when stored
 // bytes cannot be decoded: errors.Is(err, store.ErrCorrupt) reports it.
@@ -328,12 +331,8 @@ func decodeMeta(b []byte) (Meta, error) {
 // the codec does not know is a *broker.Error with CodeInvalid; dst is then
 // returned unchanged.
 func appendEntity(dst []byte, rec *EntityRecord) ([]byte, error) {
-	for _, r := range rec.Entity.Rules {
-		if r.Filter != nil {
-			if err := checkProps(r.Filter.Properties, "rule "+strconvQuote(r.Name)+" filter property"); err != nil {
-				return dst, err
-			}
-		}
+	if err := checkRules(rec.Entity.Rules); err != nil {
+		return dst, err
 	}
 	ent := &rec.Entity
 	st := &ent.Settings
@@ -389,6 +388,10 @@ func appendEntity(dst []byte, rec *EntityRecord) ([]byte, error) {
 	}
 	for i := range ent.Rules {
 		e.string(ent.Rules[i].Action)
+	}
+	for i := range ent.Rules {
+		e.props(ent.Rules[i].Parameters)
+		e.props(ent.Rules[i].ActionParameters)
 	}
 	return e.buf, nil
 }
@@ -458,10 +461,36 @@ func decodeEntity(b []byte) (EntityRecord, error) {
 			ent.Rules[i].Action = d.string()
 		}
 	}
+	if version >= 4 {
+		for i := range ent.Rules {
+			ent.Rules[i].Parameters = d.props()
+			ent.Rules[i].ActionParameters = d.props()
+		}
+	}
 	if err := d.finish(); err != nil {
 		return EntityRecord{}, err
 	}
 	return rec, nil
+}
+
+// checkRules returns a CodeInvalid error for a rule whose filter properties
+// or parameters hold a value of a type the codec cannot store.
+func checkRules(rules []broker.Rule) error {
+	for _, r := range rules {
+		name := "rule " + strconvQuote(r.Name)
+		if r.Filter != nil {
+			if err := checkProps(r.Filter.Properties, name+" filter property"); err != nil {
+				return err
+			}
+		}
+		if err := checkProps(r.Parameters, name+" filter parameter"); err != nil {
+			return err
+		}
+		if err := checkProps(r.ActionParameters, name+" action parameter"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkProps returns a CodeInvalid error naming the first property (in key

@@ -238,6 +238,10 @@ func fullEntity() EntityRecord {
 			{Name: "$Default", CreatedAt: utc(1700000000, 5)},
 			{Name: "sql", SQL: "1=1"},
 			{Name: "sql action", SQL: "color = 'red' AND n > 2", Action: "SET n = n + 1"},
+			{Name: "sql params", SQL: "color = @c AND n > @n AND at < @t", Action: "SET p = @p, SET d = @d",
+				Parameters:       map[string]any{"@c": "red", "@n": int64(2), "@t": utc(1700000300, 7), "@f": 2.5, "@b": true, "@none": nil},
+				ActionParameters: map[string]any{"@p": uint64(9), "@d": 90 * time.Second, "@u": uuid.MustParse("7c9e6679-7425-40de-944b-e07fc1f90ae7"), "@raw": []byte{1, 2}}},
+			{Name: "empty params", SQL: "1=1", Action: "SET a = 1", Parameters: map[string]any{}, ActionParameters: map[string]any{}},
 			{Name: "corr", Filter: &broker.CorrelationFilter{
 				CorrelationID: "c", MessageID: "m", To: "t", ReplyTo: "r", Subject: "s",
 				SessionID: "sid", ReplyToSessionID: "rsid", ContentType: "ct",
@@ -381,6 +385,26 @@ func TestEntityUnknownFilterPropertyType(t *testing.T) {
 	}
 }
 
+func TestEntityUnknownParameterType(t *testing.T) {
+	for _, c := range []struct {
+		rule broker.Rule
+		want string
+	}{
+		{broker.Rule{Name: "f", SQL: "a = @p", Parameters: map[string]any{"@ok": "x", "@p": 1}}, `invalid request: rule "f" filter parameter "@p" has unsupported type int`},
+		{broker.Rule{Name: "a", Action: "SET a = @p", ActionParameters: map[string]any{"@p": struct{}{}}}, `invalid request: rule "a" action parameter "@p" has unsupported type struct {}`},
+	} {
+		rec := EntityRecord{ID: 1, Entity: broker.Entity{Rules: []broker.Rule{c.rule}}}
+		if _, err := appendEntity(nil, &rec); err == nil || err.Error() != c.want {
+			t.Errorf("appendEntity: %v, want %q", err, c.want)
+		}
+		b := &Batch{}
+		b.PutEntity(rec)
+		if err := checkBatch(b); err == nil || err.Error() != c.want {
+			t.Errorf("checkBatch: %v, want %q", err, c.want)
+		}
+	}
+}
+
 // FuzzDecodeMessage checks that decoding arbitrary bytes never panics, and
 // that whatever decodes encodes to a fixed point: decoding the encoding of a
 // decoded message and encoding again gives the same bytes.
@@ -440,20 +464,71 @@ func TestEntityVersion2StillDecodes(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("decoded:\n got %#v\nwant %#v", got, want)
 	}
-	// Written again, it is a version 3 record that reads the same.
+	// Written again, it is a record of the current version that reads the
+	// same.
 	b3, err := appendEntity(nil, &got)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got3, err := decodeEntity(b3); b3[0] != 3 || err != nil || !reflect.DeepEqual(got3, want) {
-		t.Fatalf("version 3 round trip: version %d, %v\n got %#v", b3[0], err, got3)
+	if got3, err := decodeEntity(b3); b3[0] != entityVersion || err != nil || !reflect.DeepEqual(got3, want) {
+		t.Fatalf("round trip: version %d, %v\n got %#v", b3[0], err, got3)
 	}
 }
 
-// fullEntityWithoutActions is fullEntity as encoders before version 3 wrote
-// it: without the rule that only version 3 has, and without actions.
-func fullEntityWithoutActions() EntityRecord {
+// TestEntityVersion3StillDecodes reads a record that the version 3 encoder
+// (before rule parameters) wrote, kept in testdata: its rules have actions
+// but no parameters.
+func TestEntityVersion3StillDecodes(t *testing.T) {
+	h, err := os.ReadFile(filepath.Join("testdata", "entity-v3-full.hex"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := hex.DecodeString(strings.TrimSpace(string(h)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b[0] != 3 {
+		t.Fatalf("testdata is version %d, want 3", b[0])
+	}
+	want := fullEntityWithoutParameters()
+	got, err := decodeEntity(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("decoded:\n got %#v\nwant %#v", got, want)
+	}
+	// Written again, it is a version 4 record that reads the same.
+	b4, err := appendEntity(nil, &got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got4, err := decodeEntity(b4); b4[0] != 4 || err != nil || !reflect.DeepEqual(got4, want) {
+		t.Fatalf("version 4 round trip: version %d, %v\n got %#v", b4[0], err, got4)
+	}
+	// The version 3 record with a version 4 tail (no parameters: two zero
+	// bytes a rule) appended has trailing bytes.
+	tail := make([]byte, 2*len(want.Entity.Rules))
+	if _, err := decodeEntity(append(slices.Clone(b), tail...)); err == nil || err.Error() != fmt.Sprintf("error: corrupt stored entity: %d trailing bytes", len(tail)) {
+		t.Fatalf("version 3 with a tail: %v", err)
+	}
+}
+
+// fullEntityWithoutParameters is fullEntity as encoders before version 4
+// wrote it: without the rules that only version 4 has.
+func fullEntityWithoutParameters() EntityRecord {
 	rec := fullEntity()
+	rec.Entity.Rules = slices.DeleteFunc(rec.Entity.Rules, func(r broker.Rule) bool {
+		return r.Parameters != nil || r.ActionParameters != nil
+	})
+	return rec
+}
+
+// fullEntityWithoutActions is fullEntity as encoders before version 3 wrote
+// it: without the rules that only versions 3 and 4 have, and without
+// actions.
+func fullEntityWithoutActions() EntityRecord {
+	rec := fullEntityWithoutParameters()
 	rec.Entity.Rules = slices.DeleteFunc(rec.Entity.Rules, func(r broker.Rule) bool { return r.Name == "sql action" })
 	for i := range rec.Entity.Rules {
 		rec.Entity.Rules[i].Action = ""
