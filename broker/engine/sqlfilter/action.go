@@ -21,8 +21,9 @@ type stmt struct {
 }
 
 // ParseAction parses a SQL rule action: one or more statements
-// "SET property = expression" or "REMOVE property", separated by commas or
-// semicolons (a trailing semicolon is allowed, a trailing comma is not). An action may set or remove
+// "SET property = expression" or "REMOVE property", separated by commas,
+// semicolons or only white space as Service Bus accepts them ("SET a = 1
+// SET b = 2"); a trailing semicolon is allowed, a trailing comma is not. An action may set or remove
 // application properties and the string system properties MessageId,
 // CorrelationId, To, ReplyTo, ReplyToSessionId, SessionId, Label (Subject),
 // ContentType, PartitionKey and ViaPartitionKey; other system properties are
@@ -86,7 +87,7 @@ func ParseActionWith(src string, params map[string]any) (*Action, error) {
 		if p.tok.kind == tEOF && !comma {
 			return a, nil
 		}
-		if !sep {
+		if !sep && !p.isKw("set") && !p.isKw("remove") {
 			return nil, p.unexpected("a comma, a semicolon or the end of the action")
 		}
 	}

@@ -23,6 +23,8 @@ func TestActionApply(t *testing.T) {
 		{"REMOVE missing", map[string]any{"color": "red", "quantity": int32(5)}, nil},
 		{"SET a = 1, SET b = a + 1; SET c = 'x' + color;", map[string]any{"color": "red", "quantity": int32(5), "a": int64(1), "b": int64(2), "c": "xred"}, nil},
 		{"SET a = 1; REMOVE a", map[string]any{"color": "red", "quantity": int32(5)}, nil},
+		// White space alone separates statements, as the official SDK's live tests send them.
+		{"SET a = 1 SET b = a + 1 REMOVE color", map[string]any{"quantity": int32(5), "a": int64(1), "b": int64(2)}, nil},
 		{"SET n = NULL, SET f = 1.5, SET t = TRUE", map[string]any{"color": "red", "quantity": int32(5), "n": nil, "f": 1.5, "t": true}, nil},
 		{"SET sys.Label = 'relabelled', SET sys.To = quantity, SET sys.CorrelationId = NULL", map[string]any{"color": "red", "quantity": int32(5)},
 			func(m *broker.Message) string {
@@ -81,7 +83,7 @@ func TestActionErrors(t *testing.T) {
 		{"SET a", `SQL action "SET a": at position 6: expected "=", found the end of the expression`},
 		{"SET a = ", `SQL action "SET a = ": at position 9: expected a value, found the end of the expression`},
 		{"SET a = 1 = 2", `SQL action "SET a = 1 = 2": at position 11: expected a comma, a semicolon or the end of the action, found "="`},
-		{"SET a = 1 SET b = 2", `SQL action "SET a = 1 SET b = 2": at position 11: expected a comma, a semicolon or the end of the action, found "SET"`},
+		{"SET a = 1 b = 2", `SQL action "SET a = 1 b = 2": at position 11: expected a comma, a semicolon or the end of the action, found "b"`},
 		{"SET a = (1 = 1)", `SQL action "SET a = (1 = 1)": at position 9: expected a value, found a condition`},
 		{"SET sys.SequenceNumber = 1", `SQL action "SET sys.SequenceNumber = 1": at position 5: SET: the system property is read-only`},
 		{"remove sys.EnqueuedTimeUtc", `SQL action "remove sys.EnqueuedTimeUtc": at position 8: REMOVE: the system property is read-only`},
