@@ -68,8 +68,10 @@ func TestInfoOverRemote(t *testing.T) {
 	h.key("i")
 	wantLines(t, infoText(h),
 		"▸ red  created 2025-03-01 12:00:00Z",
-		"  filter  SQL: color = 'red' AND quantity > 5",
-		"  action  SQL: SET priority = 'high'",
+		"  filter  SQL: color = @color AND quantity > 5",
+		"          parameter @color = red (string)",
+		"  action  SQL: SET priority = @level",
+		"          parameter @level = 3 (int32)", // an xs:int, as the admin API writes an int64 that fits
 		"          CorrelationId = cart-7",
 		"          property tier = 2 (int32)", // the admin API writes an xs:int
 		"  filter  FalseFilter (1=0): matches no message",

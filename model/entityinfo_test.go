@@ -29,7 +29,8 @@ func infoFixture(t *testing.T) (*clockwork.FakeClock, broker.Client) {
 		broker.Entity{Path: "events", Kind: broker.KindTopic},
 		broker.Entity{Path: "events/Subscriptions/audit", Kind: broker.KindSubscription},
 		broker.Entity{Path: "events/Subscriptions/billing", Kind: broker.KindSubscription, Rules: []broker.Rule{
-			{Name: "red", SQL: "color = 'red' AND quantity > 5", Action: "SET priority = 'high'"},
+			{Name: "red", SQL: "color = @color AND quantity > 5", Parameters: map[string]any{"@color": "red"},
+				Action: "SET priority = @level", ActionParameters: map[string]any{"@level": int64(3)}},
 			{Name: "cart", Filter: &broker.CorrelationFilter{CorrelationID: "cart-7", Subject: "OrderPlaced",
 				Properties: map[string]any{"tenant": "acme", "tier": int64(2)}}},
 			{Name: "never", SQL: "1=0"},
@@ -140,7 +141,7 @@ func TestInfoScrolls(t *testing.T) {
 		key string
 		top int
 	}{{"down", 1}, {"j", 2}, {"up", 1}, {"G", maxTop}, {"down", maxTop}, {"g", 0}, {"up", 0},
-		{"pgdown", page}, {"pgdown", maxTop}, {"pgup", maxTop - page}} {
+		{"pgdown", page}, {"pgdown", min(2*page, maxTop)}, {"pgup", min(2*page, maxTop) - page}} {
 		h.key(step.key)
 		if h.m.entInfo.top != step.top {
 			t.Fatalf("after %s: top %d, want %d", step.key, h.m.entInfo.top, step.top)
@@ -165,8 +166,10 @@ func TestInfoRulesAndSubscriptions(t *testing.T) {
 	wantLines(t, infoText(h),
 		"Subscription events/Subscriptions/billing",
 		"▸ red  created 2025-03-01 12:00:00Z",
-		"  filter  SQL: color = 'red' AND quantity > 5",
-		"  action  SQL: SET priority = 'high'",
+		"  filter  SQL: color = @color AND quantity > 5",
+		"          parameter @color = red (string)",
+		"  action  SQL: SET priority = @level",
+		"          parameter @level = 3 (int64)",
 		"▸ cart  created 2025-03-01 12:00:00Z",
 		"  filter  correlation: every field below must equal",
 		"          CorrelationId = cart-7",

@@ -274,6 +274,17 @@ func ruleLines(c *Common, info EntityInfo, w int) []string {
 			}
 		}
 	}
+	// values lists typed values by name under a filter or action:
+	// "property tenant = acme (string)", "parameter @p1 = 5 (int64)".
+	values := func(what string, vs map[string]any) {
+		for _, k := range slices.Sorted(maps.Keys(vs)) {
+			v := vs[k]
+			text := what + " " + Sanitize(k) + " = " + Sanitize(PropertyValue(v)) + " (" + PropertyType(v) + ")"
+			for _, l := range wrapText(text, w-len(indent)-6) {
+				lines = append(lines, blank(len(indent)+6)+st.Text.Render(l))
+			}
+		}
+	}
 	for i, r := range info.Rules {
 		if i > 0 {
 			lines = append(lines, "")
@@ -296,22 +307,18 @@ func ruleLines(c *Common, info EntityInfo, w int) []string {
 					}
 				}
 			}
-			for _, k := range slices.Sorted(maps.Keys(f.Properties)) {
-				v := f.Properties[k]
-				text := "property " + Sanitize(k) + " = " + Sanitize(PropertyValue(v)) + " (" + PropertyType(v) + ")"
-				for _, l := range wrapText(text, w-len(indent)-6) {
-					lines = append(lines, blank(len(indent)+6)+st.Text.Render(l))
-				}
-			}
+			values("property", f.Properties)
 		case r.SQL == "1=0":
 			field("filter", "FalseFilter (1=0): matches no message")
 		case r.SQL != "":
 			field("filter", "SQL: "+Sanitize(r.SQL))
+			values("parameter", r.Parameters)
 		default:
 			field("filter", "TrueFilter (1=1): matches every message")
 		}
 		if r.Action != "" {
 			field("action", "SQL: "+Sanitize(r.Action))
+			values("parameter", r.ActionParameters)
 		} else {
 			field("action", "none")
 		}

@@ -29,32 +29,59 @@ type (
 		Name      string
 		CreatedAt string
 		Filter    struct {
-			Type             string  `xml:"type,attr"`
-			SQLExpression    *string `xml:"SqlExpression"`
-			CorrelationID    *string `xml:"CorrelationId"`
-			MessageID        *string `xml:"MessageId"`
-			To               *string `xml:"To"`
-			ReplyTo          *string `xml:"ReplyTo"`
-			Label            *string `xml:"Label"`
-			SessionID        *string `xml:"SessionId"`
-			ReplyToSessionID *string `xml:"ReplyToSessionId"`
-			ContentType      *string `xml:"ContentType"`
-			Properties       struct {
-				Items []struct {
-					Key   string `xml:"Key"`
-					Value struct {
-						Type string `xml:"type,attr"`
-						Text string `xml:",chardata"`
-					} `xml:"Value"`
-				} `xml:"KeyValueOfstringanyType"`
-			} `xml:"Properties"`
+			Type             string     `xml:"type,attr"`
+			SQLExpression    *string    `xml:"SqlExpression"`
+			CorrelationID    *string    `xml:"CorrelationId"`
+			MessageID        *string    `xml:"MessageId"`
+			To               *string    `xml:"To"`
+			ReplyTo          *string    `xml:"ReplyTo"`
+			Label            *string    `xml:"Label"`
+			SessionID        *string    `xml:"SessionId"`
+			ReplyToSessionID *string    `xml:"ReplyToSessionId"`
+			ContentType      *string    `xml:"ContentType"`
+			Properties       atomValues `xml:"Properties"`
+			Parameters       atomValues `xml:"Parameters"`
 		}
 		Action struct {
-			Type          string `xml:"type,attr"`
-			SQLExpression string `xml:"SqlExpression"`
+			Type          string     `xml:"type,attr"`
+			SQLExpression string     `xml:"SqlExpression"`
+			Parameters    atomValues `xml:"Parameters"`
 		}
 	}
+	// atomValues is a list of typed values by name: a correlation filter's
+	// properties, or the parameters of a SQL filter or action.
+	atomValues struct {
+		Items []struct {
+			Key   string `xml:"Key"`
+			Value struct {
+				Type string `xml:"type,attr"`
+				Nil  bool   `xml:"nil,attr"`
+				Text string `xml:",chardata"`
+			} `xml:"Value"`
+		} `xml:"KeyValueOfstringanyType"`
+	}
 )
+
+// decode returns the values by name (nil when there are none); what names
+// them in an error ("property", "parameter").
+func (vs atomValues) decode(rule, what string) (map[string]any, error) {
+	var out map[string]any
+	for _, kv := range vs.Items {
+		var v any
+		if !kv.Value.Nil {
+			var err error
+			if v, err = atomValue(kv.Value.Type, kv.Value.Text); err != nil {
+				return nil, &broker.Error{Code: broker.CodeUnknown,
+					Message: "rule " + strconv.Quote(rule) + ": " + what + " " + strconv.Quote(kv.Key) + ": " + err.Error()}
+			}
+		}
+		if out == nil {
+			out = make(map[string]any, len(vs.Items))
+		}
+		out[kv.Key] = v
+	}
+	return out, nil
+}
 
 // SubscriptionRules reads the rules of the subscription at path
 // ("topic/Subscriptions/name") from the admin API
@@ -62,7 +89,7 @@ type (
 // SDK's admin client lists them. It implements broker.RuleReader.
 // Endpoints without the admin API (generic AMQP 1.0) fail with
 // CodeNotSupported; a refusal or an unreachable admin API fails with the
-// admin API's error. SQL parameters are not read.
+// admin API's error.
 func (c *Client) SubscriptionRules(ctx context.Context, path string) ([]broker.Rule, error) {
 	topic, sub, ok := broker.SplitSubscriptionPath(path)
 	if !ok {
@@ -111,6 +138,11 @@ func (d *ruleDesc) rule(title string) (broker.Rule, error) {
 	}
 	if strings.EqualFold(localName(d.Action.Type), "SqlRuleAction") {
 		r.Action = d.Action.SQLExpression
+		params, err := d.Action.Parameters.decode(r.Name, "action parameter")
+		if err != nil {
+			return broker.Rule{}, err
+		}
+		r.ActionParameters = params
 	}
 	f := d.Filter
 	switch localName(f.Type) {
@@ -124,6 +156,11 @@ func (d *ruleDesc) rule(title string) (broker.Rule, error) {
 		if strings.TrimSpace(r.SQL) == "1=1" {
 			r.SQL = "" // the TrueFilter written as SQL
 		}
+		params, err := f.Parameters.decode(r.Name, "filter parameter")
+		if err != nil {
+			return broker.Rule{}, err
+		}
+		r.Parameters = params
 	case "CorrelationFilter":
 		str := func(p *string) string {
 			if p == nil {
@@ -136,17 +173,11 @@ func (d *ruleDesc) rule(title string) (broker.Rule, error) {
 			Subject: str(f.Label), SessionID: str(f.SessionID), ReplyToSessionID: str(f.ReplyToSessionID),
 			ContentType: str(f.ContentType),
 		}
-		for _, kv := range f.Properties.Items {
-			v, err := atomValue(kv.Value.Type, kv.Value.Text)
-			if err != nil {
-				return broker.Rule{}, &broker.Error{Code: broker.CodeUnknown,
-					Message: "rule " + strconv.Quote(r.Name) + ": property " + strconv.Quote(kv.Key) + ": " + err.Error()}
-			}
-			if cf.Properties == nil {
-				cf.Properties = make(map[string]any)
-			}
-			cf.Properties[kv.Key] = v
+		props, err := f.Properties.decode(r.Name, "property")
+		if err != nil {
+			return broker.Rule{}, err
 		}
+		cf.Properties = props
 		r.Filter = cf
 	default:
 		// A filter type this client does not know: show it rather than

@@ -70,6 +70,8 @@ func TestServeSubscriptionRules(t *testing.T) {
 		{Name: ptr("billing"), Filter: &sbadmin.CorrelationFilter{CorrelationID: ptr("cart-7"), Subject: ptr("OrderPlaced"),
 			ApplicationProperties: map[string]any{"tenant": "acme", "tier": int64(2), "vip": true}}},
 		{Name: ptr("never"), Filter: &sbadmin.FalseFilter{}},
+		{Name: ptr("param"), Filter: &sbadmin.SQLFilter{Expression: "quantity > @min", Parameters: map[string]any{"@min": 5}},
+			Action: &sbadmin.SQLAction{Expression: "SET tier = @tier", Parameters: map[string]any{"@tier": "gold"}}},
 	} {
 		if _, err := ac.CreateRule(ctx, "events", "routed", &o); err != nil {
 			t.Fatalf("CreateRule %s: %v", *o.Name, err)
@@ -118,6 +120,8 @@ func TestServeSubscriptionRules(t *testing.T) {
 		"billing": {Name: "billing", Filter: &broker.CorrelationFilter{CorrelationID: "cart-7", Subject: "OrderPlaced",
 			Properties: map[string]any{"tenant": "acme", "tier": int32(2), "vip": true}}},
 		"never": {Name: "never", SQL: "1=0"},
+		"param": {Name: "param", SQL: "quantity > @min", Parameters: map[string]any{"@min": int32(5)},
+			Action: "SET tier = @tier", ActionParameters: map[string]any{"@tier": "gold"}},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("routed rules = %+v, want %d", got, len(want))
