@@ -961,3 +961,17 @@ func TestSanitisedEverywhere(t *testing.T) {
 		t.Fatalf("body not shown neutralised:\n%s", h.screen())
 	}
 }
+
+// An endpoint without entities says so in the panes instead of loading
+// forever, and says how to make one.
+func TestNoEntitiesSaysSo(t *testing.T) {
+	clock := clockwork.NewFakeClockAt(t0)
+	eng := newEngine(t, clock)
+	h := newHarness(t, eng, clock, Options{}, 100, 30)
+	h.m.switchEntity("") // as without --entity: the harness picks "orders"
+	h.refresh()
+	s := h.screen()
+	if strings.Contains(s, "loading…") || !strings.Contains(s, "no entity: create a queue or subscription") {
+		t.Fatalf("screen without entities:\n%s", s)
+	}
+}

@@ -126,6 +126,8 @@ func (m *Model) paneView(slot ui.PaneSlot) ui.PaneState {
 		ps.Empty = "browsing is not supported: " + m.caps.Reason(broker.CanBrowse)
 	case p.err != nil:
 		ps.Empty = "error: " + p.err.Error()
+	case m.listed && m.entity == "":
+		ps.Empty = "no entity: create a queue or subscription (admin API, SDK or --config)"
 	case !p.loaded:
 		ps.Empty = "loading…"
 	}

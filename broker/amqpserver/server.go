@@ -81,7 +81,7 @@ func (s *Server) Serve(l net.Listener) error {
 		s.addr = l.Addr()
 	}
 	s.mu.Unlock()
-	s.log.Info("AMQP listener ready", "addr", l.Addr().String())
+	s.log.Debug("AMQP listener serving", "addr", l.Addr().String())
 	defer func() {
 		s.mu.Lock()
 		delete(s.listeners, l)
