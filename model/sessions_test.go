@@ -297,6 +297,7 @@ func TestFlowAutoRenewKeepsTheSessionLock(t *testing.T) {
 	f.press("l")
 	f.waitFor("locked 1 message(s): sequence number 1", `SESSION "A" 30s`)
 	f.press("2")
+	f.waitFor("Locked 1  rows 1–1") // R needs the row under the cursor
 	f.press("R")
 	f.waitFor("auto-renew on for 1 lock(s)")
 	for range 12 { // 60 s in steps of 5 s: each renewal has its turn
