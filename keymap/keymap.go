@@ -199,3 +199,26 @@ func Pressed(k fmt.Stringer, b key.Binding) bool {
 	}
 	return false
 }
+
+// Scroll moves *top, the first line shown of a scrolling view of page lines
+// whose top can go from 0 to maxTop, by the movement key k is (up, down,
+// page up, page down, first, last), and reports whether k was one of them.
+func (km *KeyMap) Scroll(k fmt.Stringer, top *int, maxTop, page int) bool {
+	switch {
+	case Pressed(k, km.Up):
+		*top = max(0, *top-1)
+	case Pressed(k, km.Down):
+		*top = min(maxTop, *top+1)
+	case Pressed(k, km.PageUp):
+		*top = max(0, *top-page)
+	case Pressed(k, km.PageDown):
+		*top = min(maxTop, *top+page)
+	case Pressed(k, km.Top):
+		*top = 0
+	case Pressed(k, km.Bottom):
+		*top = maxTop
+	default:
+		return false
+	}
+	return true
+}

@@ -123,3 +123,25 @@ func TestRebindInfo(t *testing.T) {
 		t.Fatalf("info: %v %q", got, km.Info.Help().Key)
 	}
 }
+
+// TestScroll moves a view's top line by each movement key and keeps it
+// within 0..maxTop; other keys leave it and report false.
+func TestScroll(t *testing.T) {
+	km := DefaultKeyMap()
+	top := 5
+	for _, step := range []struct {
+		key  tea.Key
+		want int
+	}{
+		{tea.Key{Code: tea.KeyDown}, 6}, {tea.Key{Code: 'k', Text: "k"}, 5}, {tea.Key{Code: tea.KeyPgDown}, 15},
+		{tea.Key{Code: tea.KeyPgDown}, 20}, {tea.Key{Code: tea.KeyDown}, 20}, {tea.Key{Code: tea.KeyPgUp}, 10},
+		{tea.Key{Code: 'g', Text: "g"}, 0}, {tea.Key{Code: tea.KeyUp}, 0}, {tea.Key{Code: 'G', Text: "G"}, 20},
+	} {
+		if !km.Scroll(tea.KeyPressMsg(step.key), &top, 20, 10) || top != step.want {
+			t.Fatalf("after %s: top %d, want %d", tea.KeyPressMsg(step.key), top, step.want)
+		}
+	}
+	if km.Scroll(tea.KeyPressMsg(tea.Key{Code: 'c', Text: "c"}), &top, 20, 10) || top != 20 {
+		t.Fatalf("c scrolled: top %d", top)
+	}
+}

@@ -118,20 +118,6 @@ func (m *Model) detailKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		return nil, true
 	case keymap.Pressed(msg, k.Enter):
 		return nil, true
-	case keymap.Pressed(msg, k.Up):
-		d.top = max(0, d.top-1)
-	case keymap.Pressed(msg, k.Down):
-		d.top = min(maxTop, d.top+1)
-	case keymap.Pressed(msg, k.PageUp):
-		d.top = max(0, d.top-page)
-	case keymap.Pressed(msg, k.PageDown):
-		d.top = min(maxTop, d.top+page)
-	case keymap.Pressed(msg, k.Top):
-		d.top = 0
-	case keymap.Pressed(msg, k.Bottom):
-		d.top = maxTop
-	default:
-		return nil, false
 	}
-	return nil, true
+	return nil, k.Scroll(msg, &d.top, maxTop, page)
 }

@@ -157,25 +157,11 @@ func (m *Model) infoKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	in := m.entInfo
 	page := max(1, m.layout().Main.H-1)
 	maxTop := m.infoMaxTop()
-	switch {
-	case keymap.Pressed(msg, k.Back), keymap.Pressed(msg, k.Info):
+	if keymap.Pressed(msg, k.Back) || keymap.Pressed(msg, k.Info) {
 		m.entInfo = nil
-	case keymap.Pressed(msg, k.Up):
-		in.top = max(0, in.top-1)
-	case keymap.Pressed(msg, k.Down):
-		in.top = min(maxTop, in.top+1)
-	case keymap.Pressed(msg, k.PageUp):
-		in.top = max(0, in.top-page)
-	case keymap.Pressed(msg, k.PageDown):
-		in.top = min(maxTop, in.top+page)
-	case keymap.Pressed(msg, k.Top):
-		in.top = 0
-	case keymap.Pressed(msg, k.Bottom):
-		in.top = maxTop
-	default:
-		return nil, false
+		return nil, true
 	}
-	return nil, true
+	return nil, k.Scroll(msg, &in.top, maxTop, page)
 }
 
 // infoTitle is the title line of the information view.

@@ -45,18 +45,11 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	if m.showHelp {
 		page := max(1, m.height-3)
-		switch {
-		case keymap.Pressed(msg, k.Help), keymap.Pressed(msg, k.Back), keymap.Pressed(msg, k.Quit):
+		if keymap.Pressed(msg, k.Help) || keymap.Pressed(msg, k.Back) || keymap.Pressed(msg, k.Quit) {
 			m.showHelp = false
-		case keymap.Pressed(msg, k.Up):
-			m.helpTop = max(0, m.helpTop-1)
-		case keymap.Pressed(msg, k.Down):
-			m.helpTop = min(m.helpMaxTop(), m.helpTop+1)
-		case keymap.Pressed(msg, k.PageUp):
-			m.helpTop = max(0, m.helpTop-page)
-		case keymap.Pressed(msg, k.PageDown):
-			m.helpTop = min(m.helpMaxTop(), m.helpTop+page)
+			return nil
 		}
+		k.Scroll(msg, &m.helpTop, m.helpMaxTop(), page)
 		return nil
 	}
 	if m.search != nil && m.job == nil && keymap.Pressed(msg, k.Back) {

@@ -1,18 +1,9 @@
 package model
 
 import (
-	"context"
-	"fmt"
-	"net"
-	"net/http/httptest"
 	"testing"
-	"time"
 
-	"github.com/peeklock/peeklock/broker/amqpserver"
-	"github.com/peeklock/peeklock/broker/amqpserver/admin"
-	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 	"github.com/peeklock/peeklock/broker/engine"
-	"github.com/peeklock/peeklock/broker/remote"
 )
 
 // TestFindRequestOverRemote runs the search on the remote client, through
@@ -21,28 +12,7 @@ import (
 func TestFindRequestOverRemote(t *testing.T) {
 	clock, c := requestFixture(t, 2, true)
 	eng := c.(*engine.Engine)
-	srv, err := amqpserver.New(eng, amqpserver.Options{IdleTimeout: -1, Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(l) }()
-	hs := httptest.NewServer(admin.NewHandler(eng, admin.Options{Host: "127.0.0.1", Clock: clock}))
-	t.Cleanup(func() { hs.Close(); _ = srv.Close(); <-done })
-	cs, err := remote.ParseConnectionString(fmt.Sprintf("Endpoint=sb://%s;SharedAccessKeyName=%s;SharedAccessKey=%s;UseDevelopmentEmulator=true",
-		l.Addr(), sas.DefaultKeyName, sas.DefaultKey))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc, err := remote.Dial(context.Background(), remote.Config{Conn: cs, AdminURL: hs.URL, Timeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rc.Close() })
+	rc := serveRemote(t, eng, clock)
 	h := newHarness(t, rc, clock, Options{Entity: "payments"}, 100, 30)
 	h.keys("j", "j", "O")
 	d := h.m.detail
