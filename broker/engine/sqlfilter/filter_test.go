@@ -44,6 +44,17 @@ const (
 	isUnknown
 )
 
+// resultOf evaluates f's condition on m in three-valued logic.
+func resultOf(f *Filter, m *broker.Message) result {
+	switch f.root.test(m) {
+	case tru:
+		return isTrue
+	case unknown:
+		return isUnknown
+	}
+	return isFalse
+}
+
 func TestFilterTable(t *testing.T) {
 	cases := []struct {
 		expr string
@@ -159,14 +170,7 @@ func TestFilterTable(t *testing.T) {
 			t.Errorf("ParseFilter(%q): %v", c.expr, err)
 			continue
 		}
-		got := isFalse
-		switch f.root.test(m) {
-		case tru:
-			got = isTrue
-		case unknown:
-			got = isUnknown
-		}
-		if got != c.want {
+		if got := resultOf(f, m); got != c.want {
 			t.Errorf("%q = %v, want %v", c.expr, got, c.want)
 		}
 		if f.Match(m) != (c.want == isTrue) {

@@ -54,14 +54,7 @@ func TestFilterParameters(t *testing.T) {
 			t.Errorf("ParseFilterWith(%q): %v", c.expr, err)
 			continue
 		}
-		got := isFalse
-		switch f.root.test(m) {
-		case tru:
-			got = isTrue
-		case unknown:
-			got = isUnknown
-		}
-		if got != c.want {
+		if got := resultOf(f, m); got != c.want {
 			t.Errorf("%q = %v, want %v", c.expr, got, c.want)
 		}
 		if f.String() != c.expr {
