@@ -16,12 +16,7 @@ import (
 // show: active, locked, deferred, scheduled and dead-lettered messages, with
 // dead-lettering at the maximum delivery count among them.
 func TestDemoShowsEveryState(t *testing.T) {
-	e, err := engine.New(engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	ctx, cancel := context.WithCancel(context.Background())
+	e, ctx, cancel := newEngine(t)
 	defer cancel()
 
 	fast := broker.EntitySettings{LockDuration: 150 * time.Millisecond, MaxDeliveryCount: 2}
@@ -78,13 +73,10 @@ func TestDemoShowsEveryState(t *testing.T) {
 }
 
 func TestDefaultConfigIsValid(t *testing.T) {
-	e, err := engine.New(engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e, ctx, cancel := newEngine(t)
+	defer cancel()
 	cfg := demo.DefaultConfig()
-	if err := demo.Setup(context.Background(), e, cfg); err != nil {
+	if err := demo.Setup(ctx, e, cfg); err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range cfg.Workloads {
@@ -105,12 +97,7 @@ func TestDefaultConfigIsValid(t *testing.T) {
 // through broker.SessionClient, and the SQL subscription receives only the
 // large amounts, each with the rule action's property.
 func TestDemoSessionsAndSQLRule(t *testing.T) {
-	e, err := engine.New(engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	ctx, cancel := context.WithCancel(context.Background())
+	e, ctx, cancel := newEngine(t)
 	defer cancel()
 	fast := broker.EntitySettings{LockDuration: time.Second, MaxDeliveryCount: 5}
 	cfg := demo.Config{
@@ -165,12 +152,7 @@ func TestDemoSessionsAndSQLRule(t *testing.T) {
 // TestMaxBacklogPausesTheProducer runs a producer without consumers: it must
 // stop at exactly MaxBacklog waiting messages, and go on once some leave.
 func TestMaxBacklogPausesTheProducer(t *testing.T) {
-	e, err := engine.New(engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	ctx, cancel := context.WithCancel(context.Background())
+	e, ctx, cancel := newEngine(t)
 	defer cancel()
 	cfg := demo.Config{
 		Entities:  []broker.Entity{{Path: "work", Kind: broker.KindQueue}},
@@ -205,4 +187,17 @@ func TestMaxBacklogPausesTheProducer(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(20)
+}
+
+// newEngine returns an in-memory engine, closed when the test ends, and a
+// context for the demo that cancel ends.
+func newEngine(t *testing.T) (*engine.Engine, context.Context, context.CancelFunc) {
+	t.Helper()
+	e, err := engine.New(engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	return e, ctx, cancel
 }
