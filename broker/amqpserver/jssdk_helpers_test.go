@@ -40,9 +40,15 @@ func requireNode(t *testing.T) string {
 }
 
 // runNode runs one scenario script of jssdk/ against the listener of env
-// with the emulator connection string for keyName/key, and returns the
+// with the emulator connection string of the default key, and returns the
 // JSON line it printed. A scenario that reports an error fails the test.
 func runNode(t *testing.T, env *testEnv, script string, args ...string) map[string]any {
+	t.Helper()
+	return runNodeEnv(t, env, nil, script, args...)
+}
+
+// runNodeEnv is runNode with more environment variables for the script.
+func runNodeEnv(t *testing.T, env *testEnv, extra []string, script string, args ...string) map[string]any {
 	t.Helper()
 	node := requireNode(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
@@ -50,6 +56,7 @@ func runNode(t *testing.T, env *testEnv, script string, args ...string) map[stri
 	cmd := exec.CommandContext(ctx, node, append([]string{script}, args...)...)
 	cmd.Dir = jssdkDir
 	cmd.Env = append(os.Environ(), "PEEKLOCK_CONNECTION_STRING="+env.connString(DefaultKeyName, DefaultKey))
+	cmd.Env = append(cmd.Env, extra...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()

@@ -2,10 +2,13 @@ package amqpserver
 
 import (
 	"fmt"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/amqpserver/admin"
 	"github.com/peeklock/peeklock/broker/engine"
 )
 
@@ -160,5 +163,30 @@ func TestJSSDKRefusals(t *testing.T) {
 }`)
 	if got := env.activeBodies("q"); len(got) != 1 || got[0] != `"fine"` {
 		t.Errorf("queue holds %q, want only the good send", got)
+	}
+}
+
+// TestJSSDKAdministrationClient: ServiceBusAdministrationClient against the
+// admin API. It always builds https:// URLs, whatever the connection string
+// says, so the script adds a policy that rewrites the scheme to plain HTTP
+// (and allows it); nothing else is adapted.
+func TestJSSDKAdministrationClient(t *testing.T) {
+	env := newEnv(t, engine.Options{}, Options{})
+	srv := httptest.NewServer(admin.NewHandler(env.eng, admin.Options{}))
+	t.Cleanup(srv.Close)
+	adminConn := "PEEKLOCK_ADMIN_CONNECTION_STRING=Endpoint=sb://" + strings.TrimPrefix(srv.URL, "http://") +
+		";SharedAccessKeyName=" + DefaultKeyName + ";SharedAccessKey=" + DefaultKey + ";UseDevelopmentEmulator=true"
+	got := runNodeEnv(t, env, []string{adminConn}, "admin.mjs")
+	checkJSON(t, got, `{
+	"created": {"name": "aq", "lockDuration": "PT45S", "maxDeliveryCount": 3},
+	"exists": [true, false],
+	"runtime": {"active": 2, "scheduled": 1, "deadLetter": 0, "total": 3},
+	"queues": ["aq"],
+	"subscriptions": ["s1"],
+	"updated": 7,
+	"afterDelete": {"code": "MessageEntityNotFoundError", "statusCode": 404}
+}`)
+	if _, err := env.eng.Entity(testCtx(t, 5*time.Second), "at/Subscriptions/s1"); err != nil {
+		t.Errorf("the subscription the SDK created: %v", err)
 	}
 }
