@@ -190,10 +190,18 @@ func (s *session) attachOutgoing(l *link, a *wire.Attach) error {
 				return err
 			}
 		}
-		if a.Target == nil || a.Target.Address == "" {
-			return broker.Errorf(broker.CodeInvalid, "a receiver of %q needs a target address to which responses are sent", l.address)
+		// The responses go to the reply-to of each request: the Go SDK
+		// names it as the target address of this link; the JavaScript SDK
+		// (rhea) attaches its $cbs receiver with no target and sends the
+		// link's name as reply-to, which Service Bus accepts as well.
+		switch {
+		case a.Target != nil && a.Target.Address != "":
+			l.replyTo = a.Target.Address
+		case a.Name != "":
+			l.replyTo = a.Name
+		default:
+			return broker.Errorf(broker.CodeInvalid, "a receiver of %q needs a target address or a link name to which responses are sent", l.address)
 		}
-		l.replyTo = a.Target.Address
 		if !s.c.registerReply(l.replyTo, l) {
 			return linkError(wire.CondNotAllowed, "another link receives the responses sent to %q", l.replyTo)
 		}
@@ -290,16 +298,33 @@ func (l *link) acceptSession(sessionID string, wait time.Duration) {
 	if l.source == nil {
 		l.source = &wire.Source{Address: l.address}
 	}
-	filter := wire.Map{{Key: sessionFilterName, Value: wire.Described{Descriptor: sessionFilterCode, Value: lock.SessionID}}}
-	for _, kv := range l.source.Filter {
+	l.source.Filter = echoSessionFilter(l.source.Filter, lock.SessionID)
+	c.registerSessionLink(l)
+	ticks := lock.LockedUntil.UnixNano()/100 + dotNetEpochTicks
+	s.completeOutgoingLocked(l, wire.Map{{Key: propLockedUntilUTC, Value: ticks}})
+}
+
+// echoSessionFilter returns the source filter of a session receiver's
+// attach answer: the client's filter with the session filter set to the
+// session id it got, in the form the client asked in. go-amqp (the Go SDK)
+// sends a described value (descriptor 0x137:0xC) and decodes every filter
+// value as described; rhea (the JavaScript SDK) sends a bare string or null
+// and compares the answer's bare value with the id it asked for, so a
+// described answer there reads as "session locked by another receiver".
+func echoSessionFilter(asked wire.Map, sessionID string) wire.Map {
+	var value any = wire.Described{Descriptor: sessionFilterCode, Value: sessionID}
+	if v, ok := asked.Get(string(sessionFilterName)); ok {
+		if _, described := v.(wire.Described); !described {
+			value = sessionID
+		}
+	}
+	filter := wire.Map{{Key: sessionFilterName, Value: value}}
+	for _, kv := range asked {
 		if k, ok := filterKey(kv.Key); !ok || k != sessionFilterName {
 			filter = append(filter, kv)
 		}
 	}
-	l.source.Filter = filter
-	c.registerSessionLink(l)
-	ticks := lock.LockedUntil.UnixNano()/100 + dotNetEpochTicks
-	s.completeOutgoingLocked(l, wire.Map{{Key: propLockedUntilUTC, Value: ticks}})
+	return filter
 }
 
 // sessionFilter returns the session a receiver's source filter asks for:

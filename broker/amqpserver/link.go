@@ -117,17 +117,26 @@ func copySource(src *wire.Source) *wire.Source {
 }
 
 // copyFilter keeps the filters whose values are of the simple kinds the
-// listener understands (the session filter), copied.
+// listener understands (the session filter), copied. A value may be
+// described (go-amqp sends filters so) or bare (rhea, the JavaScript SDK's
+// AMQP library, sends the session filter as a bare string or null); the
+// copy keeps the form.
 func copyFilter(m wire.Map) wire.Map {
 	var out wire.Map
 	for _, kv := range m {
-		d, ok := kv.Value.(wire.Described)
-		if !ok {
+		v, d, described := kv.Value, wire.Described{}, false
+		if d, described = v.(wire.Described); described {
+			v = d.Value
+		}
+		switch v.(type) {
+		case nil, string, wire.Symbol, bool, int64, uint64, int32, uint32:
+		default:
 			continue
 		}
-		switch v := d.Value.(type) {
-		case nil, string, wire.Symbol, bool, int64, uint64, int32, uint32:
+		if described {
 			out = append(out, wire.KeyValue{Key: kv.Key, Value: wire.Described{Descriptor: d.Descriptor, Value: v}})
+		} else {
+			out = append(out, wire.KeyValue{Key: kv.Key, Value: v})
 		}
 	}
 	return out

@@ -118,6 +118,44 @@ type countDetailsXML struct {
 	TransferDeadLetter int32 `xml:"http://schemas.microsoft.com/netservices/2011/06/servicebus TransferDeadLetterMessageCount"`
 }
 
+// countNamespace is the namespace of the elements of CountDetails, and
+// countPrefix the prefix Azure binds it to.
+const (
+	countNamespace = "http://schemas.microsoft.com/netservices/2011/06/servicebus"
+	countPrefix    = "d2p1"
+)
+
+// MarshalXML writes the counts as Azure does: CountDetails declares one
+// prefix for the namespace and each count element uses it
+// (<d2p1:ActiveMessageCount>). The JavaScript SDK's admin client reads the
+// counts only so: it takes the single xmlns:PREFIX attribute of
+// CountDetails and looks up "PREFIX:ActiveMessageCount"; a default
+// namespace on each element (encoding/xml's way) fails its parsing.
+// Namespace-aware readers (the Go SDK) see the same elements either way.
+func (c countDetailsXML) MarshalXML(e *xml.Encoder, start xml.StartElement) error {
+	start.Name = xml.Name{Local: "CountDetails"}
+	start.Attr = []xml.Attr{{Name: xml.Name{Local: "xmlns:" + countPrefix}, Value: countNamespace}}
+	if err := e.EncodeToken(start); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name string
+		n    int32
+	}{
+		{"ActiveMessageCount", c.Active},
+		{"DeadLetterMessageCount", c.DeadLetter},
+		{"ScheduledMessageCount", c.Scheduled},
+		{"TransferMessageCount", c.Transfer},
+		{"TransferDeadLetterMessageCount", c.TransferDeadLetter},
+	} {
+		el := xml.StartElement{Name: xml.Name{Local: countPrefix + ":" + f.name}}
+		if err := e.EncodeElement(f.n, el); err != nil {
+			return err
+		}
+	}
+	return e.EncodeToken(start.End())
+}
+
 // authorizationRulesXML is the always-empty list of entity-level SAS rules.
 type authorizationRulesXML struct{}
 
