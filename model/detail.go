@@ -106,9 +106,8 @@ func (m *Model) detailLines() []string {
 func (m *Model) detailKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	k := &m.keys
 	d := m.detail
-	page := max(1, m.layout().Main.H-1)
-	total := len(m.detailLines())
-	maxTop := max(0, total-page)
+	page := m.viewPage()
+	maxTop := m.viewMaxTop(len(m.detailLines()))
 	switch {
 	case keymap.Pressed(msg, k.Back):
 		if n := len(m.jumps); n > 0 && m.jumps[n-1].opened == d {
@@ -121,3 +120,11 @@ func (m *Model) detailKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	}
 	return nil, k.Scroll(msg, &d.top, maxTop, page)
 }
+
+// viewPage is how many lines the detail and information views show below
+// their title line.
+func (m *Model) viewPage() int { return max(1, m.layout().Main.H-1) }
+
+// viewMaxTop is the last useful scroll position of a view of n lines in
+// the detail view's frame.
+func (m *Model) viewMaxTop(n int) int { return max(0, n-m.viewPage()) }

@@ -145,9 +145,7 @@ func (m *Model) renderInfo() {
 }
 
 // infoMaxTop is the last useful scroll position of the information view.
-func (m *Model) infoMaxTop() int {
-	return max(0, len(m.entInfo.lines)-max(1, m.layout().Main.H-1))
-}
+func (m *Model) infoMaxTop() int { return m.viewMaxTop(len(m.entInfo.lines)) }
 
 // infoKey handles the keys that scroll or close the information view;
 // other keys fall through to the main actions, most of which are disabled
@@ -155,8 +153,7 @@ func (m *Model) infoMaxTop() int {
 func (m *Model) infoKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	k := &m.keys
 	in := m.entInfo
-	page := max(1, m.layout().Main.H-1)
-	maxTop := m.infoMaxTop()
+	page, maxTop := m.viewPage(), m.infoMaxTop()
 	if keymap.Pressed(msg, k.Back) || keymap.Pressed(msg, k.Info) {
 		m.entInfo = nil
 		return nil, true

@@ -62,9 +62,7 @@ func (m *Model) onWheel(ms tea.Mouse) tea.Cmd {
 		return nil
 	}
 	if m.detail != nil {
-		total := len(m.detailLines())
-		page := max(1, m.layout().Main.H-1)
-		m.detail.top = max(0, min(max(0, total-page), m.detail.top+d))
+		m.detail.top = max(0, min(m.viewMaxTop(len(m.detailLines())), m.detail.top+d))
 		return nil
 	}
 	for _, s := range m.layout().Panes {
