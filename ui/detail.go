@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -46,8 +45,7 @@ func DetailBody(c *Common, m *broker.Message, w int) []string {
 	st := c.Styles
 	f, body := RenderBody(st, m, w)
 	title := fmt.Sprintf("Body (%s, %s, %d bytes)", m.BodyKind, f, len(m.Body))
-	rule := max(0, w-len(title)-4)
-	return append([]string{"", st.Title.Render("── "+title+" ") + st.Border.Render(strings.Repeat("─", rule))}, body...)
+	return append(sectionTitle(c, title, w), body...)
 }
 
 // DetailLines renders the detail view of m, w cells wide: the broker
@@ -56,10 +54,7 @@ func DetailBody(c *Common, m *broker.Message, w int) []string {
 func DetailLines(c *Common, m *broker.Message, info DetailInfo, body []string, w int) []string {
 	st := c.Styles
 	var lines []string
-	section := func(title string) {
-		rule := max(0, w-len(title)-4)
-		lines = append(lines, "", st.Title.Render("── "+title+" ")+st.Border.Render(strings.Repeat("─", rule)))
-	}
+	section := func(title string) { lines = append(lines, sectionTitle(c, title, w)...) }
 	const keyW = 27
 	prop := func(name, value string) {
 		lines = append(lines, st.Label.Render(fit(name, keyW))+" "+st.Text.Render(Sanitize(value)))
@@ -214,9 +209,7 @@ func Detail(c *Common, title string, lines []string, top, w, h int) []string {
 // id, w cells wide: sanitised, as text or hex like bodies.
 func SessionState(c *Common, id string, state []byte, w int) []string {
 	st := c.Styles
-	title := fmt.Sprintf("Session state of %q (%d bytes)", Sanitize(id), len(state))
-	rule := max(0, w-len(title)-4)
-	lines := []string{"", st.Title.Render("── "+title+" ") + st.Border.Render(strings.Repeat("─", rule))}
+	lines := sectionTitle(c, fmt.Sprintf("Session state of %q (%d bytes)", Sanitize(id), len(state)), w)
 	if len(state) == 0 {
 		return append(lines, st.Faint.Render("none"))
 	}

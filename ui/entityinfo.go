@@ -326,13 +326,6 @@ func ruleLines(c *Common, info EntityInfo, w int) []string {
 	return lines
 }
 
-// sectionTitle returns a blank line and the title of a section with a rule
-// to the width.
-func sectionTitle(c *Common, title string, w int) []string {
-	rule := max(0, w-ansi.StringWidth(title)-4)
-	return []string{"", c.Styles.Title.Render("── "+title+" ") + c.Styles.Border.Render(strings.Repeat("─", rule))}
-}
-
 // LongDuration formats a setting's duration exactly, with units: 30s,
 // 1m30s, 2h, 14d, 1d12h, 500ms.
 func LongDuration(d time.Duration) string {

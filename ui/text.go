@@ -93,3 +93,10 @@ func Overlay(base []string, box []string, w int) []string {
 	}
 	return out
 }
+
+// sectionTitle returns a blank line and the title of a section with a rule
+// to the width.
+func sectionTitle(c *Common, title string, w int) []string {
+	rule := max(0, w-ansi.StringWidth(title)-4)
+	return []string{"", c.Styles.Title.Render("── "+title+" ") + c.Styles.Border.Render(strings.Repeat("─", rule))}
+}
