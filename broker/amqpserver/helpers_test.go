@@ -65,6 +65,26 @@ func (e *testEnv) queue(name string, s broker.EntitySettings) {
 	}
 }
 
+// create creates entities.
+func (e *testEnv) create(ents ...broker.Entity) {
+	e.t.Helper()
+	for _, en := range ents {
+		if err := e.eng.CreateEntity(context.Background(), en); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+}
+
+// redTopic is topic "t" with subscription "all" (every message) and "red"
+// (a correlation filter on Subject "red").
+func redTopic() []broker.Entity {
+	return []broker.Entity{
+		{Path: "t", Kind: broker.KindTopic},
+		{Path: "t/Subscriptions/all", Kind: broker.KindSubscription},
+		{Path: "t/Subscriptions/red", Kind: broker.KindSubscription, Rules: []broker.Rule{{Name: "red", Filter: &broker.CorrelationFilter{Subject: "red"}}}},
+	}
+}
+
 // connString returns an emulator connection string for the listener.
 func (e *testEnv) connString(keyName, key string) string {
 	return fmt.Sprintf("Endpoint=sb://%s;SharedAccessKeyName=%s;SharedAccessKey=%s;UseDevelopmentEmulator=true", e.addr, keyName, key)

@@ -133,16 +133,7 @@ func TestJSSDKSessions(t *testing.T) {
 
 func TestJSSDKTopicAndSubscriptions(t *testing.T) {
 	env := newEnv(t, engine.Options{}, Options{})
-	ctx := testCtx(t, 5*time.Second)
-	for _, e := range []broker.Entity{
-		{Path: "t", Kind: broker.KindTopic},
-		{Path: "t/Subscriptions/all", Kind: broker.KindSubscription},
-		{Path: "t/Subscriptions/red", Kind: broker.KindSubscription, Rules: []broker.Rule{{Name: "red", Filter: &broker.CorrelationFilter{Subject: "red"}}}},
-	} {
-		if err := env.eng.CreateEntity(ctx, e); err != nil {
-			t.Fatal(err)
-		}
-	}
+	env.create(redTopic()...)
 	got := runNode(t, env, "topics.mjs", "t", "all", "red")
 	checkJSON(t, got, `{
 	"all": ["r1@1:red", "b1@2:blue", "r2@3:red"], "allLeft": [],

@@ -18,15 +18,7 @@ import (
 func TestSDKTopicsAndSubscriptions(t *testing.T) {
 	env := newEnv(t, engine.Options{}, Options{})
 	ctx := testCtx(t, 30*time.Second)
-	for _, e := range []broker.Entity{
-		{Path: "t", Kind: broker.KindTopic},
-		{Path: "t/Subscriptions/all", Kind: broker.KindSubscription},
-		{Path: "t/Subscriptions/red", Kind: broker.KindSubscription, Rules: []broker.Rule{{Name: "red", Filter: &broker.CorrelationFilter{Subject: "red"}}}},
-	} {
-		if err := env.eng.CreateEntity(ctx, e); err != nil {
-			t.Fatal(err)
-		}
-	}
+	env.create(redTopic()...)
 	c := env.client()
 	snd, _ := c.NewSender("t", nil)
 	for _, subj := range []string{"red", "blue"} {

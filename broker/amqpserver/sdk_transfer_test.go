@@ -20,15 +20,11 @@ func TestSDKTransferDeadLetter(t *testing.T) {
 	env := newEnv(t, engine.Options{}, Options{})
 	ctx := testCtx(t, 30*time.Second)
 	env.queue("gone", broker.EntitySettings{})
-	for _, e := range []broker.Entity{
-		{Path: "t", Kind: broker.KindTopic},
-		{Path: "t/Subscriptions/keep", Kind: broker.KindSubscription},
-		{Path: "t/Subscriptions/fwd", Kind: broker.KindSubscription, Settings: broker.EntitySettings{ForwardTo: "gone"}},
-	} {
-		if err := env.eng.CreateEntity(ctx, e); err != nil {
-			t.Fatal(err)
-		}
-	}
+	env.create(
+		broker.Entity{Path: "t", Kind: broker.KindTopic},
+		broker.Entity{Path: "t/Subscriptions/keep", Kind: broker.KindSubscription},
+		broker.Entity{Path: "t/Subscriptions/fwd", Kind: broker.KindSubscription, Settings: broker.EntitySettings{ForwardTo: "gone"}},
+	)
 	if err := env.eng.DeleteEntity(ctx, "gone"); err != nil {
 		t.Fatal(err)
 	}
