@@ -38,13 +38,22 @@ func sessionLocked(t *testing.T, env *serveEnv, entity, sid string) bool {
 	return false
 }
 
-func TestServeSessions(t *testing.T) {
-	start := time.Now().Truncate(time.Second)
-	clock := clockwork.NewFakeClockAt(start)
+
+// sessionServe starts a listener on a fake clock at the current second with
+// session-aware queue "sq" (lock duration 30 s), and returns the clock, the
+// listener and a client configuration on that clock.
+func sessionServe(t *testing.T) (*clockwork.FakeClock, *serveEnv, Config) {
+	t.Helper()
+	clock := clockwork.NewFakeClockAt(time.Now().Truncate(time.Second))
 	env := newServe(t, clock)
 	env.queue("sq", broker.EntitySettings{RequiresSession: true, LockDuration: 30 * time.Second})
 	cfg := env.config("")
 	cfg.Clock = clock
+	return clock, env, cfg
+}
+func TestServeSessions(t *testing.T) {
+	clock, env, cfg := sessionServe(t)
+	start := clock.Now()
 	c := env.dial(cfg)
 	c2 := env.dial(cfg)
 	ctx := context.Background()
@@ -242,12 +251,8 @@ func TestServeSessionLocksLostWithConnection(t *testing.T) {
 }
 
 func TestServeSessionLockExpires(t *testing.T) {
-	start := time.Now().Truncate(time.Second)
-	clock := clockwork.NewFakeClockAt(start)
-	env := newServe(t, clock)
-	env.queue("sq", broker.EntitySettings{RequiresSession: true, LockDuration: 30 * time.Second})
-	cfg := env.config("")
-	cfg.Clock = clock
+	clock, env, cfg := sessionServe(t)
+	start := clock.Now()
 	c := env.dial(cfg)
 	ctx := context.Background()
 	if err := c.Send(ctx, "sq", sessionMessages("a", "a", "b")); err != nil {
@@ -297,12 +302,8 @@ func TestServeSessionLockExpires(t *testing.T) {
 // must be told which), settle through the management node, and go with
 // the session lock.
 func TestServeSessionReceiveDeferred(t *testing.T) {
-	start := time.Now().Truncate(time.Second)
-	clock := clockwork.NewFakeClockAt(start)
-	env := newServe(t, clock)
-	env.queue("sq", broker.EntitySettings{RequiresSession: true, LockDuration: 30 * time.Second})
-	cfg := env.config("")
-	cfg.Clock = clock
+	clock, env, cfg := sessionServe(t)
+	start := clock.Now()
 	c := env.dial(cfg)
 	ctx := context.Background()
 	if err := c.Send(ctx, "sq", sessionMessages("a", "b", "a", "b")); err != nil {
