@@ -38,7 +38,6 @@ func sessionLocked(t *testing.T, env *serveEnv, entity, sid string) bool {
 	return false
 }
 
-
 // sessionServe starts a listener on a fake clock at the current second with
 // session-aware queue "sq" (lock duration 30 s), and returns the clock, the
 // listener and a client configuration on that clock.
