@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -51,6 +52,16 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	}
 }
 
+// amqpSession dials the listener with go-amqp and begins a session.
+func (e *testEnv) amqpSession(ctx context.Context) *amqp.Session {
+	e.t.Helper()
+	s, err := e.dialAMQP(nil, 0).NewSession(ctx, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return s
+}
+
 // counts returns an entity's counts.
 func (e *testEnv) counts(path string) broker.Counts {
 	e.t.Helper()
@@ -79,11 +90,7 @@ func TestAMQPPreSettledSend(t *testing.T) {
 	env := newEnv(t, engine.Options{}, Options{})
 	env.queue("q", broker.EntitySettings{})
 	ctx := testCtx(t, 10*time.Second)
-	conn := env.dialAMQP(nil, 0)
-	s, err := conn.NewSession(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := env.amqpSession(ctx)
 	snd, err := s.NewSender(ctx, "q", &amqp.SenderOptions{SettlementMode: amqp.SenderSettleModeSettled.Ptr()})
 	if err != nil {
 		t.Fatal(err)
@@ -94,21 +101,9 @@ func TestAMQPPreSettledSend(t *testing.T) {
 		}
 	}
 	waitFor(t, 5*time.Second, "three stored messages", func() bool { return env.counts("q").Active == 3 })
-	if got := env.activeBodies("q"); !equalStrings(got, []string{"x", "y", "z"}) {
+	if got := env.activeBodies("q"); !slices.Equal(got, []string{"x", "y", "z"}) {
 		t.Fatalf("stored %v", got)
 	}
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestAMQPSettleModes checks that the listener echoes every settle mode
@@ -119,11 +114,7 @@ func TestAMQPSettleModes(t *testing.T) {
 	env := newEnv(t, engine.Options{}, Options{})
 	env.queue("q", broker.EntitySettings{})
 	ctx := testCtx(t, 10*time.Second)
-	conn := env.dialAMQP(nil, 0)
-	s, err := conn.NewSession(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := env.amqpSession(ctx)
 	snd, err := s.NewSender(ctx, "q", &amqp.SenderOptions{
 		SettlementMode:              amqp.SenderSettleModeUnsettled.Ptr(),
 		RequestedReceiverSettleMode: amqp.ReceiverSettleModeSecond.Ptr(),
@@ -191,8 +182,7 @@ func TestAMQPDrain(t *testing.T) {
 	env := newEnv(t, engine.Options{}, Options{})
 	env.queue("q", broker.EntitySettings{})
 	ctx := testCtx(t, 10*time.Second)
-	conn := env.dialAMQP(nil, 0)
-	s, _ := conn.NewSession(ctx, nil)
+	s := env.amqpSession(ctx)
 	rcv, err := s.NewReceiver(ctx, "q", &amqp.ReceiverOptions{Credit: -1, SettlementMode: amqp.ReceiverSettleModeSecond.Ptr()})
 	if err != nil {
 		t.Fatal(err)
