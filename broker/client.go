@@ -106,6 +106,10 @@ const (
 	Abandon
 	DeadLetter
 	Defer
+	// Release gives the message back without counting a failed delivery
+	// (AMQP's released outcome): for a message the application never saw,
+	// such as one that arrived after a receive call had returned.
+	Release
 )
 
 // String returns the settlement's name.
@@ -119,6 +123,8 @@ func (k SettleKind) String() string {
 		return "dead-letter"
 	case Defer:
 		return "defer"
+	case Release:
+		return "release"
 	}
 	return "unknown"
 }

@@ -24,6 +24,7 @@ const (
 	EventForwarded                      // forwarded to another entity
 	EventPurged                         // entity purged
 	EventEntityChanged                  // entity created, updated or deleted
+	EventReleased                       // lock given back unseen (released): not a failed delivery
 )
 
 var eventNames = [...]string{
@@ -32,7 +33,7 @@ var eventNames = [...]string{
 	EventRenewed: "renewed", EventCompleted: "completed", EventAbandoned: "abandoned",
 	EventDeferred: "deferred", EventDeadLettered: "dead-lettered", EventLockExpired: "lock expired",
 	EventLockLost: "lock lost", EventExpired: "expired", EventForwarded: "forwarded",
-	EventPurged: "purged", EventEntityChanged: "entity changed",
+	EventPurged: "purged", EventEntityChanged: "entity changed", EventReleased: "released",
 }
 
 // String returns the event's name.

@@ -373,7 +373,7 @@ func (m *Model) startResubmitJob(seqs []int64) tea.Cmd {
 			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 			defer cancel()
 			for _, it := range aside {
-				_ = c.Settle(actx, broker.Settlement{Kind: broker.Abandon, Entity: it.dlq, Token: it.msg.LockToken})
+				_ = c.Settle(actx, broker.Settlement{Kind: broker.Release, Entity: it.dlq, Token: it.msg.LockToken})
 			}
 		}()
 		scanned := 0
@@ -437,7 +437,7 @@ func (m *Model) startResubmitAllJob(entity string) tea.Cmd {
 			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 			defer cancel()
 			for _, it := range aside {
-				_ = c.Settle(actx, broker.Settlement{Kind: broker.Abandon, Entity: it.dlq, Token: it.msg.LockToken})
+				_ = c.Settle(actx, broker.Settlement{Kind: broker.Release, Entity: it.dlq, Token: it.msg.LockToken})
 			}
 		}()
 		for _, sub := range deadLetterQueues {

@@ -249,6 +249,8 @@ func pastTense(k broker.SettleKind) string {
 		return "dead-lettered"
 	case broker.Defer:
 		return "deferred"
+	case broker.Release:
+		return "released"
 	}
 	return k.String()
 }

@@ -234,7 +234,7 @@ func TestLockCompleteAbandonDeferDeadLetter(t *testing.T) {
 	h.key("l")
 	h.key("a")
 	h.wantStatus("abandoned: sequence number 2")
-	if act := browse(t, c, "orders", broker.CategoryActive); act[0].SequenceNumber != 2 || act[0].DeliveryCount != 1 {
+	if act := browse(t, c, "orders", broker.CategoryActive); act[0].SequenceNumber != 2 || act[0].DeliveryCount != 2 {
 		t.Fatalf("abandon: %s dc %d", seqs(act), act[0].DeliveryCount)
 	}
 
@@ -353,7 +353,7 @@ func TestLockExpiryFlashesAndRedelivers(t *testing.T) {
 		t.Fatalf("no flash:\n%s", s)
 	}
 	act := browse(t, c, "orders", broker.CategoryActive)
-	if len(act) != 1 || act[0].DeliveryCount != 1 {
+	if len(act) != 1 || act[0].DeliveryCount != 2 {
 		t.Fatalf("not redelivered: %+v", act)
 	}
 	h.advance(FlashFor)

@@ -351,13 +351,14 @@ func (c *sessionClient) Close() error {
 	return nil
 }
 
-// abandon gives back a lock the session left behind.
+// abandon gives back a lock the session left behind, released: a viewer
+// who left is not a failed delivery.
 func (c *sessionClient) abandon(ctx context.Context, tok broker.LockToken, h heldLock) {
-	err := c.inner.Settle(ctx, broker.Settlement{Kind: broker.Abandon, Entity: h.entity, Token: tok})
+	err := c.inner.Settle(ctx, broker.Settlement{Kind: broker.Release, Entity: h.entity, Token: tok})
 	if errors.Is(err, broker.ErrLockLost) {
 		err = nil // expired or settled elsewhere: nothing to give back
 	}
-	c.record("abandon", h.entity, h.seq, h.messageID, err, slog.String("cause", "session ended"))
+	c.record("release", h.entity, h.seq, h.messageID, err, slog.String("cause", "session ended"))
 }
 
 // forget drops a lock from the session's record.

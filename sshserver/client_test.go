@@ -35,12 +35,13 @@ func TestSessionClientRecordsAndReleasesLocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c := counts(t, e, "orders"); c.Active != 2 || c.Locked != 0 {
-		t.Fatalf("counts after close = %+v, want Active 2 Locked 0 (the held lock abandoned)", c)
+		t.Fatalf("counts after close = %+v, want Active 2 Locked 0 (the held lock released)", c)
 	}
-	// The abandoned message is available again, its delivery counted.
+	// The released message is available again; a viewer who left is not a
+	// failed delivery, so its count did not go up.
 	again, err := e.Receive(ctx, broker.ReceiveRequest{Entity: "orders", Mode: broker.PeekLock, Max: 1})
-	if err != nil || len(again) != 1 || again[0].MessageID != "m-2" || again[0].DeliveryCount != 2 {
-		t.Fatalf("after close the next message is %+v (%v); want m-2 with delivery count 2", again, err)
+	if err != nil || len(again) != 1 || again[0].MessageID != "m-2" || again[0].DeliveryCount != 1 {
+		t.Fatalf("after close the next message is %+v (%v); want m-2 with delivery count 1", again, err)
 	}
 
 	lines := log.lines(t)
@@ -51,7 +52,7 @@ func TestSessionClientRecordsAndReleasesLocks(t *testing.T) {
 		{"receive", "orders", "m-1", "ok", 1},
 		{"receive", "orders", "m-2", "ok", 2},
 		{"complete", "orders", "m-1", "ok", 1},
-		{"abandon", "orders", "m-2", "ok", 2},
+		{"release", "orders", "m-2", "ok", 2},
 	}
 	if len(lines) != len(want) {
 		t.Fatalf("audit has %d lines, want %d: %v", len(lines), len(want), lines)
@@ -93,8 +94,8 @@ func TestSessionClientCloseToleratesGoneLocks(t *testing.T) {
 	}
 	lines := log.lines(t)
 	last := lines[len(lines)-1]
-	if last["op"] != "abandon" || last["result"] != "ok" || last["level"] != "INFO" {
-		t.Fatalf("last audit line = %v, want an ok abandon (the lock was already gone)", last)
+	if last["op"] != "release" || last["result"] != "ok" || last["level"] != "INFO" {
+		t.Fatalf("last audit line = %v, want an ok release (the lock was already gone)", last)
 	}
 }
 
@@ -116,8 +117,8 @@ func TestSessionClientDeadLetterQueueAddress(t *testing.T) {
 		t.Fatalf("counts = %+v, want the message back in the dead-letter queue", c)
 	}
 	lines := log.lines(t)
-	if got := lines[len(lines)-1]; got["op"] != "abandon" || got["entity"] != "orders/$DeadLetterQueue" || got["result"] != "ok" {
-		t.Fatalf("abandon line = %v, want an ok abandon on orders/$DeadLetterQueue", got)
+	if got := lines[len(lines)-1]; got["op"] != "release" || got["entity"] != "orders/$DeadLetterQueue" || got["result"] != "ok" {
+		t.Fatalf("release line = %v, want an ok release on orders/$DeadLetterQueue", got)
 	}
 }
 

@@ -153,8 +153,8 @@ func TestDisconnectReleasesTheSessionsLocks(t *testing.T) {
 	}
 	lines := ts.audit.lines(t)
 	last := lines[len(lines)-1]
-	if last["op"] != "abandon" || last["seq"] != 2.0 || last["message_id"] != "m-2" || last["cause"] != "session ended" || last["result"] != "ok" {
-		t.Fatalf("last audit line = %v, want the abandon of seq 2 at session end", last)
+	if last["op"] != "release" || last["seq"] != 2.0 || last["message_id"] != "m-2" || last["cause"] != "session ended" || last["result"] != "ok" {
+		t.Fatalf("last audit line = %v, want the release of seq 2 at session end", last)
 	}
 }
 

@@ -85,7 +85,7 @@ func TestSessionClientSessionLocks(t *testing.T) {
 	}
 	var ops []string
 	for _, l := range log.lines(t) {
-		if l["session_id"] != nil || l["op"] == "abandon" {
+		if l["session_id"] != nil || l["op"] == "release" {
 			ops = append(ops, l["op"].(string)+" "+l["result"].(string))
 		}
 	}
@@ -95,7 +95,7 @@ func TestSessionClientSessionLocks(t *testing.T) {
 		"renew session lock session lock lost: this SSH session holds no lock on session \"A\" (entity \"s\")",
 		"release session lock session lock lost: this SSH session holds no lock on session \"A\" (entity \"s\")",
 		"renew session lock ok",
-		"abandon ok", "abandon ok",
+		"release ok", "release ok",
 		"release session lock ok",
 	}
 	if len(ops) != len(want) {
@@ -209,7 +209,7 @@ func TestSessionClientReceiveDeferredFromSession(t *testing.T) {
 	}
 	var ops []string
 	for _, l := range log.lines(t) {
-		if l["op"] == "receive deferred" || l["op"] == "abandon" || l["op"] == "release session lock" {
+		if l["op"] == "receive deferred" || l["op"] == "release" || l["op"] == "release session lock" {
 			result, _, _ := strings.Cut(l["result"].(string), " (TrackingId:")
 			ops = append(ops, fmt.Sprintf("%s %v %s", l["op"], l["seq"], result))
 		}
@@ -218,7 +218,7 @@ func TestSessionClientReceiveDeferredFromSession(t *testing.T) {
 		`receive deferred 0 session lock lost: this SSH session holds no lock on session "A" (entity "s")`,
 		`receive deferred 2 message not found: no deferred message with sequence number 2 (entity "s")`,
 		"receive deferred 1 ok",
-		"abandon 1 ok",
+		"release 1 ok",
 		"release session lock 0 ok",
 	}
 	if !slices.Equal(ops, want) {

@@ -16,9 +16,9 @@ import (
 // the listener: each test runs one scenario script of jssdk/ (one node
 // process) on a fresh engine and checks every value it reports. Notes on
 // what the JavaScript SDK does differently from the Go SDK:
-//   - deliveryCount is the header's delivery-count as is (0 on the first
-//     delivery), where the Go SDK adds one;
-//   - a peeked message without a header has no deliveryCount;
+//   - deliveryCount is the header's delivery-count as is, the failed
+//     deliveries (0 on the first delivery), where the Go SDK adds one;
+//     every message carries the header, peeked ones too;
 //   - application properties come back as JavaScript values: every AMQP
 //     number type as number, timestamps as milliseconds (the SDK turns
 //     Dates into numbers on receive).
@@ -40,8 +40,8 @@ func TestJSSDKQueue(t *testing.T) {
 	"renewLater": true,
 	"abandoned": {"body": {"id": "m2"}, "bodyType": "object", "messageId": "m2", "sequenceNumber": 2, "deliveryCount": 1, "state": "active"},
 	"abandonedProps": {"reason": "abandoned"},
-	"deferred": [{"body": {"id": "m3"}, "bodyType": "object", "messageId": "m3", "sequenceNumber": 3, "deliveryCount": 1, "state": "deferred"}],
-	"deadLettered": [{"body": {"id": "m4"}, "bodyType": "object", "messageId": "m4", "sequenceNumber": 4, "deliveryCount": 1, "state": "active",
+	"deferred": [{"body": {"id": "m3"}, "bodyType": "object", "messageId": "m3", "sequenceNumber": 3, "deliveryCount": 0, "state": "deferred"}],
+	"deadLettered": [{"body": {"id": "m4"}, "bodyType": "object", "messageId": "m4", "sequenceNumber": 4, "deliveryCount": 0, "state": "active",
 		"deadLetterReason": "bad", "deadLetterErrorDescription": "it is bad"}],
 	"secondComplete": "The message has either been deleted or already settled",
 	"receiveAndDelete": [
@@ -51,11 +51,11 @@ func TestJSSDKQueue(t *testing.T) {
 	"receiveAndDeleteLockToken": [null, null],
 	"scheduled": [7, 8],
 	"scheduledPeek": [
-		{"body": "s1", "bodyType": "string", "messageId": "s1", "sequenceNumber": 7, "deliveryCount": null, "state": "scheduled", "scheduledAt": true},
-		{"body": "s2", "bodyType": "string", "messageId": "s2", "sequenceNumber": 8, "deliveryCount": null, "state": "scheduled", "scheduledAt": true}
+		{"body": "s1", "bodyType": "string", "messageId": "s1", "sequenceNumber": 7, "deliveryCount": 0, "state": "scheduled", "scheduledAt": true},
+		{"body": "s2", "bodyType": "string", "messageId": "s2", "sequenceNumber": 8, "deliveryCount": 0, "state": "scheduled", "scheduledAt": true}
 	],
 	"afterCancel": ["s2"],
-	"pages": [["p1@9:none", "p2@10:none"], ["p3@11:none", "p4@12:none"], ["p5@13:none"], [], ["p4@12:none", "p5@13:none"]]
+	"pages": [["p1@9:0", "p2@10:0"], ["p3@11:0", "p4@12:0"], ["p5@13:0"], [], ["p4@12:0", "p5@13:0"]]
 }`)
 	// Left: the five peeked messages p1-p5, nothing locked, deferred,
 	// scheduled or dead-lettered.

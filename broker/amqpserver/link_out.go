@@ -274,13 +274,14 @@ func (s *session) sendBytesLocked(b []byte) bool {
 	return s.c.w.send(b)
 }
 
-// giveBack abandons peek-locked messages that could not be sent (credit
-// went away): their locks are released at once.
+// giveBack releases peek-locked messages that could not be sent (credit
+// went away): their locks end at once, and nothing counts as a failed
+// delivery.
 func (l *link) giveBack(msgs []*broker.Message) {
 	c := l.s.c
 	ss := make([]broker.Settlement, len(msgs))
 	for i, m := range msgs {
-		ss[i] = broker.Settlement{Kind: broker.Abandon, Entity: l.entity, Token: m.LockToken}
+		ss[i] = broker.Settlement{Kind: broker.Release, Entity: l.entity, Token: m.LockToken}
 	}
 	c.eng.SettleMany(context.WithoutCancel(c.ctx), ss)
 }

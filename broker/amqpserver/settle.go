@@ -114,8 +114,8 @@ func (l *link) settleLoop(q <-chan settleReq) {
 //	                                  DeadLetterReason and DeadLetterErrorDescription
 //	                                  in its info (the rest: properties to modify), or
 //	                                  another condition as the reason
-//	released, or settled without one  abandon (give back; the delivery was
-//	                                  counted at hand-out)
+//	released, or settled without one  release (give back; not a failed
+//	                                  delivery, so DeliveryCount stays)
 //
 // A nil settlement with no error means nothing to do in the engine.
 func settlementFor(state wire.DeliveryState, entity string, token broker.LockToken) (*broker.Settlement, wire.DeliveryState, error) {
@@ -157,7 +157,7 @@ func settlementFor(state wire.DeliveryState, entity string, token broker.LockTok
 		// confirmation into a failure of the dead-lettering.
 		return s, wire.Rejected{}, nil
 	case wire.Released, nil, wire.Received:
-		s.Kind = broker.Abandon
+		s.Kind = broker.Release
 		return s, wire.Released{}, nil
 	}
 	return nil, nil, broker.Errorf(broker.CodeNotSupported, "delivery state %T is not supported (no transactions)", state)

@@ -61,7 +61,7 @@ func TestBadInputIsTypedAndChangesNothing(t *testing.T) {
 				return f.e.Send(ctx, "q", []*broker.Message{{Body: make([]byte, 2000)}})
 			}},
 			{"full", broker.CodeQuotaExceeded, func() error {
-				return f.e.Send(ctx, "q", slices.Repeat([]*broker.Message{{Body: make([]byte, 1000)}}, 1100))
+				return f.e.Send(ctx, "q", slices.Repeat([]*broker.Message{{MessageID: "x", Body: make([]byte, 1000)}}, 1100))
 			}},
 			{"nil message", broker.CodeInvalid, func() error { return f.e.Send(ctx, "q", []*broker.Message{msg("a"), nil}) }},
 			{"negative ttl", broker.CodeInvalid, func() error {

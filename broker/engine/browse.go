@@ -78,7 +78,7 @@ func (e *Engine) Browse(ctx context.Context, req broker.BrowseRequest) ([]*broke
 	}
 	hs := make([]handout, len(picked))
 	for i, x := range picked {
-		hs[i] = handout{loc: x.loc(en.id), token: x.token, delivery: x.delivery, state: x.state}
+		hs[i] = handout{loc: x.loc(en.id), token: x.token, delivery: x.deliveryCount(), state: x.state}
 		if x.locked() {
 			hs[i].until = x.at
 		}

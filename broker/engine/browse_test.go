@@ -45,7 +45,7 @@ func TestBrowseWindows(t *testing.T) {
 		// Peek changes nothing.
 		again, _ := f.e.Browse(f.ctx, broker.BrowseRequest{Entity: "q", Category: broker.CategoryActive, Max: 100})
 		for _, m := range again {
-			if m.DeliveryCount != 0 || m.Locked() {
+			if m.DeliveryCount != 1 || m.Locked() {
 				t.Fatalf("browse changed seq %d", m.SequenceNumber)
 			}
 		}

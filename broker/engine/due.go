@@ -11,9 +11,9 @@ import (
 // processDue does, in this order, what is due at now: session locks that ran
 // out (their message locks are lost), message locks that ran out, scheduled
 // messages that become active, and messages whose time to live ran out. Store
-// changes go out in one batch without waiting: a lock expiry changes nothing
-// in the store (the delivery was counted at hand-out), an activation neither
-// (a Scheduled meta whose time has passed is activated again on load).
+// changes go out in one batch without waiting: a lock expiry stores the
+// failed delivery it counts, an activation nothing (a Scheduled meta whose
+// time has passed is activated again on load).
 func (en *entity) processDue(now int64) {
 	for {
 		s, ok := en.sessionLocks.Min()
@@ -74,23 +74,29 @@ func (en *entity) notify(x *entry) {
 	en.waiters[x.sub].wake(1)
 }
 
-// release ends x's lock without settlement (expired, lost, abandoned). The
-// delivery was counted at hand-out; when the count has reached
-// MaxDeliveryCount the next delivery would exceed it, so the message goes to
-// the dead-letter sub-queue instead. A message past its time to live expires
-// now. Otherwise it is available again in sequence order (at or near the
-// head), in its state (a deferred message stays deferred). props, if any, are
-// merged into its application properties.
+// release ends x's lock without settlement. Every kind but EventReleased
+// (abandoned, lock expired, lock lost) is a failed delivery: in the main
+// queue it counts, and the message whose count reaches MaxDeliveryCount goes
+// to the dead-letter sub-queue instead. A delivery from a dead-letter
+// sub-queue never counts, and neither does a release (the client gives back a
+// message it never showed). A message past its time to live expires now.
+// Otherwise it is available again in sequence order (at or near the head), in
+// its state (a deferred message stays deferred). props, if any, are merged
+// into its application properties.
 func (en *entity) release(x *entry, now int64, kind broker.EventKind, props map[string]any) {
 	en.unindex(x)
 	token := x.token
 	x.token, x.owner, x.at = broker.LockToken{}, 0, 0
 	en.emitToken(kind, x, token, "")
 	if x.sub == broker.SubQueueMain {
-		if int64(x.delivery) >= int64(en.settings.MaxDeliveryCount) {
-			en.deadLetter(x, broker.ReasonMaxDeliveryCountExceeded,
-				fmt.Sprintf("Message could not be consumed after %d delivery attempts.", en.settings.MaxDeliveryCount), props)
-			return
+		counted := kind != broker.EventReleased
+		if counted {
+			x.failed++
+			if int64(x.failed) >= int64(en.settings.MaxDeliveryCount) {
+				en.deadLetter(x, broker.ReasonMaxDeliveryCountExceeded,
+					fmt.Sprintf("Message could not be consumed after %d delivery attempts.", en.settings.MaxDeliveryCount), props)
+				return
+			}
 		}
 		if x.expires != 0 && x.expires <= now {
 			if len(props) > 0 {
@@ -98,6 +104,9 @@ func (en *entity) release(x *entry, now int64, kind broker.EventKind, props map[
 			}
 			en.expire(x)
 			return
+		}
+		if counted && len(props) == 0 {
+			en.batch.PutMeta(x.loc(en.id), x.meta())
 		}
 	}
 	if len(props) > 0 {
@@ -168,7 +177,7 @@ func (en *entity) rewriteTo(x *entry, to broker.SubQueue, props, set map[string]
 		state = broker.StateActive // a message enters a dead-letter sub-queue active
 	}
 	m.State = state
-	m.DeliveryCount = x.delivery
+	m.DeliveryCount = x.deliveryCount()
 	m.LockToken, m.LockedUntil = broker.LockToken{}, time.Time{}
 	meta := x.meta()
 	meta.State = state

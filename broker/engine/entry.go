@@ -17,13 +17,17 @@ type entry struct {
 	// at is the lock expiry (unix ns) while the message is locked, and the
 	// scheduled enqueue time while it is Scheduled; 0 otherwise. A scheduled
 	// message is never locked, so one field serves both.
-	at       int64
-	owner    uint64           // lock owner while locked
-	token    broker.LockToken // zero: not locked
-	size     int32
-	delivery uint32
-	state    broker.State
-	sub      broker.SubQueue
+	at    int64
+	owner uint64           // lock owner while locked
+	token broker.LockToken // zero: not locked
+	size  int32
+	// failed counts failed deliveries: abandoned, expired or lost locks of
+	// the main queue (the AMQP header's delivery-count). A hand-out does
+	// not count, nor does a release, nor anything in a dead-letter
+	// sub-queue.
+	failed uint32
+	state  broker.State
+	sub    broker.SubQueue
 	// gone is set when the entry has left the index for good (settled,
 	// deleted, or on its way to another entity).
 	gone    bool
@@ -33,6 +37,10 @@ type entry struct {
 
 func (x *entry) locked() bool { return !x.token.IsZero() }
 
+// deliveryCount is the DeliveryCount that clients see: the failed
+// deliveries plus one, as the SDKs show the AMQP header's delivery-count.
+func (x *entry) deliveryCount() uint32 { return x.failed + 1 }
+
 func (x *entry) loc(id uint32) store.Loc {
 	return store.Loc{Entity: id, Sub: x.sub, Seq: x.seq}
 }
@@ -41,7 +49,7 @@ func (x *entry) loc(id uint32) store.Loc {
 func (x *entry) meta() store.Meta {
 	m := store.Meta{
 		State:         x.state,
-		DeliveryCount: x.delivery,
+		DeliveryCount: x.failed,
 		EnqueuedTime:  x.enqueued,
 		ExpiresAt:     x.expires,
 		Size:          int64(x.size),
@@ -61,7 +69,7 @@ func entryFromMeta(loc store.Loc, m store.Meta) *entry {
 		enqueued: m.EnqueuedTime,
 		expires:  m.ExpiresAt,
 		size:     clampSize(m.Size),
-		delivery: m.DeliveryCount,
+		failed:   m.DeliveryCount,
 		state:    m.State,
 		sub:      loc.Sub,
 		session:  m.SessionID,

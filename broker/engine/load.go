@@ -81,7 +81,7 @@ func (l *loader) Message(loc store.Loc, meta store.Meta) error {
 	en.size += int64(x.size)
 	en.lastSeq = max(en.lastSeq, x.seq)
 	en.add(x)
-	if x.sub == broker.SubQueueMain && int64(x.delivery) >= int64(en.settings.MaxDeliveryCount) {
+	if x.sub == broker.SubQueueMain && int64(x.failed) >= int64(en.settings.MaxDeliveryCount) {
 		l.late = append(l.late, lateEntry{en, x})
 	}
 	if en.settings.RequiresDuplicateDetection && x.msgID != "" && x.sub == broker.SubQueueMain {
@@ -97,8 +97,9 @@ func (l *loader) Message(loc store.Loc, meta store.Meta) error {
 
 // load reads the store: entities, sequence numbers (never reused), session
 // states, duplicate-detection history and messages. Locks are not stored,
-// so every formerly locked message is simply available again; its delivery
-// was counted when it was handed out.
+// so every formerly locked message is simply available again, and a restart
+// does not count as a failed delivery: the broker lost the lock, not the
+// receiver (and a hand-out costs no store write).
 //
 // The history is the stored records (one per accepted message id, see
 // isDuplicate) plus the ids of the stored messages still within their
@@ -137,8 +138,9 @@ func (e *Engine) load() error {
 		e.entities[en.key] = en
 	}
 	for _, le := range l.late {
-		// Its last lock was lost in the restart and the next delivery would
-		// exceed the maximum: dead-letter it now, as a lost lock would.
+		// Its failed deliveries reached the maximum in a store written
+		// before they were counted on failure (or MaxDeliveryCount was
+		// lowered): dead-letter it now, as the failure would have.
 		le.en.unindex(le.x)
 		le.en.deadLetter(le.x, broker.ReasonMaxDeliveryCountExceeded,
 			fmt.Sprintf("Message could not be consumed after %d delivery attempts.", le.en.settings.MaxDeliveryCount), nil)

@@ -44,7 +44,7 @@ func (e *Engine) flushOutbox(src *entity, items []outItem) {
 		c.ApplicationProperties = mergeProps(msg.ApplicationProperties, it.props, it.set)
 		c.DeadLetterSource = src.path
 		c.ScheduledEnqueueTime = time.Time{}
-		c.Size = messageSize(c)
+		c.Size = broker.MessageSize(c)
 		var ferr error
 		target, _, lerr := e.lookup(it.to)
 		if lerr != nil {

@@ -19,8 +19,8 @@ func (e *Engine) Receive(ctx context.Context, req broker.ReceiveRequest) ([]*bro
 // one of its sub-queues (req.SubQueue, or the address's suffix), in sequence
 // order, under owner. In PeekLock mode each
 // gets an exclusive lock (a random LockToken, LockedUntil = now +
-// LockDuration) and its DeliveryCount goes up at hand-out. In
-// ReceiveAndDelete mode they are removed. With req.MaxWait > 0 it waits (and
+// LockDuration); a hand-out is not a failed delivery, so it changes no
+// DeliveryCount (see release). In ReceiveAndDelete mode they are removed. With req.MaxWait > 0 it waits (and
 // honours ctx) until at least one message is available or the wait ends,
 // returning an empty result then. A topic, and the main queue of a
 // session-aware entity (use AcceptSession and ReceiveSession), are refused
@@ -159,15 +159,13 @@ type handout struct {
 	loc      store.Loc
 	token    broker.LockToken
 	until    int64
-	delivery uint32
+	delivery uint32 // the DeliveryCount clients see
 	state    broker.State
 }
 
 // takeLocked locks up to max messages from src (a tree of available
-// messages) for owner. The new delivery count goes to the store's Meta in the
-// batch, which the caller applies without waiting for a disk sync: after a
-// crash a restart therefore counts the hand-outs that reached the store,
-// possibly one fewer than really happened.
+// messages) for owner. Locks are volatile, so a hand-out writes nothing to
+// the store.
 func (en *entity) takeLocked(src *tree, max int, owner uint64, now int64) []handout {
 	var hs []handout
 	for len(hs) < max {
@@ -188,16 +186,13 @@ func (en *entity) takeLocked(src *tree, max int, owner uint64, now int64) []hand
 // lock puts an available (or deferred) message under a new lock.
 func (en *entity) lock(x *entry, owner uint64, now int64) handout {
 	en.unindex(x)
-	x.delivery++
 	x.token = en.newToken()
 	x.owner = owner
 	x.at = lockExpiry(now, en.settings.LockDuration)
 	en.index(x)
 	en.noteOwner(owner)
-	loc := x.loc(en.id)
-	en.batch.PutMeta(loc, x.meta())
 	en.emit(broker.EventLocked, x, "")
-	return handout{loc: loc, token: x.token, until: x.at, delivery: x.delivery, state: x.state}
+	return handout{loc: x.loc(en.id), token: x.token, until: x.at, delivery: x.deliveryCount(), state: x.state}
 }
 
 // lockExpiry is now+d, saturating (a lock never wraps into the past).
@@ -250,9 +245,8 @@ func (en *entity) takeAndDelete(src *tree, max int, now int64) []*broker.Message
 			en.eng.log.Error("stored message missing", "entity", en.path, "seq", x.seq)
 			continue
 		}
-		x.delivery++
 		m := *msg
-		m.SequenceNumber, m.DeliveryCount, m.State, m.SubQueue = x.seq, x.delivery, x.state, x.sub
+		m.SequenceNumber, m.DeliveryCount, m.State, m.SubQueue = x.seq, x.deliveryCount(), x.state, x.sub
 		m.LockToken, m.LockedUntil = broker.LockToken{}, time.Time{}
 		out = append(out, &m)
 		en.emit(broker.EventReceived, x, "")
@@ -299,7 +293,7 @@ func (e *Engine) ReceiveDeferred(ctx context.Context, entity string, seqs []int6
 // sub-queues, by address suffix) by sequence number under owner.
 // Every number must name a deferred message that is not locked; otherwise
 // nothing is locked and the error is ErrMessageNotFound. The messages are
-// then settled like any other; the delivery count goes up at hand-out.
+// then settled like any other; receiving them is not a failed delivery.
 func (e *Engine) ReceiveDeferredAs(ctx context.Context, owner uint64, entity string, seqs []int64) ([]*broker.Message, error) {
 	if err := e.enter(); err != nil {
 		return nil, err

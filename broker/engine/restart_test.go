@@ -23,10 +23,10 @@ func TestRestartKeepsMessagesNotLocks(t *testing.T) {
 		f.queue("gone", broker.EntitySettings{}) // the newest entity, deleted below
 		f.sendN("q", 6)
 		f.mustSettle(broker.Complete, "q", f.receiveOne("q"))                      // 1 gone
-		locked := f.receiveOne("q")                                                // 2 locked, delivery 1
+		locked := f.receiveOne("q")                                                // 2 locked, no failure
 		f.mustSettle(broker.Defer, "q", f.receiveOne("q"))                         // 3 deferred
 		f.mustSettle(broker.DeadLetter, "q", f.receiveOne("q"))                    // 4 dead-lettered
-		f.mustSettle(broker.Abandon, "q", f.receiveOne("q"))                       // 5 active, delivery 1
+		f.mustSettle(broker.Abandon, "q", f.receiveOne("q"))                       // 5 active, one failure
 		f.e.Schedule(f.ctx, "q", t0.Add(time.Minute), []*broker.Message{msg("s")}) // 7 scheduled
 		tm := msg("tm")
 		tm.Subject = "x"
@@ -51,9 +51,10 @@ func TestRestartKeepsMessagesNotLocks(t *testing.T) {
 			t.Fatalf("active after restart = %v", seqsOf(ms))
 		}
 		for _, m := range ms {
+			// A restart is not a failed delivery: only the abandon counts.
 			wantCount := uint32(1)
-			if m.SequenceNumber == 6 {
-				wantCount = 0
+			if m.SequenceNumber == 5 {
+				wantCount = 2
 			}
 			if m.DeliveryCount != wantCount || m.Locked() {
 				t.Fatalf("seq %d: delivery %d locked %v after restart", m.SequenceNumber, m.DeliveryCount, m.Locked())
@@ -94,7 +95,10 @@ func TestRestartKeepsMessagesNotLocks(t *testing.T) {
 	})
 }
 
-func TestRestartDeadLettersAtMaxDelivery(t *testing.T) {
+// TestRestartIsNotAFailedDelivery: a lock lost in a restart is the
+// broker's loss, not the receiver's failure, so it does not count towards
+// MaxDeliveryCount; counted failures survive the restart.
+func TestRestartIsNotAFailedDelivery(t *testing.T) {
 	forEachStore(t, func(t *testing.T, newStore func() store.Store) {
 		f := newFixture(t, newStore())
 		f.queue("q", broker.EntitySettings{MaxDeliveryCount: 2})
@@ -106,6 +110,12 @@ func TestRestartDeadLettersAtMaxDelivery(t *testing.T) {
 		}
 		f.e.Close()
 		g := openFixture(t, newStore(), f.clock)
+		g.wantCounts("q", broker.Counts{Active: 2})
+		again := g.receiveOne("q")
+		if again.SequenceNumber != 1 || again.DeliveryCount != 2 {
+			t.Fatalf("after restart: seq %d delivery %d, want 1 2", again.SequenceNumber, again.DeliveryCount)
+		}
+		g.mustSettle(broker.Abandon, "q", again) // the second failure
 		g.wantCounts("q", broker.Counts{Active: 1, DeadLettered: 1})
 		if r := g.browse("q", broker.CategoryDeadLettered)[0].DeadLetterReason(); r != broker.ReasonMaxDeliveryCountExceeded {
 			t.Fatalf("reason %q", r)

@@ -76,9 +76,12 @@ func (e *Engine) send(ctx context.Context, addr string, msgs []*broker.Message, 
 }
 
 // acceptCopy returns a shallow copy of m with the broker-set properties
-// cleared and the size computed.
+// cleared, a MessageId where the sender gave none, and the size computed.
 func acceptCopy(m *broker.Message) *broker.Message {
 	c := *m
+	if c.MessageID == "" {
+		c.MessageID = broker.NewMessageID()
+	}
 	c.SequenceNumber = 0
 	c.EnqueuedSequenceNumber = 0
 	c.EnqueuedTime = time.Time{}
@@ -88,7 +91,7 @@ func acceptCopy(m *broker.Message) *broker.Message {
 	c.DeliveryCount = 0
 	c.DeadLetterSource = ""
 	c.State = broker.StateActive
-	c.Size = messageSize(&c)
+	c.Size = broker.MessageSize(&c)
 	return &c
 }
 

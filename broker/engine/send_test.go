@@ -258,23 +258,25 @@ func TestQuotas(t *testing.T) {
 			t.Fatal("message too large must not be retryable")
 		}
 		f.wantCounts("q", broker.Counts{}) // the whole batch was refused
-		body := make([]byte, 1000)
+		// Each message counts its body and the 36-byte GUID the broker
+		// gives it as MessageId: 1,024 bytes.
+		body := make([]byte, 988)
 		var batch []*broker.Message
-		for range 1048 {
+		for range 1024 {
 			batch = append(batch, &broker.Message{Body: body})
 		}
-		f.send("q", batch...) // 1,048,000 bytes of 1,048,576
+		f.send("q", batch...) // 1,048,576 bytes of 1,048,576
 		err = f.e.Send(f.ctx, "q", []*broker.Message{{Body: body}})
 		be = wantCode(t, err, broker.CodeQuotaExceeded)
 		if !be.Retryable() || !errors.Is(err, broker.ErrQuotaExceeded) {
 			t.Fatalf("quota exceeded must be retryable: %v", err)
 		}
-		f.wantCounts("q", broker.Counts{Active: 1048})
+		f.wantCounts("q", broker.Counts{Active: 1024})
 		// Draining makes room again.
 		f.mustSettle(broker.Complete, "q", f.receiveOne("q"))
 		f.send("q", &broker.Message{Body: body})
-		f.wantCounts("q", broker.Counts{Active: 1048})
-		if c := f.counts("q"); c.SizeBytes != 1048000 {
+		f.wantCounts("q", broker.Counts{Active: 1024})
+		if c := f.counts("q"); c.SizeBytes != 1048576 {
 			t.Fatalf("size = %d", c.SizeBytes)
 		}
 	})
@@ -284,7 +286,7 @@ func TestMessageSizeApproximation(t *testing.T) {
 	m := &broker.Message{MessageID: "id", Subject: "subj", Body: bytes.Repeat([]byte{1}, 10),
 		ApplicationProperties: map[string]any{"s": "abc", "i": int32(1), "b": true, "x": []byte{1, 2}}}
 	// body 10 + "id" 2 + "subj" 4 + (1+3) + (1+4) + (1+1) + (1+2)
-	if got, want := messageSize(m), int64(10+2+4+4+5+2+3); got != want {
+	if got, want := broker.MessageSize(m), int64(10+2+4+4+5+2+3); got != want {
 		t.Fatalf("size = %d, want %d", got, want)
 	}
 }

@@ -7,7 +7,8 @@ import (
 	"github.com/peeklock/peeklock/broker"
 )
 
-// Settle completes, abandons, dead-letters or defers one locked message. A
+// Settle completes, abandons, dead-letters, defers or releases one locked
+// message (see release for what counts as a failed delivery). A
 // lock that expired, was lost (settings changed, owner dropped, purge),
 // was already settled or never existed fails with broker.ErrLockLost and
 // touches nothing. Complete returns when the removal is stored (durable
@@ -107,6 +108,8 @@ func (en *entity) settle(s *broker.Settlement, sub broker.SubQueue, now int64) e
 		en.emit(broker.EventCompleted, x, "")
 	case broker.Abandon:
 		en.release(x, now, broker.EventAbandoned, s.PropertiesToModify)
+	case broker.Release:
+		en.release(x, now, broker.EventReleased, nil)
 	case broker.DeadLetter:
 		if x.sub != broker.SubQueueMain {
 			return newErr(broker.CodeInvalid, en.path, "the message with sequence number %d is in the %s already; it cannot be dead-lettered again", x.seq, x.sub)

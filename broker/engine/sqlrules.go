@@ -132,7 +132,7 @@ func (rs *ruleSet) deliveries(dst []*broker.Message, m *broker.Message) []*broke
 		props[RuleNameProperty] = r.name
 		c.ApplicationProperties = props
 		r.action.Apply(&c)
-		c.Size = messageSize(&c)
+		c.Size = broker.MessageSize(&c)
 		dst = append(dst, &c)
 	}
 	return dst

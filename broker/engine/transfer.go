@@ -74,7 +74,7 @@ func (e *Engine) transferDeadLetter(en *entity, msgs []*broker.Message, seqs []i
 		}
 		c := *m
 		c.ApplicationProperties = mergeProps(m.ApplicationProperties, nil, set)
-		c.Size = messageSize(&c)
+		c.Size = broker.MessageSize(&c)
 		entries = append(entries, en.accept(&c, seqs[i], now, broker.SubQueueTransferDeadLetter))
 		total += c.Size
 	}

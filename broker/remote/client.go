@@ -216,7 +216,7 @@ func (c *Client) supervise(cn *connection) {
 		c.attempt = 1
 		c.lastErr = err
 		c.mu.Unlock()
-		lost := c.locks.loseConnection(cn.gen)
+		lost := c.locks.loseConnection(cn.gen, c.cfg.serviceBus())
 		lostSessions := c.sessions.loseConnection(cn.gen)
 		c.log.Warn("connection dropped", "err", err, "locks lost", lost, "session locks lost", lostSessions)
 		closeConn(cn)
@@ -356,7 +356,7 @@ func (c *Client) Close() error {
 	close(c.done)
 	c.mu.Unlock()
 	if cn != nil {
-		c.locks.loseConnection(cn.gen)
+		c.locks.loseConnection(cn.gen, false)
 		c.sessions.loseConnection(cn.gen)
 		closeConn(cn)
 	}

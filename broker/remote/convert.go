@@ -119,17 +119,16 @@ func propertyToAMQP(v any) (any, error) {
 }
 
 // received converts a message that arrived on a receiver link: fromAMQP,
-// with its encoded size and a delivery count of at least 1, since it is
-// being delivered now.
+// with a delivery count of at least 1, since it is being delivered now.
 func received(raw *amqp.Message) *broker.Message {
 	m := fromAMQP(raw)
-	m.Size = encodedSize(raw)
 	m.DeliveryCount = max(m.DeliveryCount, 1)
 	return m
 }
 
 // fromAMQP converts a received or peeked message. Values of application
 // properties keep go-amqp's types, except that AMQP uuids become uuid.UUID.
+// Size is broker.MessageSize, as the embedded broker counts it.
 func fromAMQP(in *amqp.Message) *broker.Message {
 	m := &broker.Message{}
 	if p := in.Properties; p != nil {
@@ -199,6 +198,7 @@ func fromAMQP(in *amqp.Message) *broker.Message {
 		}
 	}
 	m.LockToken = lockTokenOf(in)
+	m.Size = broker.MessageSize(m)
 	return m
 }
 

@@ -106,18 +106,27 @@ func (h *heldLocks) setLockedUntil(t broker.LockToken, until time.Time) {
 	}
 }
 
-// loseConnection marks every lock taken on connection gen as lost and
-// returns how many were.
-func (h *heldLocks) loseConnection(gen uint64) int {
+// loseConnection handles the end of connection gen and returns how many of
+// its locks were lost. On Service Bus (viaManagement) a message lock
+// outlives its connection: it is kept, to be settled by lock token through
+// the management node of the next connection (backup settlement, as the SDKs
+// do). A lock under a session lock goes with the session lock, and a generic
+// broker's delivery cannot be settled again: those are lost.
+func (h *heldLocks) loseConnection(gen uint64, viaManagement bool) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	n := 0
 	for _, l := range h.m {
-		if l.gen == gen && l.lostWhy == "" {
-			l.lostWhy = "the lock was held on a connection that dropped"
-			l.lostAt = time.Now()
-			n++
+		if l.gen != gen || l.lostWhy != "" {
+			continue
 		}
+		if viaManagement && !l.byNumber && (l.rl == nil || l.rl.sessionID == "") {
+			l.rl, l.raw = nil, nil
+			continue
+		}
+		l.lostWhy = "the lock was held on a connection that dropped"
+		l.lostAt = time.Now()
+		n++
 	}
 	return n
 }

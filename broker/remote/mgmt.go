@@ -154,20 +154,10 @@ func (c *Client) peek(ctx context.Context, address string, from int64, count int
 		// A peek carries no lock: whatever the encoded message says, the
 		// peeked copy is not locked by this client.
 		m.LockToken = broker.LockToken{}
-		m.Size = encodedSize(r)
 		m.SubQueue = subQueueOf(address)
 		out[i] = m
 	}
 	return out, nil
-}
-
-// encodedSize is the size of a message as encoded.
-func encodedSize(m *amqp.Message) int64 {
-	b, err := m.MarshalBinary()
-	if err != nil {
-		return 0
-	}
-	return int64(len(b))
 }
 
 // renew renews one lock and returns its new expiry.
@@ -215,7 +205,6 @@ func (c *Client) receiveBySequence(ctx context.Context, address, linkName, sessi
 		if m.LockToken.IsZero() {
 			return nil, &broker.Error{Code: broker.CodeUnknown, Message: "receive deferred: the endpoint sent a message without a lock token", Entity: address}
 		}
-		m.Size = encodedSize(r)
 		out[i] = m
 	}
 	return out, nil
@@ -232,7 +221,8 @@ func (c *Client) updateDisposition(ctx context.Context, address, linkName string
 	switch s.Kind {
 	case broker.Complete:
 		body["disposition-status"] = dispCompleted
-	case broker.Abandon:
+	case broker.Abandon, broker.Release:
+		// $management has no release: abandon is the nearest.
 		body["disposition-status"] = dispAbandoned
 	case broker.Defer:
 		body["disposition-status"] = dispDeferred

@@ -46,7 +46,7 @@ func TestServeSendBrowseReceiveComplete(t *testing.T) {
 	if got := seqs(page); !reflect.DeepEqual(got, []int64{2, 3, 4}) {
 		t.Fatalf("Browse seqs = %v, want [2 3 4]", got)
 	}
-	if string(page[0].Body) != "m2" || page[0].MessageID != "id2" || page[0].ContentType != "text/plain" || page[0].Locked() || page[0].DeliveryCount != 0 {
+	if string(page[0].Body) != "m2" || page[0].MessageID != "id2" || page[0].ContentType != "text/plain" || page[0].Locked() || page[0].DeliveryCount != 1 {
 		t.Fatalf("browsed message = %+v", page[0])
 	}
 
@@ -92,8 +92,19 @@ func TestServeSendBrowseReceiveComplete(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(seqs(again), []int64{2, 3, 4, 5}) {
 		t.Fatalf("Browse after settle = %v, %v; want [2 3 4 5]", seqs(again), err)
 	}
-	if again[0].DeliveryCount != 1 || again[1].DeliveryCount != 0 {
-		t.Fatalf("DeliveryCount of the abandoned message = %d (want 1, delivered once), of a fresh one %d (want 0)", again[0].DeliveryCount, again[1].DeliveryCount)
+	// The same numbers the official SDK shows: failed deliveries + 1.
+	if again[0].DeliveryCount != 2 || again[1].DeliveryCount != 1 {
+		t.Fatalf("DeliveryCount of the abandoned message = %d (want 2: one failure), of a fresh one %d (want 1)", again[0].DeliveryCount, again[1].DeliveryCount)
+	}
+	// Size is defined once: the remote view shows what the engine counts.
+	local, err := env.eng.Browse(ctx, broker.BrowseRequest{Entity: "orders", Category: broker.CategoryActive, Max: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range local {
+		if local[i].Size != again[i].Size || local[i].DeliveryCount != again[i].DeliveryCount {
+			t.Fatalf("seq %d: embedded Size %d DC %d, remote Size %d DC %d", local[i].SequenceNumber, local[i].Size, local[i].DeliveryCount, again[i].Size, again[i].DeliveryCount)
+		}
 	}
 	if n := env.eng; n == nil {
 		t.Fatal("no engine")

@@ -89,7 +89,8 @@ func TestServeTransferDeadLetter(t *testing.T) {
 		t.Fatalf("Abandon: %v", err)
 	}
 	tm, err = c.Receive(ctx, broker.ReceiveRequest{Entity: tdlq, Mode: broker.PeekLock, Max: 1, MaxWait: time.Second})
-	if err != nil || len(tm) != 1 || tm[0].SequenceNumber != 1 || tm[0].DeliveryCount != 3 {
+	// Nothing in a dead-letter sub-queue counts as a failed delivery.
+	if err != nil || len(tm) != 1 || tm[0].SequenceNumber != 1 || tm[0].DeliveryCount != 1 {
 		t.Fatalf("Receive after abandon = %v, %v", seqs(tm), err)
 	}
 	if err := c.Settle(ctx, broker.Settlement{Kind: broker.Complete, Entity: tdlq, Token: tm[0].LockToken}); err != nil {

@@ -16,9 +16,11 @@ const condDeadLetter = "com.microsoft:dead-letter"
 // Settle settles a lock this client holds. Messages received on a link are
 // settled on it (complete = accepted, abandon = modified, defer = modified
 // undeliverable-here, dead-letter = rejected with com.microsoft:dead-letter);
-// messages received by sequence number, or whose link closed, through the
-// management node's update-disposition. A lock taken on a connection that
-// dropped fails at once with broker.ErrLockLost.
+// messages received by sequence number, or whose link or connection closed,
+// through the management node's update-disposition (on Service Bus a message
+// lock outlives its connection). A lock that is lost (its session lock went,
+// or a generic broker's connection dropped) fails at once with
+// broker.ErrLockLost.
 //
 // On a generic broker complete is accept, abandon is release (give back),
 // dead-letter is reject, and defer is not supported.
@@ -84,6 +86,8 @@ func (c *Client) settleOnLink(ctx context.Context, l *heldLock, s broker.Settlem
 	switch s.Kind {
 	case broker.Complete:
 		err = r.AcceptMessage(ctx, l.raw)
+	case broker.Release:
+		err = r.ReleaseMessage(ctx, l.raw)
 	case broker.Abandon:
 		if !c.cfg.serviceBus() {
 			err = r.ReleaseMessage(ctx, l.raw)
