@@ -342,9 +342,23 @@ func (c *Client) Endpoint() string {
 	return s
 }
 
-// Close closes the connection. Locks it holds are released by the endpoint
-// when the connection ends (they stay locked until they expire on Azure).
+// Close gives back the message locks this client still holds (released, so
+// no delivery counts as failed), within closeGiveBackTimeout, and closes
+// the connection: on Service Bus a message lock outlives its connection and
+// would otherwise stay until it expires. Session locks end with the
+// connection.
 func (c *Client) Close() error {
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), closeGiveBackTimeout)
+	for _, t := range c.locks.tokens() {
+		_ = c.Settle(ctx, broker.Settlement{Kind: broker.Release, Token: t})
+	}
+	cancel()
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()

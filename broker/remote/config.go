@@ -27,6 +27,10 @@ const (
 // closeTimeout bounds closing a link, session or connection.
 const closeTimeout = 5 * time.Second
 
+// closeGiveBackTimeout bounds how long Close spends giving back the message
+// locks the client still holds.
+const closeGiveBackTimeout = 3 * time.Second
+
 // Config configures a Client.
 type Config struct {
 	// Conn is where to connect (ParseConnectionString, FromNamespace).

@@ -90,6 +90,19 @@ func (h *heldLocks) end(t broker.LockToken) {
 	}
 }
 
+// tokens returns the tokens of the locks held and not lost.
+func (h *heldLocks) tokens() []broker.LockToken {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]broker.LockToken, 0, len(h.m))
+	for t, l := range h.m {
+		if l.lostWhy == "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // remove forgets the lock with token.
 func (h *heldLocks) remove(t broker.LockToken) {
 	h.mu.Lock()

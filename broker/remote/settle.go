@@ -25,7 +25,7 @@ const condDeadLetter = "com.microsoft:dead-letter"
 // On a generic broker complete is accept, abandon is release (give back),
 // dead-letter is reject, and defer is not supported.
 func (c *Client) Settle(ctx context.Context, s broker.Settlement) error {
-	if s.Kind > broker.Defer {
+	if s.Kind > broker.Release {
 		return broker.Errorf(broker.CodeInvalid, "unknown settlement %d", s.Kind)
 	}
 	if !c.cfg.serviceBus() && s.Kind == broker.Defer {
