@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/peeklock/peeklock/broker/amqpserver"
+	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 )
 
 // listenerFlags are the AMQP listener's limits and keys, for serve and for
@@ -22,8 +23,8 @@ type listenerFlags struct {
 }
 
 func (l *listenerFlags) register(fs *flag.FlagSet) {
-	fs.Var(&l.keys, "key", "a shared access key NAME=KEY for the listener and the admin API; repeat for more (default "+
-		amqpserver.DefaultKeyName+"="+amqpserver.DefaultKey+", as the emulator has)")
+	fs.Var(&l.keys, "key", "a shared access key NAME=KEY[:RIGHTS] for the listener and the admin API, RIGHTS a list of Manage,Send,Listen "+
+		"(default all); repeat for more (default "+amqpserver.DefaultKeyName+"="+amqpserver.DefaultKey+", as the emulator has)")
 	fs.IntVar(&l.maxConnections, "max-connections", amqpserver.DefaultMaxConnections, "most AMQP connections open at once")
 	fs.IntVar(&l.maxSessions, "max-sessions", amqpserver.DefaultMaxSessionsPerConnection, "most AMQP sessions per connection")
 	fs.IntVar(&l.maxLinks, "max-links", amqpserver.DefaultMaxLinksPerSession, "most links per AMQP session")
@@ -55,6 +56,7 @@ func (l *listenerFlags) check() error {
 func (l *listenerFlags) options() amqpserver.Options {
 	o := amqpserver.Options{
 		Keys:                     l.keys.m,
+		KeyRights:                l.keys.rights,
 		MaxConnections:           l.maxConnections,
 		MaxSessionsPerConnection: l.maxSessions,
 		MaxLinksPerSession:       l.maxLinks,
@@ -78,10 +80,11 @@ func (l *listenerFlags) firstKey() (name, key string) {
 	return name, l.keys.m[name]
 }
 
-// sasKeys is a repeatable NAME=KEY flag.
+// sasKeys is a repeatable NAME=KEY[:RIGHTS] flag.
 type sasKeys struct {
-	m     map[string]string
-	order []string
+	m      map[string]string
+	rights map[string]sas.Rights // the keys given a rights list
+	order  []string
 }
 
 func (k *sasKeys) String() string { return strings.Join(k.order, ",") } // names only: keys are secret
@@ -89,13 +92,25 @@ func (k *sasKeys) String() string { return strings.Join(k.order, ",") } // names
 func (k *sasKeys) Set(v string) error {
 	name, key, ok := strings.Cut(v, "=")
 	if !ok || name == "" || key == "" {
-		return fmt.Errorf("want NAME=KEY, got %q", redactKey(v))
+		return fmt.Errorf("want NAME=KEY[:RIGHTS], got %q", redactKey(v))
 	}
 	if k.m == nil {
 		k.m = make(map[string]string)
+		k.rights = make(map[string]sas.Rights)
 	}
 	if _, dup := k.m[name]; dup {
 		return fmt.Errorf("key name %q given twice", name)
+	}
+	// A rights list follows the last colon; a key is base64 and has none.
+	if i := strings.LastIndexByte(key, ':'); i >= 0 {
+		r, err := sas.ParseRights(key[i+1:])
+		if err != nil {
+			return fmt.Errorf("key %q: %w", name, err)
+		}
+		if key = key[:i]; key == "" {
+			return fmt.Errorf("want NAME=KEY[:RIGHTS], got %q", redactKey(v))
+		}
+		k.rights[name] = r
 	}
 	k.m[name] = key
 	k.order = append(k.order, name)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
+	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 )
 
 // Link properties and filters of the Service Bus dialect.
@@ -82,11 +83,11 @@ func (s *session) refuseLocked(l *link, err error) {
 	l.state = linkDetaching
 }
 
-// lookupEntity finds the entity of an address and checks that a token
-// covers the address.
-func (s *session) lookupEntity(addr, entityAddr string) (broker.Entity, error) {
+// lookupEntity finds the entity of an address and checks that a token with
+// the rights need covers the address (need 0: any token that covers it).
+func (s *session) lookupEntity(addr, entityAddr string, need sas.Rights) (broker.Entity, error) {
 	c := s.c
-	if err := c.grants.check(addr, c.clock.Now()); err != nil {
+	if err := c.grants.check(addr, need, c.clock.Now()); err != nil {
 		return broker.Entity{}, err
 	}
 	path, _ := broker.SplitAddress(entityAddr)
@@ -122,7 +123,8 @@ func (s *session) attachIncoming(l *link, a *wire.Attach) error {
 		l.maxSize = cbsMaxRequest
 		l.creditMax = min(l.creditMax, maxRequestCredit)
 	case nodeManagement:
-		ent, err := s.lookupEntity(l.address, l.entity)
+		// Each operation checks its own right (see mgmtRights).
+		ent, err := s.lookupEntity(l.address, l.entity, 0)
 		if err != nil {
 			return err
 		}
@@ -133,7 +135,7 @@ func (s *session) attachIncoming(l *link, a *wire.Attach) error {
 		if l.address == "" {
 			return broker.Errorf(broker.CodeInvalid, "an attach of a sender needs a target address")
 		}
-		ent, err := s.lookupEntity(l.address, l.entity)
+		ent, err := s.lookupEntity(l.address, l.entity, sas.Send)
 		if err != nil {
 			return err
 		}
@@ -186,7 +188,7 @@ func (s *session) attachOutgoing(l *link, a *wire.Attach) error {
 	if l.node != nodeEntity {
 		l.kind = kindReplyOut
 		if l.node == nodeManagement {
-			if _, err := s.lookupEntity(l.address, l.entity); err != nil {
+			if _, err := s.lookupEntity(l.address, l.entity, 0); err != nil {
 				return err
 			}
 		}
@@ -211,7 +213,7 @@ func (s *session) attachOutgoing(l *link, a *wire.Attach) error {
 	if l.address == "" {
 		return broker.Errorf(broker.CodeInvalid, "an attach of a receiver needs a source address")
 	}
-	ent, err := s.lookupEntity(l.address, l.entity)
+	ent, err := s.lookupEntity(l.address, l.entity, sas.Listen)
 	if err != nil {
 		return err
 	}

@@ -25,18 +25,19 @@ type Authorizer interface {
 	Validate(tokenType, token string) (Grant, error)
 }
 
-// Grant is access to the resources an audience URI covers (sas.Covers)
-// until Expires.
+// Grant is access with Rights to the resources an audience URI covers
+// (sas.Covers) until Expires.
 type Grant struct {
 	Audience string
 	Expires  time.Time
+	Rights   sas.Rights
 }
 
 // sasAuthorizer validates shared access signatures with package sas.
 type sasAuthorizer struct{ v *sas.Validator }
 
-func newSASAuthorizer(keys map[string]string, clock clockwork.Clock) Authorizer {
-	return sasAuthorizer{sas.NewValidator(keys, clock)}
+func newSASAuthorizer(keys map[string]string, rights map[string]sas.Rights, clock clockwork.Clock) Authorizer {
+	return sasAuthorizer{sas.NewValidator(keys, clock).WithRights(rights)}
 }
 
 // Validate accepts SAS tokens only: Entra ID (JWT) tokens cannot be checked
@@ -49,18 +50,19 @@ func (a sasAuthorizer) Validate(tokenType, token string) (Grant, error) {
 	if err != nil {
 		return Grant{}, err
 	}
-	return Grant{Audience: t.Audience, Expires: t.Expiry}, nil
+	return Grant{Audience: t.Audience, Expires: t.Expiry, Rights: t.Rights}, nil
 }
 
 // maxGrants bounds the grants one connection keeps; a new token for an
 // audience replaces the old one.
 const maxGrants = 256
 
-// grants are the tokens a connection has put, or full access (SASL PLAIN
-// with a configured key, or authorization disabled).
+// grants are the tokens a connection has put, and the rights it has on
+// every resource (a configured key's through SASL PLAIN, or all of them when
+// authorization is off).
 type grants struct {
 	mu    sync.Mutex
-	full  bool
+	all   sas.Rights
 	host  string // the host the client opened the connection for
 	items []Grant
 }
@@ -83,29 +85,50 @@ func (gs *grants) add(g Grant, now time.Time) *broker.Error {
 	return nil
 }
 
-// check reports nil when a valid grant covers the address (an entity path,
-// "q/$management", "t/Subscriptions/s/$DeadLetterQueue"), or an
-// unauthorized error that says why not.
-func (gs *grants) check(address string, now time.Time) error {
+// check reports nil when a valid grant with the rights need covers the
+// address (an entity path, "q/$management",
+// "t/Subscriptions/s/$DeadLetterQueue"), or an unauthorized error that says
+// why not: in Service Bus's words when a token covers it without the right.
+func (gs *grants) check(address string, need sas.Rights, now time.Time) error {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
-	if gs.full {
+	if gs.all.Has(need) && gs.all != 0 {
 		return nil
 	}
-	expired := ""
+	expired, lacking := "", ""
 	for _, g := range gs.items {
-		if !sas.Covers(g.Audience, resourceURI(g.Audience, gs.host, address)) {
+		uri := resourceURI(g.Audience, gs.host, address)
+		if !sas.Covers(g.Audience, uri) {
 			continue
 		}
-		if g.Expires.After(now) {
+		if !g.Expires.After(now) {
+			expired = g.Audience
+			continue
+		}
+		if g.Rights.Has(need) {
 			return nil
 		}
-		expired = g.Audience
+		lacking = uri
+	}
+	if lacking != "" {
+		return sas.MissingClaim(need&^gs.rightsFor(address, now), lacking)
 	}
 	if expired != "" {
 		return broker.Errorf(broker.CodeUnauthorized, "the token for %q expired; put a new token on $cbs before attaching to %q", expired, address)
 	}
 	return broker.Errorf(broker.CodeUnauthorized, "no valid token covers %q; put one on $cbs first", address)
+}
+
+// rightsFor returns the rights the valid grants covering address give
+// together (under gs.mu).
+func (gs *grants) rightsFor(address string, now time.Time) sas.Rights {
+	r := gs.all
+	for _, g := range gs.items {
+		if g.Expires.After(now) && sas.Covers(g.Audience, resourceURI(g.Audience, gs.host, address)) {
+			r |= g.Rights
+		}
+	}
+	return r
 }
 
 // resourceURI builds the URI of an address for coverage checks: on the host

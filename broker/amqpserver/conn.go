@@ -13,6 +13,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
+	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 	"github.com/peeklock/peeklock/broker/engine"
 )
 
@@ -75,7 +76,9 @@ func newConn(srv *Server, nc net.Conn, owner uint64) *conn {
 		replies:      make(map[string]*link),
 		sessionLinks: make(map[string]*link),
 	}
-	c.grants.full = srv.opts.AllowAnonymous
+	if srv.opts.AllowAnonymous {
+		c.grants.all = sas.AllRights
+	}
 	c.touch()
 	return c
 }

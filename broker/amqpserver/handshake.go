@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
+	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 )
 
 // maxPeerFrame caps the frame size the listener writes whatever the peer
@@ -83,9 +84,9 @@ func (c *conn) sasl() error {
 	switch init.Mechanism {
 	case wire.MechanismAnonymous:
 	case wire.MechanismPlain:
-		if c.plainValid(init.InitialResponse) {
+		if rights, ok := c.plainValid(init.InitialResponse); ok {
 			c.grants.mu.Lock()
-			c.grants.full = true
+			c.grants.all |= rights
 			c.grants.mu.Unlock()
 		} else if !c.opts.AllowAnonymous {
 			code = wire.SASLAuth
@@ -104,13 +105,20 @@ func (c *conn) sasl() error {
 // plainValid checks a PLAIN response ("authzid NUL authcid NUL passwd")
 // against the configured keys: the user is a key name, the password its
 // key.
-func (c *conn) plainValid(resp []byte) bool {
+func (c *conn) plainValid(resp []byte) (sas.Rights, bool) {
 	parts := bytes.Split(resp, []byte{0})
 	if len(parts) != 3 {
-		return false
+		return 0, false
 	}
-	key, ok := c.opts.Keys[string(parts[1])]
-	return ok && subtle.ConstantTimeCompare([]byte(key), parts[2]) == 1
+	name := string(parts[1])
+	key, ok := c.opts.Keys[name]
+	if !ok || subtle.ConstantTimeCompare([]byte(key), parts[2]) != 1 {
+		return 0, false
+	}
+	if r, limited := c.opts.KeyRights[name]; limited {
+		return r, true
+	}
+	return sas.AllRights, true
 }
 
 // open answers the peer's open.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
+	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 )
 
 // Management operations of the Service Bus dialect.
@@ -57,6 +58,24 @@ func init() {
 	}
 }
 
+// mgmtRights is the right each operation needs: sending for schedule and
+// cancel, managing for rules, listening for the rest (peek, receive,
+// settle, renew, sessions). An operation not listed needs Manage.
+var mgmtRights = map[string]sas.Rights{
+	opRenewLock: sas.Listen, opPeekMessage: sas.Listen, opReceiveBySequence: sas.Listen,
+	opUpdateDisposition: sas.Listen, opScheduleMessage: sas.Send, opCancelScheduled: sas.Send,
+	opRenewSessionLock: sas.Listen, opGetSessionState: sas.Listen, opSetSessionState: sas.Listen,
+	opGetMessageSessions: sas.Listen,
+}
+
+// rightFor returns the right op needs.
+func rightFor(op string) sas.Rights {
+	if r, ok := mgmtRights[op]; ok {
+		return r
+	}
+	return sas.Manage
+}
+
 // manage answers a $management request.
 func (c *conn) manage(l *link, req *broker.Message) *response {
 	props := req.ApplicationProperties
@@ -64,6 +83,9 @@ func (c *conn) manage(l *link, req *broker.Message) *response {
 	h := mgmtOps[op]
 	if h == nil {
 		return c.errorResponse(broker.Errorf(broker.CodeNotSupported, "operation %q is not supported", op), l.address)
+	}
+	if err := c.grants.check(l.address, rightFor(op), c.clock.Now()); err != nil {
+		return c.errorResponse(err, l.address)
 	}
 	var body wire.Map
 	if req.BodyKind == broker.BodyValue && len(req.Body) > 0 {

@@ -9,6 +9,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
+	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 )
 
 // Defaults of Options, like the Service Bus emulator's where it has one.
@@ -33,6 +34,9 @@ type Options struct {
 	// Keys maps SAS key names to keys. Nil means one key,
 	// DefaultKeyName = DefaultKey, as the Service Bus emulator has.
 	Keys map[string]string
+	// KeyRights limits keys to rights, by key name; a key not named has
+	// every right (sas.AllRights).
+	KeyRights map[string]sas.Rights
 	// AllowAnonymous lets links attach without a CBS token that covers
 	// them (the brief's RequireAuth = false). Tokens that clients put are
 	// still validated. The zero value requires tokens.
@@ -126,7 +130,7 @@ func (o Options) normalize(engineClock clockwork.Clock) (Options, error) {
 		o.ContainerID = DefaultContainerID
 	}
 	if o.Authorizer == nil {
-		o.Authorizer = newSASAuthorizer(o.Keys, o.Clock)
+		o.Authorizer = newSASAuthorizer(o.Keys, o.KeyRights, o.Clock)
 	}
 	return o, nil
 }

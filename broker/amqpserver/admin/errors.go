@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -61,11 +63,32 @@ func (h *handler) writeErrorStatus(w http.ResponseWriter, r *http.Request, resou
 		"error", msg, "trackingId", id)
 	var buf bytes.Buffer
 	buf.WriteString(xml.Header)
-	// Encoding a struct of an int and a string cannot fail.
-	_ = xml.NewEncoder(&buf).Encode(errorXML{Code: status, Detail: detail})
+	fmt.Fprintf(&buf, "<Error><Code>%d</Code><Detail>%s</Detail></Error>", status, detailText(detail))
 	w.Header().Set("Content-Type", contentTypeError)
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
+}
+
+// detailText escapes text for the Detail element as Service Bus does: only
+// what XML requires (&, <, >), so quotes stay as written and the SDKs'
+// checks of the text find them; characters XML cannot hold become U+FFFD.
+func detailText(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '&':
+			b.WriteString("&amp;")
+		case r == '<':
+			b.WriteString("&lt;")
+		case r == '>':
+			b.WriteString("&gt;")
+		case r == '\t' || r == '\n' || r == '\r' || r >= 0x20 && r != 0xFFFE && r != 0xFFFF && (r < 0xD800 || r > 0xDFFF):
+			b.WriteRune(r)
+		default:
+			b.WriteRune('\uFFFD')
+		}
+	}
+	return b.String()
 }
 
 // unauthorized is the error of a request without a usable token.

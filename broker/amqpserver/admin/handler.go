@@ -26,6 +26,9 @@ type Options struct {
 	// Keys are the shared access keys by key name; empty means
 	// sas.DefaultKeys() (RootManageSharedAccessKey / SAS_KEY_VALUE).
 	Keys map[string]string
+	// KeyRights limits keys to rights, by key name; a key not named has
+	// every right. Every admin operation needs Manage.
+	KeyRights map[string]sas.Rights
 	// Host is the namespace's host name as clients address it (such as
 	// "localhost" or "sbemulatorns.example"). A token's audience must name
 	// this host or the request's Host header; ports are ignored. Empty means
@@ -67,7 +70,7 @@ func NewHandler(eng *engine.Engine, opts Options) http.Handler {
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
-	h.auth = sas.NewValidator(opts.Keys, h.clock)
+	h.auth = sas.NewValidator(opts.Keys, h.clock).WithRights(opts.KeyRights)
 	h.started = h.clock.Now().UTC()
 	return h
 }
@@ -100,6 +103,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tok, err := h.authorize(r, path)
+	if err == nil {
+		err = h.requireManage(r, rt, tok)
+	}
 	if err != nil {
 		h.writeError(w, r, path, err)
 		return

@@ -29,6 +29,8 @@ type Token struct {
 	Expiry time.Time
 	// KeyName names the key that signed the token (skn, decoded).
 	KeyName string
+	// Rights are the claims of that key, set by Validator.Validate.
+	Rights Rights
 
 	signed    string // the string to sign: sr and se as they appear in the token
 	signature []byte // sig, decoded

@@ -12,8 +12,9 @@ import (
 // Validator checks tokens against a fixed set of keys. It is safe for
 // concurrent use.
 type Validator struct {
-	keys  map[string][]byte
-	clock clockwork.Clock
+	keys   map[string][]byte
+	rights map[string]Rights // by key name; a key not named has AllRights
+	clock  clockwork.Clock
 }
 
 // NewValidator returns a validator for keys (key name to key). An empty or
@@ -33,9 +34,28 @@ func NewValidator(keys map[string]string, clock clockwork.Clock) *Validator {
 	return v
 }
 
+// WithRights limits keys to rights (by key name; a key not in the map keeps
+// AllRights) and returns v. Call it before v is used.
+func (v *Validator) WithRights(rights map[string]Rights) *Validator {
+	v.rights = make(map[string]Rights, len(rights))
+	for name, r := range rights {
+		v.rights[name] = r
+	}
+	return v
+}
+
+// RightsOf returns the rights of the key named name.
+func (v *Validator) RightsOf(name string) Rights {
+	if r, ok := v.rights[name]; ok {
+		return r
+	}
+	return AllRights
+}
+
 // Validate parses token and checks that a configured key of its key name
 // signed it and that it has not expired (a token is valid while the clock
-// is before its expiry). Errors are *broker.Error with CodeUnauthorized.
+// is before its expiry); the token's Rights are its key's. Errors are
+// *broker.Error with CodeUnauthorized.
 func (v *Validator) Validate(token string) (*Token, error) {
 	t, err := Parse(token)
 	if err != nil {
@@ -52,6 +72,7 @@ func (v *Validator) Validate(token string) (*Token, error) {
 		return nil, broker.Errorf(broker.CodeUnauthorized, "the token expired at %s (it is now %s)",
 			t.Expiry.Format(time.RFC3339), now.UTC().Format(time.RFC3339))
 	}
+	t.Rights = v.RightsOf(t.KeyName)
 	return t, nil
 }
 
