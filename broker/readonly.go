@@ -7,11 +7,39 @@ import (
 
 // ReadOnly wraps c so that every operation that changes something fails with
 // ErrReadOnly before it reaches the endpoint. Browsing, listing, events and
-// reading a session's state pass through. The SSH server gives read-only sessions such a client, so the
-// role is enforced where the operation runs, not only by hiding keys.
+// reading a session's state pass through. The SSH server gives read-only
+// sessions such a client, so the role is enforced where the operation runs,
+// not only by hiding keys.
+//
+// The wrapper fails closed: it embeds nothing, and lists every method of
+// Client and of the optional interfaces it forwards (SessionClient,
+// StatusReporter, Unwrapper), each passed through or refused by decision. A
+// method added to Client stops the build until it is decided here, and a
+// test checks the optional interfaces by reflection.
 func ReadOnly(c Client) Client { return readOnly{c} }
 
-type readOnly struct{ Client }
+type readOnly struct{ c Client }
+
+// Endpoint passes through.
+func (r readOnly) Endpoint() string { return r.c.Endpoint() }
+
+// Capabilities passes through: the dashboard disables changing keys for a
+// read-only client by IsReadOnly.
+func (r readOnly) Capabilities() Capabilities { return r.c.Capabilities() }
+
+// Entities passes through.
+func (r readOnly) Entities(ctx context.Context) ([]Entity, error) { return r.c.Entities(ctx) }
+
+// Browse passes through: peeking changes nothing.
+func (r readOnly) Browse(ctx context.Context, req BrowseRequest) ([]*Message, error) {
+	return r.c.Browse(ctx, req)
+}
+
+// Events passes through.
+func (r readOnly) Events() (<-chan Event, func()) { return r.c.Events() }
+
+// Close passes through.
+func (r readOnly) Close() error { return r.c.Close() }
 
 func refuse(op string) error {
 	return &Error{Code: CodeReadOnly, Message: op + " is not allowed in read-only mode"}
@@ -52,10 +80,10 @@ func IsReadOnly(c Client) bool {
 }
 
 // State passes the wrapped client's state through.
-func (r readOnly) State() string { s, _ := StatusOf(r.Client); return s }
+func (r readOnly) State() string { s, _ := StatusOf(r.c); return s }
 
 // Notice passes the wrapped client's notice through.
-func (r readOnly) Notice() string { _, n := StatusOf(r.Client); return n }
+func (r readOnly) Notice() string { _, n := StatusOf(r.c); return n }
 
 func (r readOnly) LockSession(context.Context, string, string, time.Duration) (SessionLock, error) {
 	return SessionLock{}, refuse("accept session")
@@ -80,7 +108,7 @@ func (r readOnly) UnlockSession(context.Context, string, string) error {
 // SessionState passes reading a session's state through when the wrapped
 // client can.
 func (r readOnly) SessionState(ctx context.Context, entity, sessionID string) ([]byte, error) {
-	sc, ok := SessionsOf(r.Client)
+	sc, ok := SessionsOf(r.c)
 	if !ok {
 		return nil, &Error{Code: CodeNotSupported, Message: "this endpoint has no sessions"}
 	}
@@ -88,4 +116,4 @@ func (r readOnly) SessionState(ctx context.Context, entity, sessionID string) ([
 }
 
 // Unwrap returns the wrapped client (see RulesOf).
-func (r readOnly) Unwrap() Client { return r.Client }
+func (r readOnly) Unwrap() Client { return r.c }

@@ -3,6 +3,7 @@ package broker_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -87,4 +88,71 @@ type noSessions struct{ sessionFake }
 
 func (n *noSessions) Capabilities() broker.Capabilities {
 	return broker.Capabilities{Has: broker.AllCapabilities &^ broker.CanSessions}
+}
+
+// recorder implements every interface ReadOnly forwards and counts the
+// calls that reach it.
+type recorder struct {
+	sessionFake
+	calls int
+}
+
+func (r *recorder) Endpoint() string { r.calls++; return "e" }
+func (r *recorder) Entities(context.Context) ([]broker.Entity, error) {
+	r.calls++
+	return nil, nil
+}
+func (r *recorder) Browse(context.Context, broker.BrowseRequest) ([]*broker.Message, error) {
+	r.calls++
+	return nil, nil
+}
+func (r *recorder) Events() (<-chan broker.Event, func()) { r.calls++; return nil, func() {} }
+func (r *recorder) Close() error                          { r.calls++; return nil }
+func (r *recorder) State() string                         { r.calls++; return "connected" }
+func (r *recorder) Notice() string                        { r.calls++; return "" }
+
+// readOnlyPasses are the methods a read-only client lets through; every
+// other method of the interfaces it forwards must refuse with CodeReadOnly.
+var readOnlyPasses = map[string]bool{
+	"Endpoint": true, "Capabilities": true, "Entities": true, "Browse": true, "Events": true,
+	"Close": true, "State": true, "Notice": true, "SessionState": true, "Unwrap": true,
+}
+
+// TestReadOnlyFailsClosed calls every method of every interface the
+// read-only wrapper forwards, by reflection: each must be implemented by the
+// wrapper itself (nothing embedded passes a new method through), and each
+// one that is not a decided pass-through must refuse without reaching the
+// endpoint.
+func TestReadOnlyFailsClosed(t *testing.T) {
+	inner := &recorder{}
+	ro := broker.ReadOnly(inner)
+	v := reflect.ValueOf(ro)
+	for _, it := range []reflect.Type{
+		reflect.TypeFor[broker.Client](), reflect.TypeFor[broker.SessionClient](),
+		reflect.TypeFor[broker.StatusReporter](), reflect.TypeFor[broker.Unwrapper](),
+	} {
+		if !v.Type().Implements(it) {
+			t.Errorf("the read-only client does not implement %v: decide each of its methods in readonly.go", it)
+			continue
+		}
+		for i := range it.NumMethod() {
+			m := it.Method(i)
+			if readOnlyPasses[m.Name] {
+				continue
+			}
+			args := make([]reflect.Value, m.Type.NumIn())
+			for j := range args {
+				args[j] = reflect.Zero(m.Type.In(j))
+				if m.Type.In(j) == reflect.TypeFor[context.Context]() {
+					args[j] = reflect.ValueOf(context.Background())
+				}
+			}
+			before := inner.calls
+			out := v.MethodByName(m.Name).Call(args)
+			err, _ := out[len(out)-1].Interface().(error)
+			if !errors.Is(err, broker.ErrReadOnly) || inner.calls != before || inner.locked {
+				t.Errorf("%v.%s: %v (reached the endpoint: %v); want a read-only refusal", it, m.Name, err, inner.calls != before || inner.locked)
+			}
+		}
+	}
 }
