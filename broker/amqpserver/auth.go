@@ -18,7 +18,8 @@ const (
 	TokenTypeJWT = "jwt"
 )
 
-// Authorizer validates the tokens that clients put on the $cbs node.
+// Authorizer validates the tokens that clients put on the $cbs node. A
+// Grant carries the rights it gives: none unless the Authorizer says so.
 type Authorizer interface {
 	// Validate checks a token of tokenType and returns what it grants.
 	// Errors are *broker.Error with CodeUnauthorized.

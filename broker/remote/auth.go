@@ -255,8 +255,10 @@ func (c *Client) refreshLoop() {
 			c.refreshDue(cn)
 			continue
 		}
+		after := c.clock.After(wait)
+		c.nextRefresh.Store(c.clock.Now().Add(wait).UnixNano())
 		select {
-		case <-c.clock.After(wait):
+		case <-after:
 			if cn != nil {
 				c.refreshDue(cn)
 			}

@@ -45,6 +45,10 @@ type Client struct {
 	localSeq atomic.Int64 // sequence numbers for brokers that assign none
 
 	kick chan struct{}
+	// nextRefresh is when the refresh loop will next wake (unix ns on the
+	// client's clock), set before it waits: tests on a fake clock wait for
+	// it before they advance.
+	nextRefresh atomic.Int64
 	done chan struct{}
 	wg   sync.WaitGroup
 }

@@ -100,6 +100,11 @@ func TestServeTokenRefresh(t *testing.T) {
 	if n := env.puts.count(aud); n != 1 {
 		t.Fatalf("put-tokens for %s = %d, want 1", aud, n)
 	}
+	// Advance only once the refresh loop waits for this token's renewal:
+	// an advance before its timer is armed would move the renewal too.
+	waitFor(t, 5*time.Second, "the refresh loop to wait for 80 s", func() bool {
+		return c.nextRefresh.Load() == start.Add(80*time.Second).UnixNano()
+	})
 	clock.Advance(79 * time.Second)
 	time.Sleep(50 * time.Millisecond)
 	if n := env.puts.count(aud); n != 1 {

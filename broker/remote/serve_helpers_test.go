@@ -59,7 +59,7 @@ func (a *countingAuthorizer) Validate(tokenType, token string) (amqpserver.Grant
 		a.mu.Lock()
 		a.seen["jwt"]++
 		a.mu.Unlock()
-		return amqpserver.Grant{Audience: "sb://127.0.0.1/", Expires: time.Now().Add(time.Hour)}, nil
+		return amqpserver.Grant{Audience: "sb://127.0.0.1/", Expires: time.Now().Add(time.Hour), Rights: sas.AllRights}, nil
 	}
 	t, err := a.v.Validate(token)
 	if err != nil {
@@ -68,7 +68,7 @@ func (a *countingAuthorizer) Validate(tokenType, token string) (amqpserver.Grant
 	a.mu.Lock()
 	a.seen[t.Audience]++
 	a.mu.Unlock()
-	return amqpserver.Grant{Audience: t.Audience, Expires: t.Expiry}, nil
+	return amqpserver.Grant{Audience: t.Audience, Expires: t.Expiry, Rights: t.Rights}, nil
 }
 
 func (a *countingAuthorizer) count(audience string) int {
