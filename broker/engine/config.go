@@ -564,10 +564,12 @@ func (e *Engine) ApplyConfig(ctx context.Context, cfg *Config) error {
 			}
 			continue
 		}
+		if ent.Kind == broker.KindSubscription && len(ent.Rules) == 0 {
+			// A configured subscription without rules has the $Default
+			// TrueFilter, as CreateEntity gives it.
+			ent.Rules = []broker.Rule{{Name: broker.DefaultRuleName}}
+		}
 		if !sameDefinition(old, ent, defined) {
-			if ent.Kind == broker.KindSubscription && ent.Rules == nil {
-				ent.Rules = []broker.Rule{} // the configuration has none: remove them
-			}
 			// The configuration format has no UserMetadata: keep what the
 			// admin API set.
 			ent.UserMetadata = old.UserMetadata
