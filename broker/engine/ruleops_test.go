@@ -136,7 +136,7 @@ func TestAddAndRemoveRule(t *testing.T) {
 		wantCode(t, f.e.AddRule(f.ctx, "q", broker.Rule{Name: "x"}), broker.CodeInvalid)
 		wantCode(t, f.e.AddRule(f.ctx, "t/Subscriptions/missing", broker.Rule{Name: "x"}), broker.CodeNotFound)
 		be = wantCode(t, f.e.RemoveRule(f.ctx, red, "green"), broker.CodeNotFound)
-		if want := `the rule "green" of subscription "t/Subscriptions/red" could not be found`; be.Message != want {
+		if want := `the messaging entity "t/Subscriptions/red/Rules/green" could not be found: subscription "t/Subscriptions/red" has no rule "green"`; be.Message != want {
 			t.Errorf("unknown rule: %q, want %q", be.Message, want)
 		}
 		if ent, _ := f.e.Entity(f.ctx, red); len(ent.Rules) != 2 || !ent.UpdatedAt.Equal(t0.Add(time.Second)) {

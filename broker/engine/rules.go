@@ -52,7 +52,8 @@ func (e *Engine) RemoveRule(ctx context.Context, path, name string) error {
 	return e.editRules(ctx, path, "rule "+name+" removed", func(sub string, cur []broker.Rule) ([]broker.Rule, error) {
 		i := ruleIndex(cur, name)
 		if i < 0 {
-			return nil, newErr(broker.CodeNotFound, sub, "the rule %q of subscription %q could not be found", name, sub)
+			// Worded as Service Bus words it, which the SDKs recognise.
+			return nil, newErr(broker.CodeNotFound, sub, "the messaging entity %q could not be found: subscription %q has no rule %q", sub+"/Rules/"+name, sub, name)
 		}
 		return slices.Delete(slices.Clone(cur), i, i+1), nil
 	})
