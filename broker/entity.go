@@ -172,6 +172,10 @@ type CorrelationFilter struct {
 	Properties       map[string]any
 }
 
+// DefaultRuleName is the name of the rule that a subscription created
+// without rules gets: the TrueFilter, which takes every message.
+const DefaultRuleName = "$Default"
+
 // Rule is a subscription rule: a filter that selects messages and an
 // optional action that changes the copy the subscription gets. The filter
 // is the correlation filter Filter, or the SQL filter expression SQL (at
@@ -230,8 +234,13 @@ type Entity struct {
 	Path     string
 	Kind     EntityKind
 	Settings EntitySettings
-	Rules    []Rule // subscriptions only
-	Counts   Counts
+	// Rules are a subscription's rules in order (nil for queues and
+	// topics). A message reaches the subscription when a rule's filter
+	// matches it, so a subscription without rules gets nothing; one created
+	// without rules has the $Default TrueFilter (DefaultRuleName), as in
+	// Service Bus. A remote endpoint may leave them out (see RuleReader).
+	Rules  []Rule
+	Counts Counts
 	// CreatedAt is when the entity was created and UpdatedAt when its
 	// settings, user metadata or rules last changed (CreatedAt until then).
 	// The endpoint sets both; the zero time means not known.

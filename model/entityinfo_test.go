@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/jonboulle/clockwork"
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/engine"
 )
 
 // infoFixture is an engine with a queue with non-default settings, user
@@ -156,9 +157,10 @@ func TestInfoScrolls(t *testing.T) {
 }
 
 // A subscription shows its rules: SQL filter and action, correlation
-// filter with fields and properties, FalseFilter; a subscription without
-// rules on the engine takes every message; a topic lists its
-// subscriptions with their counts; ] moves the view to the next entity.
+// filter with fields and properties, FalseFilter; a subscription created
+// without rules lists the $Default TrueFilter, and one whose rules were all
+// removed says that it gets nothing; a topic lists its subscriptions with
+// their counts; ] moves the view to the next entity.
 func TestInfoRulesAndSubscriptions(t *testing.T) {
 	clock, c := infoFixture(t)
 	h := newHarness(t, c, clock, Options{Entity: "events/Subscriptions/billing"}, 100, 30)
@@ -190,8 +192,9 @@ func TestInfoRulesAndSubscriptions(t *testing.T) {
 	if h.m.entity != "events/Subscriptions/audit" || h.m.entInfo == nil {
 		t.Fatalf("[ moved to %q, info %v", h.m.entity, h.m.entInfo)
 	}
-	wantLines(t, infoText(h), "Subscription events/Subscriptions/audit", "── Rules (0) "+strings.Repeat("─", 75-len("Rules (0)")-4),
-		"none stored: the subscription takes every message (the $Default TrueFilter)")
+	wantLines(t, infoText(h), "Subscription events/Subscriptions/audit", "── Rules (1) "+strings.Repeat("─", 75-len("Rules (1)")-4),
+		"▸ $Default  created 2025-03-01 12:00:00Z",
+		"  filter  TrueFilter (1=1): matches every message")
 
 	h2 := newHarness(t, c, clock, Options{Entity: "events"}, 100, 30)
 	h2.key("i")
@@ -204,6 +207,14 @@ func TestInfoRulesAndSubscriptions(t *testing.T) {
 		fmt.Sprintf("%-45s%6d%6d%6d%6d%6d", "audit", 1, 0, 0, 0, 0),
 		fmt.Sprintf("%-45s%6d%6d%6d%6d%6d", "billing", 0, 0, 0, 0, 0),
 	)
+
+	if err := c.(*engine.Engine).RemoveRule(context.Background(), "events/Subscriptions/audit", "$default"); err != nil {
+		t.Fatal(err)
+	}
+	h3 := newHarness(t, c, clock, Options{Entity: "events/Subscriptions/audit"}, 100, 30)
+	h3.key("i")
+	wantLines(t, infoText(h3), "── Rules (0) "+strings.Repeat("─", 75-len("Rules (0)")-4),
+		"none: no message reaches this subscription")
 }
 
 // Escape sequences in user metadata, rule names, SQL expressions and

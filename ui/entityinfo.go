@@ -19,7 +19,8 @@ type RulesSource uint8
 // Sources of a subscription's rules.
 const (
 	// RulesListed: the endpoint lists rules with the entity (the embedded
-	// engine), and no rule stored means the $Default TrueFilter.
+	// engine, which lists the $Default TrueFilter as a rule); no rule means
+	// that the subscription gets nothing.
 	RulesListed RulesSource = iota
 	// RulesLoading: the rules are being read (broker.RuleReader).
 	RulesLoading
@@ -254,11 +255,7 @@ func ruleLines(c *Common, info EntityInfo, w int) []string {
 	}
 	lines := sectionTitle(c, fmt.Sprintf("Rules (%d)", len(info.Rules)), w)
 	if len(info.Rules) == 0 {
-		text := "none stored: the subscription takes every message (the $Default TrueFilter)"
-		if info.Source == RulesRead {
-			text = "none: no message reaches this subscription"
-		}
-		for _, l := range wrapText(text, w) {
+		for _, l := range wrapText("none: no message reaches this subscription", w) {
 			lines = append(lines, st.Faint.Render(l))
 		}
 		return lines

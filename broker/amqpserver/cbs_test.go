@@ -44,6 +44,24 @@ func newRPC(t *testing.T, s *amqp.Session, node string) *rpcClient {
 // description and value.
 func (r *rpcClient) call(props map[string]any, value any) (int32, string, any) {
 	r.t.Helper()
+	resp := r.roundTrip(props, value)
+	code, ok := resp.ApplicationProperties["status-code"].(int32)
+	if !ok {
+		code, ok = resp.ApplicationProperties["statusCode"].(int32)
+	}
+	if !ok {
+		r.t.Fatalf("no int32 status code in %v", resp.ApplicationProperties)
+	}
+	desc, _ := resp.ApplicationProperties["status-description"].(string)
+	if d, ok := resp.ApplicationProperties["statusDescription"].(string); ok {
+		desc = d
+	}
+	return code, desc, resp.Value
+}
+
+// roundTrip sends one request and returns the response, correlated to it.
+func (r *rpcClient) roundTrip(props map[string]any, value any) *amqp.Message {
+	r.t.Helper()
 	ctx := testCtx(r.t, 10*time.Second)
 	id := uuid.NewString()
 	msg := &amqp.Message{Properties: &amqp.MessageProperties{MessageID: id, ReplyTo: &r.reply}, ApplicationProperties: props, Value: value}
@@ -57,18 +75,7 @@ func (r *rpcClient) call(props map[string]any, value any) (int32, string, any) {
 	if resp.Properties == nil || resp.Properties.CorrelationID != id {
 		r.t.Fatalf("response correlation %+v, want %s", resp.Properties, id)
 	}
-	code, ok := resp.ApplicationProperties["status-code"].(int32)
-	if !ok {
-		code, ok = resp.ApplicationProperties["statusCode"].(int32)
-	}
-	if !ok {
-		r.t.Fatalf("no int32 status code in %v", resp.ApplicationProperties)
-	}
-	desc, _ := resp.ApplicationProperties["status-description"].(string)
-	if d, ok := resp.ApplicationProperties["statusDescription"].(string); ok {
-		desc = d
-	}
-	return code, desc, resp.Value
+	return resp
 }
 
 // anonymousSession opens a connection with SASL ANONYMOUS (no access

@@ -141,6 +141,29 @@ func TestJSSDKTopicAndSubscriptions(t *testing.T) {
 }`)
 }
 
+// TestJSSDKRuleManager: ServiceBusRuleManager (createRule, deleteRule,
+// getRules, listRules) over the subscription's $management node.
+func TestJSSDKRuleManager(t *testing.T) {
+	env := newEnv(t, engine.Options{}, Options{})
+	env.create(redTopic()...)
+	got := runNode(t, env, "rules.mjs", "t", "all")
+	checkJSON(t, got, `{
+	"initial": [{"name": "$Default", "filter": {"sqlExpression": "1=1"}, "action": null}],
+	"afterCreate": [
+		{"name": "$Default", "filter": {"sqlExpression": "1=1"}, "action": null},
+		{"name": "blue", "filter": {"sqlExpression": "color = 'blue'"}, "action": "SET seen = 'yes'"},
+		{"name": "corr", "filter": {"subject": "red", "contentType": "text/plain", "applicationProperties": {"n": 5, "tenant": "acme"}}, "action": null}
+	],
+	"pages": [["$Default", "blue"], ["corr"]],
+	"duplicate": "MessagingEntityAlreadyExists",
+	"badSQL": {"position": true, "tracking": true},
+	"received": ["b:yes", "r:-"],
+	"unknown": "MessagingEntityNotFound",
+	"finally": [],
+	"receivedAfterAll": 0
+}`)
+}
+
 func TestJSSDKRefusals(t *testing.T) {
 	env := newEnv(t, engine.Options{}, Options{})
 	env.queue("q", broker.EntitySettings{})

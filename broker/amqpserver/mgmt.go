@@ -55,6 +55,9 @@ func init() {
 		opGetSessionState:    getSessionState,
 		opSetSessionState:    setSessionState,
 		opGetMessageSessions: getMessageSessions,
+		opAddRule:            addRule,
+		opRemoveRule:         removeRule,
+		opEnumerateRules:     enumerateRules,
 	}
 }
 

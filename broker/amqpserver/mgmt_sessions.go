@@ -1,7 +1,11 @@
 package amqpserver
 
 import (
+	"slices"
+	"time"
+
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/engine"
 )
 
 // requiredSession returns the session-id field, which session operations
@@ -70,8 +74,17 @@ func setSessionState(r *mgmtRequest) (*response, error) {
 	return okResponse(nil), nil
 }
 
-// getMessageSessions lists the sessions that have messages or state, a
-// page of them: skip and top. 204 when the page is empty.
+// dateTimeMax is .NET's DateTime.MaxValue to the millisecond of an AMQP
+// timestamp: a last-updated-time at or after it asks for every session with
+// messages or state (the Go SDK sends the year 10000 to mean that).
+var dateTimeMax = time.Date(9999, 12, 31, 23, 59, 59, 999_000_000, time.UTC)
+
+// getMessageSessions lists a page (skip, top) of the entity's sessions, in
+// session id order: without a last-updated-time, or with one at or after
+// DateTime.MaxValue, those that have messages or state; with an earlier
+// one, those whose state was set after it (a session with messages but no
+// state is not listed then), as Service Bus does. 204 when the page is
+// empty.
 func getMessageSessions(r *mgmtRequest) (*response, error) {
 	skip, _, err := r.integer("skip")
 	if err != nil {
@@ -84,10 +97,26 @@ func getMessageSessions(r *mgmtRequest) (*response, error) {
 	if !ok || top <= 0 {
 		top = maxMessagesPerResponse
 	}
+	var cutoff time.Time
+	switch v, _ := r.field("last-updated-time"); v := v.(type) {
+	case nil:
+	case time.Time:
+		if v.Before(dateTimeMax) {
+			cutoff = v
+		}
+	default:
+		return nil, missing("last-updated-time", "a timestamp", v, true)
+	}
 	infos, err := r.c.eng.Sessions(r.ctx, r.entity)
 	if err != nil {
 		return nil, err
 	}
+	infos = slices.DeleteFunc(infos, func(in engine.SessionInfo) bool {
+		if cutoff.IsZero() {
+			return in.Messages == 0 && !in.HasState
+		}
+		return !in.HasState || !in.StateUpdated.After(cutoff)
+	})
 	skip = min(max(skip, 0), int64(len(infos)))
 	end := min(skip+top, int64(len(infos)))
 	ids := make([]string, 0, end-skip)

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tailscale/hujson"
+
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/engine/sqlfilter"
 )
@@ -74,7 +76,10 @@ func LoadConfigFile(path string) (*Config, error) {
 //	          "Properties": {"prop1": "value1"}}}}]}]}]}],
 //	  "Logging": {"Type": "File"}}}
 //
-// Property names match without regard to case; durations are ISO 8601
+// The file may have comments (// to the end of the line, and /* */) and
+// trailing commas, as the emulator's own default Config.json has comments;
+// a syntax error names the line and column (in bytes) of the original
+// file. Property names match without regard to case; durations are ISO 8601
 // (ParseDuration). Besides the emulator's properties, queues and topics
 // accept MaxSizeInMegabytes and MaxMessageSizeInKilobytes. Anything
 // malformed or unknown is a *broker.Error with CodeInvalid that names the
@@ -82,14 +87,9 @@ func LoadConfigFile(path string) (*Config, error) {
 // (FilterType Sql with SqlFilter.SqlExpression; Action.SqlExpression with
 // any filter type) that does not parse.
 func ParseConfig(data []byte) (*Config, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var root any
-	if err := dec.Decode(&root); err != nil {
-		return nil, cfgErr("", "is not valid JSON: %v", err)
-	}
-	if dec.More() {
-		return nil, cfgErr("", "has more than one JSON value")
+	root, err := decodeJSONWithComments(data)
+	if err != nil {
+		return nil, err
 	}
 	p := &cfgParser{}
 	cfg := p.parse(root)
@@ -100,6 +100,49 @@ func ParseConfig(data []byte) (*Config, error) {
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// utf8BOM is the byte order mark some Windows editors put first in a file.
+const utf8BOM = "\ufeff"
+
+// decodeJSONWithComments decodes one JSON value that may have comments and
+// trailing commas (HuJSON, github.com/tailscale/hujson), numbers as
+// json.Number. hujson.Standardize blanks out the comments and trailing
+// commas with spaces, so every byte keeps its offset and an error's line
+// and column are those of data.
+func decodeJSONWithComments(data []byte) (any, error) {
+	data = bytes.Clone(data)
+	if bytes.HasPrefix(data, []byte(utf8BOM)) {
+		copy(data, "   ") // keeps the offsets
+	}
+	std, err := hujson.Standardize(data)
+	if err != nil {
+		return nil, cfgErr("", "is not valid JSON: %s", strings.TrimPrefix(err.Error(), "hujson: "))
+	}
+	dec := json.NewDecoder(bytes.NewReader(std))
+	dec.UseNumber()
+	var root any
+	if err := dec.Decode(&root); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			line, col := lineColumn(std, int(se.Offset))
+			return nil, cfgErr("", "is not valid JSON: line %d, column %d: %v", line, col, err)
+		}
+		return nil, cfgErr("", "is not valid JSON: %v", err)
+	}
+	if dec.More() {
+		return nil, cfgErr("", "has more than one JSON value")
+	}
+	return root, nil
+}
+
+// lineColumn returns the line and column (in bytes, from 1) of offset n of
+// b.
+func lineColumn(b []byte, n int) (line, column int) {
+	n = min(max(n, 0), len(b))
+	line = 1 + bytes.Count(b[:n], []byte("\n"))
+	column = n - bytes.LastIndexByte(b[:n], '\n')
+	return line, column
 }
 
 func cfgErr(path, format string, args ...any) *broker.Error {
@@ -564,10 +607,12 @@ func (e *Engine) ApplyConfig(ctx context.Context, cfg *Config) error {
 			}
 			continue
 		}
+		if ent.Kind == broker.KindSubscription && len(ent.Rules) == 0 {
+			// A configured subscription without rules has the $Default
+			// TrueFilter, as CreateEntity gives it.
+			ent.Rules = []broker.Rule{{Name: broker.DefaultRuleName}}
+		}
 		if !sameDefinition(old, ent, defined) {
-			if ent.Kind == broker.KindSubscription && ent.Rules == nil {
-				ent.Rules = []broker.Rule{} // the configuration has none: remove them
-			}
 			// The configuration format has no UserMetadata: keep what the
 			// admin API set.
 			ent.UserMetadata = old.UserMetadata

@@ -299,3 +299,42 @@ func TestDurations(t *testing.T) {
 		}
 	}
 }
+
+// A configured subscription without rules has the $Default TrueFilter:
+// applying the configuration again changes nothing, and brings $Default back
+// when it was removed meanwhile.
+func TestApplyConfigSubscriptionWithoutRules(t *testing.T) {
+	forEachStore(t, func(t *testing.T, newStore func() store.Store) {
+		f := newFixture(t, newStore())
+		cfg, err := ParseConfig([]byte(`{"UserConfig": {"Namespaces": [{"Name": "n",
+			"Topics": [{"Name": "t", "Subscriptions": [{"Name": "s"}]}]}]}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.e.ApplyConfig(f.ctx, cfg); err != nil {
+			t.Fatal(err)
+		}
+		const sub = "t/Subscriptions/s"
+		f.advance(time.Minute)
+		if err := f.e.ApplyConfig(f.ctx, cfg); err != nil {
+			t.Fatal(err)
+		}
+		ent := f.wantTimes(sub, t0, t0, time.Time{})
+		if len(ent.Rules) != 1 || ent.Rules[0].Name != broker.DefaultRuleName || !ent.Rules[0].CreatedAt.Equal(t0) {
+			t.Fatalf("rules after applying twice: %+v", ent.Rules)
+		}
+		if err := f.e.RemoveRule(f.ctx, sub, broker.DefaultRuleName); err != nil {
+			t.Fatal(err)
+		}
+		f.advance(time.Minute)
+		if err := f.e.ApplyConfig(f.ctx, cfg); err != nil {
+			t.Fatal(err)
+		}
+		ent = f.wantTimes(sub, t0, t0.Add(2*time.Minute), time.Time{})
+		if len(ent.Rules) != 1 || ent.Rules[0].Name != broker.DefaultRuleName {
+			t.Fatalf("rules after applying to a subscription without rules: %+v", ent.Rules)
+		}
+		f.send("t", msg("a"))
+		f.wantCounts(sub, broker.Counts{Active: 1})
+	})
+}

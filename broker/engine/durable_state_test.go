@@ -19,7 +19,7 @@ type storedRecords struct {
 func (r *storedRecords) Entity(store.EntityRecord) error     { return nil }
 func (r *storedRecords) Sequence(uint32, int64) error        { return nil }
 func (r *storedRecords) Message(store.Loc, store.Meta) error { return nil }
-func (r *storedRecords) SessionState(id uint32, session string, state []byte) error {
+func (r *storedRecords) SessionState(id uint32, session string, state []byte, _ int64) error {
 	r.states[itoa(int(id))+"/"+session] = string(state)
 	return nil
 }

@@ -182,7 +182,10 @@ func checkSettings(path string, s broker.EntitySettings) error {
 // CreateEntity creates a queue, a topic, or a subscription (Path
 // "topic/Subscriptions/name", the topic must exist). Zero settings take their
 // defaults (broker.EntitySettings.Normalize); a subscription takes its size
-// limits from its topic. A rule whose SQL filter or action does not parse
+// limits from its topic. A subscription created with nil Rules gets the
+// $Default TrueFilter (broker.DefaultRuleName), as in Service Bus; one
+// created with empty, non-nil Rules has none and takes no message until a
+// rule is added. A rule whose SQL filter or action does not parse
 // is refused with CodeInvalid, as is UserMetadata longer than broker.MaxUserMetadataLength
 // with CodeInvalid. CreatedAt and UpdatedAt become the clock's time, as
 // does each rule's CreatedAt unless it has one; AccessedAt is ignored.
@@ -257,7 +260,7 @@ func stored(ent broker.Entity) broker.Entity {
 
 // UpdateEntity changes an entity's settings and UserMetadata, and a
 // subscription's rules when ent.Rules is not nil (an empty, non-nil slice
-// removes every rule: the subscription then takes all messages; rules get
+// removes every rule: the subscription then takes no message; rules get
 // their CreatedAt as in SetRules). Path and Kind select the entity and
 // cannot change, nor can RequiresSession; CreatedAt and AccessedAt are
 // ignored, and UpdatedAt becomes the clock's time. Every lock the entity

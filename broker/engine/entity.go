@@ -84,8 +84,7 @@ func newEntity(eng *Engine, id uint32, ent broker.Entity) *entity {
 		key:          pathKey(ent.Path),
 		kind:         ent.Kind,
 		settings:     ent.Settings.Normalize(),
-		rules:        ent.Rules,
-		match:        mustCompile(ent.Path, ent.Rules),
+		rules:        subscriptionRules(ent),
 		createdAt:    ent.CreatedAt,
 		updatedAt:    ent.UpdatedAt,
 		userMetadata: ent.UserMetadata,
@@ -101,7 +100,24 @@ func newEntity(eng *Engine, id uint32, ent broker.Entity) *entity {
 		dup:          make(map[string]int64),
 		rng:          newRNG(),
 	}
+	en.match = mustCompile(en.path, en.rules)
 	return en
+}
+
+// subscriptionRules returns the rules a new entity starts with: nil for a
+// queue or topic; for a subscription its rules, or, when ent.Rules is nil,
+// the $Default TrueFilter created with the subscription (a subscription
+// created without rules, or stored by a version that kept the $Default rule
+// as no rule at all). An empty, non-nil ent.Rules is a subscription without
+// rules, which takes no message.
+func subscriptionRules(ent broker.Entity) []broker.Rule {
+	switch {
+	case ent.Kind != broker.KindSubscription:
+		return nil
+	case ent.Rules == nil:
+		return []broker.Rule{{Name: broker.DefaultRuleName, CreatedAt: ent.CreatedAt}}
+	}
+	return ent.Rules
 }
 
 func newRNG() *rand.ChaCha8 {
@@ -133,8 +149,8 @@ func (en *entity) public() broker.Entity {
 		UpdatedAt:    en.updatedAt,
 		UserMetadata: en.userMetadata,
 	}
-	if len(en.rules) > 0 {
-		ent.Rules = append([]broker.Rule(nil), en.rules...)
+	if en.kind == broker.KindSubscription {
+		ent.Rules = append([]broker.Rule{}, en.rules...) // not nil: none is no rule
 	}
 	if en.kind != broker.KindTopic {
 		ent.Counts = en.counts()

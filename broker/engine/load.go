@@ -43,13 +43,14 @@ func (l *loader) Sequence(id uint32, last int64) error {
 
 // SessionState gives a session its stored state; the session exists from
 // then on, with or without messages, as in Service Bus.
-func (l *loader) SessionState(id uint32, sessionID string, state []byte) error {
+func (l *loader) SessionState(id uint32, sessionID string, state []byte, updated int64) error {
 	en := l.byID[id]
 	if en == nil {
 		l.stray++
 		return nil
 	}
-	en.session(sessionID).state = state
+	s := en.session(sessionID)
+	s.state, s.stateAt = state, updated
 	return nil
 }
 

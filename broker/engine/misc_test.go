@@ -114,12 +114,15 @@ func TestUpdateSubscriptionRules(t *testing.T) {
 	if len(ent.Rules) != 1 || ent.Settings.MaxDeliveryCount != 4 {
 		t.Fatalf("after a settings update: %+v", ent)
 	}
-	// An empty list removes them: the subscription takes everything.
+	// An empty list removes them: the subscription takes nothing.
 	if err := f.e.UpdateEntity(f.ctx, broker.Entity{Path: "t/Subscriptions/red", Kind: broker.KindSubscription, Rules: []broker.Rule{}}); err != nil {
 		t.Fatal(err)
 	}
-	f.send("t", msg("any"))
-	f.wantCounts("t/Subscriptions/red", broker.Counts{Active: 1})
+	red := msg("red")
+	red.ApplicationProperties = map[string]any{"color": "red"}
+	f.send("t", msg("any"), red)
+	f.wantCounts("t/Subscriptions/red", broker.Counts{})
+	f.wantCounts("t/Subscriptions/all", broker.Counts{Active: 2})
 }
 
 func TestNoSubscriberEmitDoesNotAllocate(t *testing.T) {

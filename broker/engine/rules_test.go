@@ -42,17 +42,17 @@ func TestSetRulesKeepsLocksAndMessages(t *testing.T) {
 		f.send("t", &broker.Message{MessageID: "b", ApplicationProperties: map[string]any{"color": "blue"}})
 		f.wantCounts(red, broker.Counts{Active: 2})
 
-		// No rules: the subscription takes everything.
+		// No rules: the subscription takes nothing, and keeps what it has.
 		f.advance(time.Second)
 		locked = f.receiveOne(red)
 		if err := f.e.SetRules(f.ctx, red, nil); err != nil {
 			t.Fatal(err)
 		}
-		f.send("t", msg("plain"))
-		f.wantCounts(red, broker.Counts{Active: 2, Locked: 1})
+		f.send("t", msg("plain"), &broker.Message{MessageID: "r3", ApplicationProperties: map[string]any{"color": "red"}})
+		f.wantCounts(red, broker.Counts{Active: 1, Locked: 1})
 		f.mustSettle(broker.Abandon, red, locked)
-		if ent := f.wantTimes(red, t0, t0.Add(11*time.Second), t0.Add(11*time.Second)); ent.Rules != nil {
-			t.Fatalf("rules after SetRules(nil) = %+v", ent.Rules)
+		if ent := f.wantTimes(red, t0, t0.Add(11*time.Second), t0.Add(11*time.Second)); ent.Rules == nil || len(ent.Rules) != 0 {
+			t.Fatalf("rules after SetRules(nil) = %#v, want none (empty, not nil)", ent.Rules)
 		}
 
 		// The rules and their times are stored.

@@ -13,6 +13,7 @@ type session struct {
 	owner       uint64
 	lockedUntil int64 // unix ns while locked
 	state       []byte
+	stateAt     int64 // unix ns when state was last set; 0: no state, or not known
 	waiters     waitList
 	freeSeq     int64 // key in entity.free while listed there; 0: not listed
 	lockKey     int64 // key in entity.sessionLocks while listed there; 0: not listed

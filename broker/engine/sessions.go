@@ -30,7 +30,13 @@ type SessionInfo struct {
 	Owner       uint64
 	Token       broker.LockToken
 	LockedUntil time.Time
-	StateSize   int
+	// HasState says whether the session has a state (possibly empty) and
+	// StateSize how long it is; StateUpdated is when it was last set (the
+	// zero time when it has none, or was set by a version that did not keep
+	// the time). The time is stored with the state and survives a restart.
+	HasState     bool
+	StateSize    int
+	StateUpdated time.Time
 }
 
 // sessionEntity finds a session-aware queue or subscription.
@@ -247,15 +253,17 @@ func (e *Engine) ReleaseSession(ctx context.Context, owner uint64, addr, session
 func (e *Engine) SetSessionState(ctx context.Context, owner uint64, addr, sessionID string, state []byte) error {
 	var p store.Pending
 	err := e.heldSession(ctx, owner, addr, sessionID, func(en *entity, s *session, now int64) error {
-		old := s.state
+		old, oldAt := s.state, s.stateAt
+		s.stateAt = 0
 		if state != nil {
 			state = slices.Clone(state)
+			s.stateAt = now
 		}
 		s.state = state
-		en.batch.SetSessionState(en.id, s.id, state)
+		en.batch.SetSessionState(en.id, s.id, state, s.stateAt)
 		var err error
 		if p, err = en.commit(); err != nil {
-			s.state = old
+			s.state, s.stateAt = old, oldAt
 			return err
 		}
 		return nil
@@ -309,7 +317,11 @@ func (e *Engine) Sessions(ctx context.Context, path string) ([]SessionInfo, erro
 				Locked:    s.isLocked(),
 				Owner:     s.owner,
 				Token:     s.token,
+				HasState:  s.state != nil,
 				StateSize: len(s.state),
+			}
+			if s.state != nil && s.stateAt != 0 {
+				info.StateUpdated = time.Unix(0, s.stateAt).UTC()
 			}
 			if info.Locked {
 				info.LockedUntil = time.Unix(0, s.lockedUntil).UTC()

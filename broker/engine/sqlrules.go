@@ -14,8 +14,8 @@ import (
 const RuleNameProperty = "RuleName"
 
 // ruleSet is a subscription's rules compiled once, when they are set, so
-// that fan-out never parses an expression. A nil *ruleSet takes every
-// message (no rules: the $Default TrueFilter).
+// that fan-out never parses an expression. A ruleSet without rules (or a
+// nil *ruleSet) takes no message.
 type ruleSet struct {
 	rules []compiledRule
 }
@@ -35,9 +35,6 @@ type compiledRule struct {
 // a value refuses the rule now), parameters only with an expression. Errors
 // are CodeInvalid and name the rule.
 func compileRules(path string, rules []broker.Rule) (*ruleSet, error) {
-	if len(rules) == 0 {
-		return nil, nil
-	}
 	rs := &ruleSet{rules: make([]compiledRule, len(rules))}
 	for i, r := range rules {
 		if r.Name == "" {
@@ -109,7 +106,7 @@ func (r *compiledRule) match(m *broker.Message) bool {
 // changed.
 func (rs *ruleSet) deliveries(dst []*broker.Message, m *broker.Message) []*broker.Message {
 	if rs == nil {
-		return append(dst, m)
+		return dst
 	}
 	plain := false
 	for i := range rs.rules {

@@ -105,7 +105,7 @@ func statsOf(list []broker.Entity) map[string]*topicStats {
 		}
 		st.subscriptions++
 		st.size += ent.Counts.SizeBytes
-		for _, r := range effectiveRules(ent) {
+		for _, r := range ent.Rules {
 			if r.Filter == nil {
 				st.sqlFilters++
 			} else {

@@ -159,7 +159,7 @@ func (h *handler) putEntity(w http.ResponseWriter, r *http.Request, rt route, to
 			fail(err)
 			return
 		}
-		ent.Rules = canonicalRules([]broker.Rule{rule})
+		ent.Rules = []broker.Rule{rule}
 	}
 	status := http.StatusCreated
 	if update {

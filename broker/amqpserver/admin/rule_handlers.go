@@ -7,15 +7,6 @@ import (
 	"github.com/peeklock/peeklock/broker"
 )
 
-// canonicalRules stores the lone $Default TrueFilter as no rule at all,
-// which is how the engine spells "takes every message".
-func canonicalRules(rules []broker.Rule) []broker.Rule {
-	if len(rules) == 1 && rules[0].Filter == nil && rules[0].SQL == "" && rules[0].Action == "" && rules[0].Name == DefaultRuleName {
-		return nil
-	}
-	return rules
-}
-
 // rulePath returns the resource path of a rule.
 func rulePath(rt route, name string) string { return rt.path + "/Rules/" + name }
 
@@ -40,7 +31,7 @@ func (h *handler) listRules(w http.ResponseWriter, r *http.Request, rt route) {
 		return
 	}
 	f := h.feed(r, path, "Rules")
-	for _, rule := range window(effectiveRules(ent), p) {
+	for _, rule := range window(ent.Rules, p) {
 		f.Entries = append(f.Entries, h.ruleEntry(r, rt, rule))
 	}
 	h.writeXML(w, r, http.StatusOK, contentTypeFeed, f)
@@ -53,7 +44,7 @@ func (h *handler) getRule(w http.ResponseWriter, r *http.Request, rt route) {
 		h.writeError(w, r, path, err)
 		return
 	}
-	rules := effectiveRules(ent)
+	rules := ent.Rules
 	i := findRule(rules, rt.rule)
 	if i < 0 {
 		h.writeError(w, r, path, errRuleNotFound(rt))
@@ -90,23 +81,21 @@ func (h *handler) putRule(w http.ResponseWriter, r *http.Request, rt route) {
 		fail(err)
 		return
 	}
-	rules := slices.Clone(effectiveRules(ent))
-	i := findRule(rules, rt.rule)
 	status := http.StatusCreated
-	switch {
-	case update && i < 0:
-		fail(errRuleNotFound(rt))
-		return
-	case update:
+	if update {
+		rules := slices.Clone(ent.Rules)
+		i := findRule(rules, rt.rule)
+		if i < 0 {
+			fail(errRuleNotFound(rt))
+			return
+		}
 		status = http.StatusOK
 		rules[i] = rule
-	case i >= 0:
-		fail(broker.Errorf(broker.CodeAlreadyExists, "the rule %q exists already in subscription %q", rules[i].Name, ent.Path))
-		return
-	default:
-		rules = append(rules, rule)
+		err = h.eng.SetRules(r.Context(), ent.Path, rules)
+	} else {
+		err = h.eng.AddRule(r.Context(), ent.Path, rule) // ErrAlreadyExists for a name in use
 	}
-	if err := h.eng.SetRules(r.Context(), ent.Path, canonicalRules(rules)); err != nil {
+	if err != nil {
 		fail(err)
 		return
 	}
@@ -116,13 +105,15 @@ func (h *handler) putRule(w http.ResponseWriter, r *http.Request, rt route) {
 		fail(err)
 		return
 	}
-	rules = effectiveRules(got)
-	if i := findRule(rules, rt.rule); i >= 0 {
-		rule = rules[i]
+	if i := findRule(got.Rules, rt.rule); i >= 0 {
+		rule = got.Rules[i]
 	}
 	h.writeXML(w, r, status, contentTypeEntry, h.ruleEntry(r, rt, rule))
 }
 
+// deleteRule removes a rule (engine.Engine.RemoveRule); removing the last
+// one leaves the subscription without rules, taking no message, as in
+// Service Bus.
 func (h *handler) deleteRule(w http.ResponseWriter, r *http.Request, rt route) {
 	path := rulePath(rt, rt.rule)
 	fail := func(err error) { h.writeError(w, r, path, err) }
@@ -133,19 +124,7 @@ func (h *handler) deleteRule(w http.ResponseWriter, r *http.Request, rt route) {
 		fail(err)
 		return
 	}
-	rules := slices.Clone(effectiveRules(ent))
-	i := findRule(rules, rt.rule)
-	if i < 0 {
-		fail(errRuleNotFound(rt))
-		return
-	}
-	if len(rules) == 1 {
-		fail(broker.Errorf(broker.CodeNotSupported,
-			"the rule %q is the last one of subscription %q; a subscription here cannot be left without rules (it would take every message, not none)",
-			rules[i].Name, ent.Path))
-		return
-	}
-	if err := h.eng.SetRules(r.Context(), ent.Path, canonicalRules(slices.Delete(rules, i, i+1))); err != nil {
+	if err := h.eng.RemoveRule(r.Context(), ent.Path, rt.rule); err != nil {
 		fail(err)
 		return
 	}

@@ -17,19 +17,9 @@ import (
 	"github.com/peeklock/peeklock/broker/engine"
 )
 
-// DefaultRuleName is the name of the rule every new subscription has.
-const DefaultRuleName = "$Default"
-
-// effectiveRules returns a subscription's rules as Service Bus shows them:
-// the engine stores no rule for a subscription that takes everything, which
-// Service Bus shows as the $Default rule with a TrueFilter, created with the
-// subscription.
-func effectiveRules(sub broker.Entity) []broker.Rule {
-	if len(sub.Rules) == 0 {
-		return []broker.Rule{{Name: DefaultRuleName, CreatedAt: sub.CreatedAt}}
-	}
-	return sub.Rules
-}
+// DefaultRuleName is the name of the rule a subscription created without
+// rules gets (broker.DefaultRuleName).
+const DefaultRuleName = broker.DefaultRuleName
 
 // findRule returns the index of the rule called name, or -1.
 func findRule(rules []broker.Rule, name string) int {

@@ -57,7 +57,7 @@ func TestSDKTopicsAndSubscriptions(t *testing.T) {
 		MaxSizeInMegabytes:                  1024,
 		MaxMessageSizeInKilobytes:           512, // from the topic
 	}
-	if ent.Kind != broker.KindSubscription || ent.Settings != want || ent.Rules != nil {
+	if ent.Kind != broker.KindSubscription || ent.Settings != want || len(ent.Rules) != 1 || ent.Rules[0].Name != "$Default" {
 		t.Fatalf("engine subscription:\n got %+v %v\nwant %+v", ent.Settings, ent.Rules, want)
 	}
 
@@ -293,8 +293,23 @@ func TestSDKRules(t *testing.T) {
 	if !reflect.DeepEqual(ent.Rules, []broker.Rule{{Name: "all", CreatedAt: created.Add(time.Second)}}) {
 		t.Fatalf("engine rules after delete: %s", dump(ent.Rules))
 	}
-	if _, err := c.DeleteRule(f.ctx, "t", "s", "all", nil); statusOfErr(err) != http.StatusBadRequest {
-		t.Fatalf("deleting the last rule: %v, want 400", err)
+	// The last rule can go: the subscription then lists no rule and gets
+	// nothing, as in Service Bus.
+	if _, err := c.DeleteRule(f.ctx, "t", "s", "all", nil); err != nil {
+		t.Fatalf("deleting the last rule: %v", err)
+	}
+	pager = c.NewListRulesPager("t", "s", nil)
+	for pager.More() {
+		p, err := pager.NextPage(f.ctx)
+		if err != nil || len(p.Rules) != 0 {
+			t.Fatalf("rules after deleting the last: %+v, %v", p.Rules, err)
+		}
+	}
+	if err := f.eng.Send(f.ctx, "t", []*broker.Message{{Subject: "any"}}); err != nil {
+		t.Fatal(err)
+	}
+	if rp, err := c.GetSubscriptionRuntimeProperties(f.ctx, "t", "s", nil); err != nil || rp.TotalMessageCount != 0 {
+		t.Fatalf("a subscription without rules got a message: %+v, %v", rp, err)
 	}
 	if _, err := c.DeleteRule(f.ctx, "t", "s", "orders", nil); statusOfErr(err) != http.StatusNotFound {
 		t.Fatalf("deleting a missing rule: %v, want 404", err)

@@ -38,8 +38,13 @@ import (
 // Application properties keep their Go types: each value is written as a
 // one-byte type tag followed by the value.
 
-// codecVersion is the first byte of every encoded record but an entity.
+// codecVersion is the first byte of every encoded record but an entity and
+// a session state.
 const codecVersion = 1
+
+// stateVersion is the first byte of a session state that carries the time
+// it was set; states written before have codecVersion and no time.
+const stateVersion = 2
 
 // entityVersion is the first byte of an encoded entity record; records of
 // every version from 1 up are read.

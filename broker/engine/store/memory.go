@@ -15,9 +15,15 @@ type Memory struct {
 	entities map[uint32]EntityRecord
 	seqs     map[uint32]int64
 	messages map[Loc]*memoryRecord
-	states   map[stateKey][]byte
+	states   map[stateKey]storedState
 	dups     map[DuplicateRecord]struct{}
 	orphans  int // metas put for messages that were not stored
+}
+
+// storedState is a session state and when it was set (unix nanoseconds).
+type storedState struct {
+	state   []byte
+	updated int64
 }
 
 // stateKey names a session of an entity.
@@ -37,7 +43,7 @@ func NewMemory() *Memory {
 		entities: make(map[uint32]EntityRecord),
 		seqs:     make(map[uint32]int64),
 		messages: make(map[Loc]*memoryRecord),
-		states:   make(map[stateKey][]byte),
+		states:   make(map[stateKey]storedState),
 		dups:     make(map[DuplicateRecord]struct{}),
 	}
 }
@@ -61,7 +67,8 @@ func (s *Memory) Load(l Loader) error {
 		}
 	}
 	for _, k := range slices.SortedFunc(maps.Keys(s.states), compareStateKeys) {
-		if err := l.SessionState(k.entity, k.session, slices.Clone(s.states[k])); err != nil {
+		st := s.states[k]
+		if err := l.SessionState(k.entity, k.session, slices.Clone(st.state), st.updated); err != nil {
 			return err
 		}
 	}
@@ -187,7 +194,7 @@ func (s *Memory) Apply(b *Batch) (Pending, error) {
 		case OpDeleteMessage:
 			delete(s.messages, op.Loc)
 		case OpSetSessionState:
-			s.states[stateKey{op.Loc.Entity, op.ID}] = op.State
+			s.states[stateKey{op.Loc.Entity, op.ID}] = storedState{op.State, op.Updated}
 		case OpDeleteSessionState:
 			delete(s.states, stateKey{op.Loc.Entity, op.ID})
 		case OpPutDuplicate:

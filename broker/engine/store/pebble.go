@@ -248,11 +248,11 @@ func (s *Pebble) Load(l Loader) error {
 		if !ok {
 			return corrupt("bad session state key %x", k)
 		}
-		state, err := decodeSessionState(v)
+		state, updated, err := decodeSessionState(v)
 		if err != nil {
 			return err
 		}
-		return l.SessionState(id, session, state)
+		return l.SessionState(id, session, state, updated)
 	}); err != nil {
 		return err
 	}
@@ -401,7 +401,7 @@ func (s *Pebble) build(pb *pebble.Batch, b *Batch) error {
 				return broker.Errorf(broker.CodeInvalid, "state of session %s set to nil; delete it instead", strconvQuote(op.ID))
 			}
 			// The key goes after the value in buf: Set copies both.
-			buf = appendSessionState(buf[:0], op.State)
+			buf = appendSessionState(buf[:0], op.State, op.Updated)
 			if pb.Len()+len(buf) > maxBatchBytes {
 				return broker.Errorf(broker.CodeInvalid, "batch of %d ops is larger than %d bytes", len(b.Ops), maxBatchBytes)
 			}
@@ -461,22 +461,32 @@ func appendSequence(dst []byte, last int64) []byte {
 	return binary.AppendVarint(dst, last)
 }
 
-// appendSessionState encodes a session state: the codec version, then the
-// state's bytes.
-func appendSessionState(dst, state []byte) []byte {
-	dst = append(dst, codecVersion)
+// appendSessionState encodes a session state: stateVersion, the time it
+// was set (varint unix nanoseconds, 0 when not known), then the state's
+// bytes.
+func appendSessionState(dst, state []byte, updated int64) []byte {
+	dst = append(dst, stateVersion)
+	dst = binary.AppendVarint(dst, updated)
 	return append(dst, state...)
 }
 
 // decodeSessionState returns a copy of the state in b (empty, not nil, for
-// an empty state).
-func decodeSessionState(b []byte) ([]byte, error) {
+// an empty state) and when it was set. A state written before the time was
+// (codecVersion, then the bytes) reads with the time 0.
+func decodeSessionState(b []byte) (state []byte, updated int64, err error) {
 	d := decoder{b: b, what: "session state"}
-	d.version()
-	if d.err != nil {
-		return nil, d.err
+	switch v := d.byte(); {
+	case d.err != nil:
+	case v == codecVersion:
+	case v == stateVersion:
+		updated = d.varint()
+	default:
+		d.fail("unknown session state version %d", v)
 	}
-	return append([]byte{}, d.b...), nil
+	if d.err != nil {
+		return nil, 0, d.err
+	}
+	return append([]byte{}, d.b...), updated, nil
 }
 
 // decodeDuplicate checks the value of a duplicate-detection record: the

@@ -15,13 +15,14 @@ import (
 //	e | entity(4)                   -> EntityRecord
 //	m | entity(4) | sub(1) | seq(8) -> Meta
 //	s | entity(4)                   -> uvarint codec version, varint last sequence
-//	t | entity(4) | session id      -> codec version, session state bytes
+//	t | entity(4) | session id      -> state version 2, varint set time, session state bytes
 //
 // Load scans every space but b; bodies are read by Get and Bodies. A
 // sequence number or a window end is stored with its sign bit flipped, so
 // that negative numbers (never assigned, but representable) sort first. The
 // message id or session id of a d or t key is the rest of the key, its bytes
-// as they are.
+// as they are. A session state written before its set time was kept has
+// codec version 1 and no time.
 //
 // The d and t spaces were added without a new layout version: a store
 // written before them has none of their keys and loads as it did, with no

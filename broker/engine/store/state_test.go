@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"math"
 	"reflect"
 	"testing"
@@ -16,12 +17,12 @@ func TestSessionStateAndDuplicates(t *testing.T) {
 		var b Batch
 		b.PutEntity(EntityRecord{ID: 1, Entity: broker.Entity{Path: "q1"}})
 		b.PutEntity(EntityRecord{ID: 2, Entity: broker.Entity{Path: "q2"}})
-		b.SetSessionState(2, "b", []byte("two-b"))
-		b.SetSessionState(1, "z", []byte("old"))
-		b.SetSessionState(1, "z", []byte("one-z"))
-		b.SetSessionState(1, "a", []byte{})
-		b.SetSessionState(1, "gone", []byte("x"))
-		b.SetSessionState(1, "gone", nil)
+		b.SetSessionState(2, "b", []byte("two-b"), 20)
+		b.SetSessionState(1, "z", []byte("old"), 10)
+		b.SetSessionState(1, "z", []byte("one-z"), 11)
+		b.SetSessionState(1, "a", []byte{}, 0)
+		b.SetSessionState(1, "gone", []byte("x"), 12)
+		b.SetSessionState(1, "gone", nil, 13)
 		b.PutDuplicate(DuplicateRecord{Entity: 1, ID: "m2", End: 200})
 		b.PutDuplicate(DuplicateRecord{Entity: 1, ID: "m1", End: 300})
 		b.PutDuplicate(DuplicateRecord{Entity: 1, ID: "m0", End: 200})
@@ -33,7 +34,7 @@ func TestSessionStateAndDuplicates(t *testing.T) {
 		apply(t, s, &b)
 
 		l := load(t, s)
-		wantStates := []stateRec{{1, "a", []byte{}}, {1, "z", []byte("one-z")}, {2, "b", []byte("two-b")}}
+		wantStates := []stateRec{{1, "a", []byte{}, 0}, {1, "z", []byte("one-z"), 11}, {2, "b", []byte("two-b"), 20}}
 		if !reflect.DeepEqual(l.States, wantStates) {
 			t.Fatalf("states = %v, want %v", l.States, wantStates)
 		}
@@ -51,7 +52,7 @@ func TestSessionStateAndDuplicates(t *testing.T) {
 		b.DeleteEntity(1)
 		apply(t, s, &b)
 		l = load(t, s)
-		if want := []stateRec{{2, "b", []byte("two-b")}}; !reflect.DeepEqual(l.States, want) {
+		if want := []stateRec{{2, "b", []byte("two-b"), 20}}; !reflect.DeepEqual(l.States, want) {
 			t.Fatalf("states after deleting entity 1 = %v, want %v", l.States, want)
 		}
 		if want := []DuplicateRecord{{2, "", -1}}; !reflect.DeepEqual(l.Dups, want) {
@@ -88,17 +89,41 @@ func TestPebbleStateAndDuplicatesSurviveReopen(t *testing.T) {
 	dir := t.TempDir()
 	s := openTestPebble(t, dir)
 	var b Batch
-	b.SetSessionState(7, "sess", []byte{0, 1, 2})
+	b.SetSessionState(7, "sess", []byte{0, 1, 2}, 1_735_787_045_123_456_789)
 	b.PutDuplicate(DuplicateRecord{Entity: 7, ID: "id-\x00-é", End: 42})
 	apply(t, s, &b)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	l := load(t, openTestPebble(t, dir))
-	if want := []stateRec{{7, "sess", []byte{0, 1, 2}}}; !reflect.DeepEqual(l.States, want) {
+	if want := []stateRec{{7, "sess", []byte{0, 1, 2}, 1_735_787_045_123_456_789}}; !reflect.DeepEqual(l.States, want) {
 		t.Fatalf("states = %v, want %v", l.States, want)
 	}
 	if want := []DuplicateRecord{{7, "id-\x00-é", 42}}; !reflect.DeepEqual(l.Dups, want) {
 		t.Fatalf("duplicates = %v, want %v", l.Dups, want)
+	}
+}
+
+// TestSessionStateEncoding: a state carries the time it was set; a state
+// written before the time was (the codec version, then the bytes) reads
+// with time 0, and an unknown version is corrupt.
+func TestSessionStateEncoding(t *testing.T) {
+	for _, c := range []struct {
+		state   []byte
+		updated int64
+	}{{[]byte("st"), 1_735_787_045_000_000_001}, {[]byte{}, 0}, {[]byte{0xff}, -1}} {
+		state, updated, err := decodeSessionState(appendSessionState(nil, c.state, c.updated))
+		if err != nil || string(state) != string(c.state) || state == nil || updated != c.updated {
+			t.Errorf("round trip of %q at %d: %q at %d, %v", c.state, c.updated, state, updated, err)
+		}
+	}
+	state, updated, err := decodeSessionState([]byte{codecVersion, 'o', 'l', 'd'})
+	if err != nil || string(state) != "old" || updated != 0 {
+		t.Errorf("a state of the first encoding: %q at %d, %v", state, updated, err)
+	}
+	for _, b := range [][]byte{nil, {3, 'x'}, {stateVersion}, {stateVersion, 0x80}} {
+		if _, _, err := decodeSessionState(b); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("decode % x: %v, want ErrCorrupt", b, err)
+		}
 	}
 }

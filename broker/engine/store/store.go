@@ -76,8 +76,10 @@ type Op struct {
 	// ID is the session id (OpSetSessionState, OpDeleteSessionState) or the
 	// message id (OpPutDuplicate, OpDeleteDuplicate).
 	ID string
-	// State is the session state of OpSetSessionState (not nil).
-	State []byte
+	// State is the session state of OpSetSessionState (not nil), and
+	// Updated when it was set, unix nanoseconds (0: not known).
+	State   []byte
+	Updated int64
 	// End is the end of a duplicate-detection window, unix nanoseconds.
 	End int64
 }
@@ -136,15 +138,16 @@ func (b *Batch) DeleteMessage(loc Loc) {
 	b.Ops = append(b.Ops, Op{Kind: OpDeleteMessage, Loc: loc})
 }
 
-// SetSessionState stores the state of a session; a nil state deletes it, as
+// SetSessionState stores the state of a session and when it was set
+// (updated, unix nanoseconds; 0 when not known); a nil state deletes it, as
 // DeleteSessionState does. The store keeps state: the caller must not change
 // it afterwards. An empty, non-nil state is kept as an empty state.
-func (b *Batch) SetSessionState(entity uint32, sessionID string, state []byte) {
+func (b *Batch) SetSessionState(entity uint32, sessionID string, state []byte, updated int64) {
 	if state == nil {
 		b.DeleteSessionState(entity, sessionID)
 		return
 	}
-	b.Ops = append(b.Ops, Op{Kind: OpSetSessionState, Loc: Loc{Entity: entity}, ID: sessionID, State: state})
+	b.Ops = append(b.Ops, Op{Kind: OpSetSessionState, Loc: Loc{Entity: entity}, ID: sessionID, State: state, Updated: updated})
 }
 
 // DeleteSessionState deletes the state of a session (nothing when it has
@@ -181,7 +184,10 @@ func (b *Batch) Reset() { clear(b.Ops); b.Ops = b.Ops[:0] }
 type Loader interface {
 	Entity(rec EntityRecord) error
 	Sequence(entity uint32, last int64) error
-	SessionState(entity uint32, sessionID string, state []byte) error
+	// SessionState hands over a session's state and when it was set (unix
+	// nanoseconds; 0 when not known, as for states stored before the time
+	// was).
+	SessionState(entity uint32, sessionID string, state []byte, updated int64) error
 	Duplicate(r DuplicateRecord) error
 	Message(loc Loc, meta Meta) error
 }

@@ -63,6 +63,7 @@ type stateRec struct {
 	Entity  uint32
 	Session string
 	State   []byte
+	Updated int64
 }
 
 type seqRec struct {
@@ -80,8 +81,8 @@ func (l *loaded) Sequence(id uint32, last int64) error {
 	l.Seqs = append(l.Seqs, seqRec{id, last})
 	return nil
 }
-func (l *loaded) SessionState(id uint32, session string, state []byte) error {
-	l.States = append(l.States, stateRec{id, session, state})
+func (l *loaded) SessionState(id uint32, session string, state []byte, updated int64) error {
+	l.States = append(l.States, stateRec{id, session, state, updated})
 	return nil
 }
 func (l *loaded) Duplicate(r DuplicateRecord) error { l.Dups = append(l.Dups, r); return nil }
@@ -411,11 +412,11 @@ func TestStoreLoadStopsOnError(t *testing.T) {
 
 type loaderFunc func(Loc, Meta) error
 
-func (loaderFunc) Entity(EntityRecord) error                 { return nil }
-func (loaderFunc) Sequence(uint32, int64) error              { return nil }
-func (loaderFunc) SessionState(uint32, string, []byte) error { return nil }
-func (loaderFunc) Duplicate(DuplicateRecord) error           { return nil }
-func (f loaderFunc) Message(loc Loc, meta Meta) error        { return f(loc, meta) }
+func (loaderFunc) Entity(EntityRecord) error                        { return nil }
+func (loaderFunc) Sequence(uint32, int64) error                     { return nil }
+func (loaderFunc) SessionState(uint32, string, []byte, int64) error { return nil }
+func (loaderFunc) Duplicate(DuplicateRecord) error                  { return nil }
+func (f loaderFunc) Message(loc Loc, meta Meta) error               { return f(loc, meta) }
 
 // TestStoreInvalidBatch checks that a batch with a bad op is refused with
 // CodeInvalid and that none of it is applied.
