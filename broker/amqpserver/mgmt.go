@@ -69,6 +69,7 @@ var mgmtRights = map[string]sas.Rights{
 	opUpdateDisposition: sas.Listen, opScheduleMessage: sas.Send, opCancelScheduled: sas.Send,
 	opRenewSessionLock: sas.Listen, opGetSessionState: sas.Listen, opSetSessionState: sas.Listen,
 	opGetMessageSessions: sas.Listen,
+	opAddRule:            sas.Manage, opRemoveRule: sas.Manage, opEnumerateRules: sas.Manage,
 }
 
 // rightFor returns the right op needs.
