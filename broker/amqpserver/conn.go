@@ -151,6 +151,13 @@ func (c *conn) handle(ch uint16, p wire.Performative) error {
 	}
 	s := c.sessions[ch]
 	if s == nil {
+		if _, stray := p.(*wire.End); stray {
+			// go-amqp sends an end after a session setup it gave up on
+			// (its begin timed out and our answer came late, or never):
+			// ending a session that does not exist harms nothing.
+			c.log.Debug("end on a channel without a session ignored", "channel", ch)
+			return nil
+		}
 		return connError(wire.CondNotAllowed, "%T on channel %d, which has no session", p, ch)
 	}
 	err := s.handle(p)

@@ -244,6 +244,18 @@ func TestRawSessionErrors(t *testing.T) {
 		c.frame(0, &wire.End{})
 		c.begin(0)
 	})
+	t.Run("stray end and detach are ignored", func(t *testing.T) {
+		// go-amqp ends a session whose begin it gave up on; a client may
+		// detach a handle whose attach it gave up on. Neither may cost the
+		// connection or the session.
+		c := env.raw()
+		c.open(&wire.Open{ContainerID: "raw"})
+		c.frame(5, &wire.End{})
+		c.begin(0)
+		c.frame(0, &wire.Detach{Handle: 9, Closed: true})
+		c.frame(1, &wire.End{})
+		c.attachSender(0, "q")
+	})
 	t.Run("channel beyond channel-max", func(t *testing.T) {
 		c := env.raw()
 		o := c.open(&wire.Open{ContainerID: "raw"})

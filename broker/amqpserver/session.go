@@ -238,7 +238,10 @@ func (s *session) forEachOut(first, last uint32, fn func(uint32, *outDelivery)) 
 func (s *session) onDetach(d *wire.Detach) error {
 	l := s.links[d.Handle]
 	if l == nil {
-		return sessionError(wire.CondUnattachedHandle, "detach for handle %d, which is not attached", d.Handle)
+		// A client that gave up on an attach detaches what it never got:
+		// nothing to do (Service Bus is as lenient).
+		s.c.log.Debug("detach of a handle that is not attached ignored", "channel", s.ch, "handle", d.Handle)
+		return nil
 	}
 	if d.Error != nil {
 		s.c.log.Info("peer detached a link with an error", "link", l.name, "condition", d.Error.Condition, "description", d.Error.Description)
