@@ -25,6 +25,11 @@ import (
 // followed by those fields in bit order; unset fields cost nothing. A meta
 // and an entity record are written field by field in a fixed order.
 //
+// Message records have their own version, messageVersion: version 1 has the
+// fields up to Size; version 2 adds DataSections (a uvarint count and then
+// each length as a uvarint), the last field in bit order. Both are read; a
+// version 1 record reads as a message whose body is one data section.
+//
 // Entity records have their own version, entityVersion: version 1 ends
 // after the rules; version 2 adds the entity's CreatedAt, UpdatedAt and
 // UserMetadata and then each rule's CreatedAt (a time that may be zero is
@@ -38,8 +43,12 @@ import (
 // Application properties keep their Go types: each value is written as a
 // one-byte type tag followed by the value.
 
-// codecVersion is the first byte of every encoded record but an entity.
+// codecVersion is the first byte of an encoded meta.
 const codecVersion = 1
+
+// messageVersion is the first byte of an encoded message; records of
+// versions 1 and 2 are read.
+const messageVersion = 2
 
 // entityVersion is the first byte of an encoded entity record; records of
 // every version from 1 up are read.
@@ -76,8 +85,10 @@ const (
 	fDeadLetterSource
 	fState
 	fSize
+	fDataSections // version 2
 
-	fAll = fSize<<1 - 1
+	fAllV1 = fSize<<1 - 1
+	fAll   = fDataSections<<1 - 1
 )
 
 // Application property type tags.
@@ -111,10 +122,14 @@ const (
 )
 
 // appendMessage appends the encoding of m to dst and returns the extended
-// slice. An application property of a type the codec does not know is a
-// *broker.Error with CodeInvalid; dst is then returned unchanged.
+// slice. An application property of a type the codec does not know, or
+// DataSections that do not describe the body, is a *broker.Error with
+// CodeInvalid; dst is then returned unchanged.
 func appendMessage(dst []byte, m *broker.Message) ([]byte, error) {
 	if err := checkProps(m.ApplicationProperties, "application property"); err != nil {
+		return dst, err
+	}
+	if err := m.CheckDataSections(); err != nil {
 		return dst, err
 	}
 	var bits uint64
@@ -148,9 +163,10 @@ func appendMessage(dst []byte, m *broker.Message) ([]byte, error) {
 	set(m.DeadLetterSource != "", fDeadLetterSource)
 	set(m.State != 0, fState)
 	set(m.Size != 0, fSize)
+	set(m.DataSections != nil, fDataSections)
 
 	e := encoder{buf: dst}
-	e.byte(codecVersion)
+	e.byte(messageVersion)
 	e.uvarint(bits)
 	strs := [...]struct {
 		bit uint64
@@ -210,6 +226,12 @@ func appendMessage(dst []byte, m *broker.Message) ([]byte, error) {
 	if bits&fSize != 0 {
 		e.varint(m.Size)
 	}
+	if bits&fDataSections != 0 {
+		e.uvarint(uint64(len(m.DataSections)))
+		for _, n := range m.DataSections {
+			e.uvarint(uint64(n))
+		}
+	}
 	return e.buf, nil
 }
 
@@ -218,10 +240,17 @@ func appendMessage(dst []byte, m *broker.Message) ([]byte, error) {
 // encoding give a *broker.Error whose Err is ErrCorrupt.
 func decodeMessage(b []byte) (*broker.Message, error) {
 	d := decoder{b: b, what: "message"}
-	d.version()
+	all := uint64(fAll)
+	switch v := d.byte(); {
+	case d.err != nil:
+	case v == 1:
+		all = fAllV1
+	case v != messageVersion:
+		d.fail("unknown message version %d", v)
+	}
 	bits := d.uvarint()
-	if bits&^fAll != 0 {
-		d.fail("unknown field bits %#x", bits&^fAll)
+	if bits&^all != 0 {
+		d.fail("unknown field bits %#x", bits&^all)
 	}
 	m := new(broker.Message)
 	strs := [...]struct {
@@ -285,10 +314,43 @@ func decodeMessage(b []byte) (*broker.Message, error) {
 	if bits&fSize != 0 {
 		m.Size = d.varint()
 	}
+	if bits&fDataSections != 0 {
+		d.dataSections(m)
+	}
 	if err := d.finish(); err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// dataSections reads the section lengths of m's body, which is read
+// already, and checks that they describe it.
+func (d *decoder) dataSections(m *broker.Message) {
+	n := d.uvarint()
+	if d.err == nil && n > uint64(len(d.b)) { // each length takes a byte at least
+		d.fail("count %d beyond the end", n)
+	}
+	if d.err != nil {
+		return
+	}
+	m.DataSections = make([]int, n)
+	for i := range m.DataSections {
+		v := d.uvarint()
+		if v > uint64(len(m.Body)) {
+			d.fail("data section of %d bytes in a body of %d", v, len(m.Body))
+		}
+		if d.err != nil {
+			return
+		}
+		m.DataSections[i] = int(v)
+	}
+	if err := m.CheckDataSections(); err != nil {
+		var be *broker.Error
+		if errors.As(err, &be) {
+			err = errors.New(be.Message)
+		}
+		d.fail("%v", err)
+	}
 }
 
 // appendMeta appends the encoding of m to dst and returns the extended slice.

@@ -18,8 +18,9 @@ const dotNetEpochTicks = 621355968000000000
 // delivery-count; DeliveryCount is the header value plus one when the
 // header carries one), delivery annotations (x-opt-lock-token), message
 // annotations (the Service Bus broker properties), properties, application
-// properties, and the body: data sections concatenated, or the amqp-value
-// or amqp-sequence sections kept encoded in Body. The footer is ignored.
+// properties, and the body: data sections concatenated (with their lengths
+// in DataSections when there are several), or the amqp-value or
+// amqp-sequence sections kept encoded in Body. The footer is ignored.
 // Size is the encoded size.
 //
 // Message ids and correlation ids of type uuid, ulong or binary become
@@ -44,7 +45,8 @@ func DecodeMessage(b []byte) (*broker.Message, error) {
 // messageReader tracks what the sections seen so far established.
 type messageReader struct {
 	m          *broker.Message
-	bodyKinds  int // sections of the body seen
+	bodyKinds  int   // sections of the body seen
+	dataLens   []int // lengths of the data sections seen
 	hasValue   bool
 	ttlHeader  bool
 	absExpiry  time.Time
@@ -83,6 +85,7 @@ func (d *Decoder) readMessage(m *broker.Message) error {
 			if err == nil {
 				var data []byte
 				if data, err = d.ReadBinary(); err == nil {
+					r.dataLens = append(r.dataLens, len(data))
 					if m.Body == nil {
 						m.Body = data // already a copy
 					} else {
@@ -118,6 +121,9 @@ func (d *Decoder) readMessage(m *broker.Message) error {
 		if err != nil {
 			return err
 		}
+	}
+	if len(r.dataLens) > 1 {
+		m.DataSections = r.dataLens
 	}
 	if !r.ttlHeader && r.expirySeen && !r.created.IsZero() && r.absExpiry.After(r.created) {
 		m.TimeToLive = r.absExpiry.Sub(r.created)

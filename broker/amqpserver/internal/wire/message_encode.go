@@ -43,7 +43,8 @@ type EncodeOptions struct {
 // EncodeMessage appends m as an AMQP message: header (ttl, delivery count),
 // delivery annotations (lock token, on request), message annotations (the
 // Service Bus broker properties that are set), properties, application
-// properties and the body. A BodyData body is one data section; BodyValue
+// properties and the body. A BodyData body is one data section, or the
+// sections DataSections describes (see broker.Message.Sections); BodyValue
 // and BodySequence bodies are written as the encoded sections they hold.
 //
 // Application property values outside the value model that no Go type
@@ -206,6 +207,12 @@ func appendBody(b []byte, m *broker.Message) []byte {
 			return append(AppendDescriptor(b, descAMQPSequence), codeList0)
 		}
 		return append(b, m.Body...)
+	}
+	if m.DataSections != nil {
+		for _, sec := range m.Sections() {
+			b = AppendBinary(AppendDescriptor(b, descData), sec)
+		}
+		return b
 	}
 	return AppendBinary(AppendDescriptor(b, descData), m.Body)
 }
