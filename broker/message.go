@@ -123,6 +123,10 @@ type Message struct {
 	// they came (see Sections). It is nil for a body of one data section, the
 	// common case, and for the other body kinds.
 	DataSections []int
+	// AMQP holds what an AMQP sender put in the message that Service Bus
+	// passes on to receivers untouched (header flags, its own annotations,
+	// the footer); nil when there is nothing.
+	AMQP *Passthrough
 
 	SequenceNumber         int64
 	EnqueuedSequenceNumber int64
@@ -160,15 +164,16 @@ func (m *Message) DeadLetterErrorDescription() string {
 // Locked reports whether the message carries a lock.
 func (m *Message) Locked() bool { return !m.LockToken.IsZero() }
 
-// Clone returns a deep copy: the body, its data section lengths and the
-// property map are copied, so the copy can be changed without touching the
-// original.
+// Clone returns a deep copy: the body, its data section lengths, the AMQP
+// passthrough and the property map are copied, so the copy can be changed
+// without touching the original.
 func (m *Message) Clone() *Message {
 	c := *m
 	if m.Body != nil {
 		c.Body = append([]byte(nil), m.Body...)
 	}
 	c.DataSections = slices.Clone(m.DataSections)
+	c.AMQP = m.AMQP.clone()
 	if m.ApplicationProperties != nil {
 		c.ApplicationProperties = maps.Clone(m.ApplicationProperties)
 	}

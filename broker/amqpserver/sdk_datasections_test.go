@@ -94,3 +94,66 @@ func TestSDKDataSections(t *testing.T) {
 	check("subscription", fanned[0], sections)
 	check("subscription, batch message", fanned[1], three)
 }
+
+// TestSDKPassthrough sends, with the Go SDK, what Service Bus passes through
+// untouched (header durable and priority, the sender's own delivery and
+// message annotations, a footer) and finds it on the received message, next
+// to the broker's annotations and the lock token in the delivery
+// annotations, as the SDK's own TestSender_SendAMQPMessageWithMultipleByteSlicesInData
+// expects. An active message carries no x-opt-message-state.
+func TestSDKPassthrough(t *testing.T) {
+	env := newEnv(t, engine.Options{}, Options{})
+	env.queue("q", broker.EntitySettings{})
+	ctx := testCtx(t, 30*time.Second)
+	c := env.client()
+	snd, err := c.NewSender("q", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = snd.SendAMQPAnnotatedMessage(ctx, &azservicebus.AMQPAnnotatedMessage{
+		Header:              &azservicebus.AMQPAnnotatedMessageHeader{Priority: 100, Durable: true},
+		DeliveryAnnotations: map[any]any{"x-opt-delivery-annotation-test": "test-value"},
+		MessageAnnotations:  map[any]any{"x-opt-message-annotation-test": "test-value", "nested": []any{int64(1), "two"}},
+		Footer:              map[any]any{"x-opt-footer-test": "footer-value"},
+		Body:                azservicebus.AMQPAnnotatedMessageBody{Data: [][]byte{[]byte("x")}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcv, err := c.NewReceiverForQueue("q", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(where string, raw *azservicebus.AMQPAnnotatedMessage, lockToken bool) {
+		t.Helper()
+		if h := raw.Header; h == nil || h.Priority != 100 || !h.Durable {
+			t.Errorf("%s: header %+v, want priority 100, durable", where, h)
+		}
+		if raw.DeliveryAnnotations["x-opt-delivery-annotation-test"] != "test-value" {
+			t.Errorf("%s: delivery annotations %v", where, raw.DeliveryAnnotations)
+		}
+		if _, ok := raw.DeliveryAnnotations["x-opt-lock-token"]; ok != lockToken {
+			t.Errorf("%s: delivery annotations %v: lock token present %v, want %v", where, raw.DeliveryAnnotations, ok, lockToken)
+		}
+		ma := raw.MessageAnnotations
+		if ma["x-opt-message-annotation-test"] != "test-value" || !reflect.DeepEqual(ma["nested"], []any{int64(1), "two"}) || ma["x-opt-sequence-number"] != int64(1) {
+			t.Errorf("%s: message annotations %v", where, ma)
+		}
+		if _, ok := ma["x-opt-message-state"]; ok {
+			t.Errorf("%s: an active message has x-opt-message-state", where)
+		}
+		if !reflect.DeepEqual(raw.Footer, map[any]any{"x-opt-footer-test": "footer-value"}) {
+			t.Errorf("%s: footer %v", where, raw.Footer)
+		}
+	}
+	peeked, err := rcv.PeekMessages(ctx, 1, nil)
+	if err != nil || len(peeked) != 1 {
+		t.Fatalf("peek: %d, %v", len(peeked), err)
+	}
+	check("peek", peeked[0].RawAMQPMessage, false)
+	got := receiveN(t, rcv, 1)[0]
+	check("receive", got.RawAMQPMessage, true)
+	if err := rcv.CompleteMessage(ctx, got, nil); err != nil {
+		t.Fatal(err)
+	}
+}

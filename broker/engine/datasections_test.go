@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -10,24 +11,34 @@ import (
 	"github.com/peeklock/peeklock/broker/engine/store"
 )
 
-// sectioned returns a message whose body is two data sections.
+// sectioned returns a message whose body is two data sections, with an
+// AMQP passthrough.
 func sectioned(id string) *broker.Message {
-	m := &broker.Message{MessageID: id, ApplicationProperties: map[string]any{"k": "v"}}
+	m := &broker.Message{MessageID: id, ApplicationProperties: map[string]any{"k": "v"}, AMQP: passthrough()}
 	m.SetSections([][]byte{[]byte("Hello World"), []byte("And another message!")})
 	return m
 }
 
-// wantSections checks that m carries the body of sectioned, cut as sent.
+func passthrough() *broker.Passthrough {
+	return &broker.Passthrough{Durable: true, Priority: 100, HasPriority: true,
+		MessageAnnotations: []byte{0xc1, 0x06, 0x02, 0xa3, 0x01, 'k', 0xa1, 0x00}, Footer: []byte{0xc1, 0x01, 0x00}}
+}
+
+// wantSections checks that m carries the body of sectioned, cut as sent,
+// and its passthrough.
 func wantSections(t *testing.T, where string, m *broker.Message) {
 	t.Helper()
 	got := m.Sections()
 	if len(got) != 2 || !bytes.Equal(got[0], []byte("Hello World")) || !bytes.Equal(got[1], []byte("And another message!")) {
 		t.Fatalf("%s: sections %q (DataSections %v), want the two sent", where, got, m.DataSections)
 	}
+	if !reflect.DeepEqual(m.AMQP, passthrough()) {
+		t.Fatalf("%s: passthrough %+v, want %+v", where, m.AMQP, passthrough())
+	}
 }
 
-// TestDataSectionsTravel sends a body of two data sections and finds it cut
-// the same way wherever the message goes: receive, peek, defer and receive
+// TestDataSectionsTravel sends a body of two data sections, with an AMQP
+// passthrough, and finds both as sent wherever the message goes: receive, peek, defer and receive
 // by sequence number, dead-letter sub-queue, topic fan-out (with and without
 // a rule action), auto-forwarding, and after a restart. Its size counts the
 // body bytes once.

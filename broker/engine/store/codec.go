@@ -27,8 +27,11 @@ import (
 //
 // Message records have their own version, messageVersion: version 1 has the
 // fields up to Size; version 2 adds DataSections (a uvarint count and then
-// each length as a uvarint), the last field in bit order. Both are read; a
-// version 1 record reads as a message whose body is one data section.
+// each length as a uvarint) and then AMQP, the passthrough (a flags byte:
+// 1 durable, 2 has a priority; the priority byte; then the delivery
+// annotations, message annotations and footer as nil-able byte slices),
+// the last fields in bit order. Both versions are read; a version 1 record
+// reads as a message whose body is one data section, with no passthrough.
 //
 // Entity records have their own version, entityVersion: version 1 ends
 // after the rules; version 2 adds the entity's CreatedAt, UpdatedAt and
@@ -86,9 +89,10 @@ const (
 	fState
 	fSize
 	fDataSections // version 2
+	fAMQP         // version 2
 
 	fAllV1 = fSize<<1 - 1
-	fAll   = fDataSections<<1 - 1
+	fAll   = fAMQP<<1 - 1
 )
 
 // Application property type tags.
@@ -112,6 +116,12 @@ const (
 	tagBytes
 	tagLockToken
 	tagUUID
+)
+
+// Passthrough flags.
+const (
+	passDurable = 1 << iota
+	passPriority
 )
 
 // Entity setting flags.
@@ -164,6 +174,7 @@ func appendMessage(dst []byte, m *broker.Message) ([]byte, error) {
 	set(m.State != 0, fState)
 	set(m.Size != 0, fSize)
 	set(m.DataSections != nil, fDataSections)
+	set(!m.AMQP.IsZero(), fAMQP)
 
 	e := encoder{buf: dst}
 	e.byte(messageVersion)
@@ -231,6 +242,21 @@ func appendMessage(dst []byte, m *broker.Message) ([]byte, error) {
 		for _, n := range m.DataSections {
 			e.uvarint(uint64(n))
 		}
+	}
+	if bits&fAMQP != 0 {
+		p := m.AMQP
+		var flags byte
+		if p.Durable {
+			flags |= passDurable
+		}
+		if p.HasPriority {
+			flags |= passPriority
+		}
+		e.byte(flags)
+		e.byte(p.Priority)
+		e.nilBytes(p.DeliveryAnnotations)
+		e.nilBytes(p.MessageAnnotations)
+		e.nilBytes(p.Footer)
 	}
 	return e.buf, nil
 }
@@ -317,6 +343,9 @@ func decodeMessage(b []byte) (*broker.Message, error) {
 	if bits&fDataSections != 0 {
 		d.dataSections(m)
 	}
+	if bits&fAMQP != 0 {
+		d.passthrough(m)
+	}
 	if err := d.finish(); err != nil {
 		return nil, err
 	}
@@ -350,6 +379,32 @@ func (d *decoder) dataSections(m *broker.Message) {
 			err = errors.New(be.Message)
 		}
 		d.fail("%v", err)
+	}
+}
+
+// passthrough reads m.AMQP. The maps are not checked here: the listener
+// checks them before it sends them.
+func (d *decoder) passthrough(m *broker.Message) {
+	flags := d.byte()
+	priority := d.byte()
+	p := &broker.Passthrough{
+		Durable:     flags&passDurable != 0,
+		Priority:    priority,
+		HasPriority: flags&passPriority != 0,
+	}
+	p.DeliveryAnnotations = d.nilBytes()
+	p.MessageAnnotations = d.nilBytes()
+	p.Footer = d.nilBytes()
+	switch {
+	case d.err != nil:
+	case flags&^(passDurable|passPriority) != 0:
+		d.fail("unknown passthrough flags %#x", flags)
+	case !p.HasPriority && priority != 0:
+		d.fail("a priority (%d) without its flag", priority)
+	case p.IsZero():
+		d.fail("an empty passthrough")
+	default:
+		m.AMQP = p
 	}
 }
 

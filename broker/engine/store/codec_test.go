@@ -91,6 +91,9 @@ func TestMessageRoundTrip(t *testing.T) {
 		"negatives":      {SequenceNumber: -1, Size: -5, TimeToLive: -time.Second, EnqueuedTime: utc(-1, 0)},
 		"data sections":  {Body: []byte("Hello WorldAnd another message!"), DataSections: []int{11, 20}, Size: 31},
 		"empty sections": {Body: []byte{}, DataSections: []int{0, 0, 0}},
+		"passthrough": {AMQP: &broker.Passthrough{Durable: true, Priority: 0, HasPriority: true,
+			MessageAnnotations: []byte{0xc1, 0x01, 0x00}, Footer: []byte{}}},
+		"durable only": {AMQP: &broker.Passthrough{Durable: true}},
 	}
 	for name, m := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -171,7 +174,13 @@ func TestMessageDecodeCorrupt(t *testing.T) {
 		{"bad version", []byte{3, 0}, "unknown message version 3"},
 		{"version 0", []byte{0, 0}, "unknown message version 0"},
 		{"sections in version 1", []byte{1, 0x80, 0x80, 0x80, 0x10}, "unknown field bits 0x2000000"},
-		{"unknown bits", []byte{2, 0x80, 0x80, 0x80, 0x20}, "unknown field bits 0x4000000"},
+		{"unknown bits", []byte{2, 0x80, 0x80, 0x80, 0x80, 0x01}, "unknown field bits 0x10000000"},
+		{"passthrough in version 1", []byte{1, 0x80, 0x80, 0x80, 0x20}, "unknown field bits 0x4000000"},
+		// AMQP (bit 26): flags, priority, three nil-able byte slices
+		{"passthrough flags", []byte{2, 0x80, 0x80, 0x80, 0x20, 4, 0, 0, 0, 0}, "unknown passthrough flags 0x4"},
+		{"priority without flag", []byte{2, 0x80, 0x80, 0x80, 0x20, 1, 9, 0, 0, 0}, "a priority (9) without its flag"},
+		{"empty passthrough", []byte{2, 0x80, 0x80, 0x80, 0x20, 0, 0, 0, 0, 0}, "an empty passthrough"},
+		{"passthrough truncated", []byte{2, 0x80, 0x80, 0x80, 0x20, 2, 9, 0, 3, 1}, "count 2 beyond the end"},
 		// body "abc" (bit 13), then DataSections (bit 25)
 		{"sections short", []byte{2, 0x80, 0xc0, 0x80, 0x10, 3, 'a', 'b', 'c', 2, 1, 1}, "the data sections hold 2 bytes, but the body has 3"},
 		{"sections long", []byte{2, 0x80, 0xc0, 0x80, 0x10, 3, 'a', 'b', 'c', 2, 2, 2}, "data section 1 (2 bytes) runs past the end of the 3-byte body"},
@@ -421,7 +430,8 @@ func TestEntityUnknownParameterType(t *testing.T) {
 // that whatever decodes encodes to a fixed point: decoding the encoding of a
 // decoded message and encoding again gives the same bytes.
 func FuzzDecodeMessage(f *testing.F) {
-	for _, m := range []*broker.Message{fullMessage(), {}, {Body: []byte("x")}, {Body: []byte("ab"), DataSections: []int{1, 0, 1}}} {
+	for _, m := range []*broker.Message{fullMessage(), {}, {Body: []byte("x")}, {Body: []byte("ab"), DataSections: []int{1, 0, 1}},
+		{AMQP: &broker.Passthrough{HasPriority: true, Priority: 7, DeliveryAnnotations: []byte{0xc1, 0x01, 0x00}}}} {
 		b, err := appendMessage(nil, m)
 		if err != nil {
 			f.Fatal(err)
