@@ -2,6 +2,7 @@ package broker
 
 import (
 	"maps"
+	"slices"
 	"time"
 )
 
@@ -39,7 +40,7 @@ type BodyKind uint8
 // the dashboard decodes them (go-amqp's Message.UnmarshalBinary accepts them
 // as a message of body sections only) to render a tree.
 const (
-	BodyData     BodyKind = iota // one or more data sections: opaque bytes
+	BodyData     BodyKind = iota // one or more data sections: opaque bytes (see Message.DataSections)
 	BodyValue                    // an amqp-value section
 	BodySequence                 // amqp-sequence sections
 )
@@ -111,8 +112,21 @@ type Message struct {
 	// of the AMQP primitive kinds: string, bool, the sized integers, float32,
 	// float64, time.Time, time.Duration, []byte, UUID and nil.
 	ApplicationProperties map[string]any
-	Body                  []byte
-	BodyKind              BodyKind
+	// Body is the payload. For BodyData it is the bytes of every data
+	// section joined, so that sizing, searching and rendering see the whole
+	// payload however the sender cut it; DataSections keeps the cuts.
+	Body     []byte
+	BodyKind BodyKind
+	// DataSections holds, for a BodyData body that an AMQP sender framed as
+	// more than one data section, the length of each section in order (they
+	// add up to len(Body)); listeners and clients send the sections back as
+	// they came (see Sections). It is nil for a body of one data section, the
+	// common case, and for the other body kinds.
+	DataSections []int
+	// AMQP holds what an AMQP sender put in the message that Service Bus
+	// passes on to receivers untouched (header flags, its own annotations,
+	// the footer); nil when there is nothing.
+	AMQP *Passthrough
 
 	SequenceNumber         int64
 	EnqueuedSequenceNumber int64
@@ -150,13 +164,16 @@ func (m *Message) DeadLetterErrorDescription() string {
 // Locked reports whether the message carries a lock.
 func (m *Message) Locked() bool { return !m.LockToken.IsZero() }
 
-// Clone returns a deep copy: the body and the property map are copied, so the
-// copy can be changed without touching the original.
+// Clone returns a deep copy: the body, its data section lengths, the AMQP
+// passthrough and the property map are copied, so the copy can be changed
+// without touching the original.
 func (m *Message) Clone() *Message {
 	c := *m
 	if m.Body != nil {
 		c.Body = append([]byte(nil), m.Body...)
 	}
+	c.DataSections = slices.Clone(m.DataSections)
+	c.AMQP = m.AMQP.clone()
 	if m.ApplicationProperties != nil {
 		c.ApplicationProperties = maps.Clone(m.ApplicationProperties)
 	}

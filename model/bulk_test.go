@@ -1,6 +1,7 @@
 package model
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -119,5 +120,33 @@ func TestEditKeepsControlCharactersUnlessChanged(t *testing.T) {
 	act := browse(t, c, "orders", broker.CategoryActive)
 	if len(act) != 2 || act[1].MessageID != "id\x1b[1m" || act[1].Subject != "s\u202e" || string(act[1].Body) != "b\x1b[2J" {
 		t.Fatalf("copy changed: %+v", act[1])
+	}
+}
+
+func TestEditKeepsDataSectionsUnlessChanged(t *testing.T) {
+	clock, c := fixture(t, 0)
+	orig := &broker.Message{MessageID: "sections", ContentType: "text/plain"}
+	orig.SetSections([][]byte{[]byte("Hello "), []byte("World")})
+	send(t, c, "orders", orig)
+	h := newHarness(t, c, clock, Options{}, 100, 30)
+	h.key("e")
+	if got := h.m.dialog.body.Value(); got != "Hello World" {
+		t.Fatalf("body shown %q, want the sections joined", got)
+	}
+	h.key("ctrl+s")
+	act := browse(t, c, "orders", broker.CategoryActive)
+	if len(act) != 2 || !slices.Equal(act[1].DataSections, []int{6, 5}) {
+		t.Fatalf("unchanged copy: %+v", act[len(act)-1])
+	}
+	if j := ToJSON(act[1]); !slices.Equal(j.DataSections, []int{6, 5}) {
+		t.Fatalf("JSON form: DataSections %v", j.DataSections)
+	}
+
+	h.key("e")
+	h.m.dialog.body.SetValue("new body")
+	h.key("ctrl+s")
+	act = browse(t, c, "orders", broker.CategoryActive)
+	if len(act) != 3 || string(act[2].Body) != "new body" || act[2].DataSections != nil {
+		t.Fatalf("edited copy: %+v", act[len(act)-1])
 	}
 }

@@ -192,10 +192,12 @@ func (m *Model) buildMessage(d *dialogState) (string, *broker.Message, time.Time
 	body := d.body.Value()
 	switch {
 	case d.orig != nil && d.bodyPrefill != "" && body == d.bodyPrefill:
-		// unchanged: the original bytes, control characters and all
+		// unchanged: the original bytes, control characters and all, cut
+		// into the original's data sections
 	case d.orig == nil || body != "" || (d.orig.BodyKind == broker.BodyData && utf8.Valid(d.orig.Body)):
 		msg.Body = []byte(body)
 		msg.BodyKind = broker.BodyData
+		msg.DataSections = nil // a typed body is one section
 	}
 	msg.ScheduledEnqueueTime = time.Time{}
 	return to, msg, at, nil

@@ -18,7 +18,8 @@ import (
 
 // MessageJSON is the JSON form of a message used by copy (y) and export
 // (x): every broker property, the application properties, and the body as
-// text when it is UTF-8 (Body) or else as base64 (BodyBase64).
+// text when it is UTF-8 (Body) or else as base64 (BodyBase64), with the
+// lengths of its data sections when the sender cut it into several.
 type MessageJSON struct {
 	SequenceNumber          int64          `json:"SequenceNumber"`
 	MessageID               string         `json:"MessageId,omitempty"`
@@ -45,6 +46,9 @@ type MessageJSON struct {
 	BodyKind                string         `json:"BodyKind"`
 	Body                    *string        `json:"Body,omitempty"`
 	BodyBase64              []byte         `json:"BodyBase64,omitempty"`
+	// DataSections are the lengths of the data sections the body was sent
+	// as, when more than one (broker.Message.DataSections).
+	DataSections []int `json:"DataSections,omitempty"`
 }
 
 func timePtr(t time.Time) *time.Time {
@@ -66,6 +70,7 @@ func ToJSON(m *broker.Message) MessageJSON {
 		ExpiresAtUtc: timePtr(m.ExpiresAt), LockedUntilUtc: timePtr(m.LockedUntil),
 		DeliveryCount: m.DeliveryCount, DeadLetterSource: m.DeadLetterSource, State: m.State.String(),
 		Size: m.Size, ApplicationProperties: m.ApplicationProperties, BodyKind: m.BodyKind.String(),
+		DataSections: m.DataSections,
 	}
 	if m.TimeToLive > 0 && m.TimeToLive < broker.MaxTimeToLive {
 		j.TimeToLive = m.TimeToLive.String()

@@ -117,13 +117,30 @@ func textOrHex(b []byte) BodyFormat {
 // than w, already sanitised and styled, and returns the format used. A body
 // that does not decode as its format says falls back to text or hex with a
 // note on the first line.
+//
+// A body of several data sections is rendered section by section (see
+// renderSections); the format returned is then that of the first section.
 func RenderBody(st *themes.Styles, m *broker.Message, w int) (BodyFormat, []string) {
-	body := m.Body
+	if m.BodyKind == broker.BodyData && len(m.DataSections) > 1 {
+		if sections := m.Sections(); len(sections) > 1 {
+			f, lines := renderSections(st, m.ContentType, sections)
+			return f, wrapLines(lines, w)
+		}
+	}
+	f, lines := renderPayload(st, m.ContentType, m.BodyKind, m.Body, maxRenderBytes)
+	return f, wrapLines(lines, w)
+}
+
+// renderPayload renders one body, or one data section, of the given kind
+// and content type, of which it renders at most limit bytes (AMQP trees and
+// Avro containers, which a cut would break, are rendered whole). The lines
+// are styled and sanitised but not wrapped.
+func renderPayload(st *themes.Styles, contentType string, kind broker.BodyKind, body []byte, limit int) (BodyFormat, []string) {
 	truncated := 0
-	f := DetectFormat(m.ContentType, m.BodyKind, body)
-	if f != FormatAMQP && f != FormatAvro && len(body) > maxRenderBytes {
-		truncated = len(body) - maxRenderBytes
-		body = body[:maxRenderBytes]
+	f := DetectFormat(contentType, kind, body)
+	if f != FormatAMQP && f != FormatAvro && len(body) > limit {
+		truncated = len(body) - limit
+		body = body[:limit]
 		if f == FormatJSON {
 			f = FormatText // a cut JSON document is no longer valid
 		}
@@ -145,7 +162,7 @@ func RenderBody(st *themes.Styles, m *broker.Message, w int) (BodyFormat, []stri
 		lines = renderText(st, body)
 	case FormatAMQP:
 		var err error
-		lines, err = renderAMQP(st, m.BodyKind, body)
+		lines, err = renderAMQP(st, kind, body)
 		if err != nil {
 			note = "AMQP body does not decode (" + err.Error() + "); shown as hex"
 			f = FormatHex
@@ -168,7 +185,7 @@ func RenderBody(st *themes.Styles, m *broker.Message, w int) (BodyFormat, []stri
 	if truncated > 0 {
 		lines = append(lines, st.Faint.Render("… "+Bytes(int64(truncated))+" more not shown"))
 	}
-	return f, wrapLines(lines, w)
+	return f, lines
 }
 
 // wrapLines hard-wraps styled lines at w cells and caps their number.

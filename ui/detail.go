@@ -38,13 +38,17 @@ func orDash(s string) string {
 	return s
 }
 
-// DetailBody renders the body section of the detail view. It is the costly
-// part, so the model renders it once when the view opens (and on resize)
-// and passes it to DetailLines on every frame.
+// DetailBody renders the body section of the detail view; a body of several
+// data sections says how many and shows each (see RenderBody). It is the
+// costly part, so the model renders it once when the view opens (and on
+// resize) and passes it to DetailLines on every frame.
 func DetailBody(c *Common, m *broker.Message, w int) []string {
 	st := c.Styles
 	f, body := RenderBody(st, m, w)
 	title := fmt.Sprintf("Body (%s, %s, %d bytes)", m.BodyKind, f, len(m.Body))
+	if n := len(m.Sections()); m.BodyKind == broker.BodyData && n > 1 {
+		title = fmt.Sprintf("Body (%d data sections, %d bytes)", n, len(m.Body))
+	}
 	return append(sectionTitle(c, title, w), body...)
 }
 

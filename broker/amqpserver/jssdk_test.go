@@ -64,6 +64,35 @@ func TestJSSDKQueue(t *testing.T) {
 	}
 }
 
+// TestJSSDKWithoutMessageID sends messages without a messageId: the broker
+// gives each a GUID (spec/semantics.md §2), without which the JavaScript SDK
+// cannot complete, abandon or dead-letter them. The delivery counts follow
+// §3: the abandon counts one; the dead-lettered message, received from the
+// dead-letter sub-queue, has no failed delivery.
+func TestJSSDKWithoutMessageID(t *testing.T) {
+	env := newEnv(t, engine.Options{}, Options{})
+	env.queue("q", broker.EntitySettings{})
+	got := runNode(t, env, "nomessageid.mjs", "q")
+	checkJSON(t, got, `{
+	"received": [
+		{"body": "alone", "bodyType": "string", "messageId": "GUID", "sequenceNumber": 1, "deliveryCount": 0, "state": "active"},
+		{"body": "batched 1", "bodyType": "string", "messageId": "GUID", "sequenceNumber": 2, "deliveryCount": 0, "state": "active"},
+		{"body": "batched 2", "bodyType": "string", "messageId": "GUID", "sequenceNumber": 3, "deliveryCount": 0, "state": "active"}
+	],
+	"distinctIds": 3,
+	"complete": "ok", "abandon": "ok", "deadLetter": "ok",
+	"again": [{"body": "batched 1", "bodyType": "string", "messageId": "GUID", "sequenceNumber": 2, "deliveryCount": 1, "state": "active"}],
+	"againSameId": true, "againComplete": "ok",
+	"deadLettered": [{"body": "batched 2", "bodyType": "string", "messageId": "GUID", "sequenceNumber": 3, "deliveryCount": 0, "state": "active",
+		"deadLetterReason": "no id", "deadLetterErrorDescription": "dead-lettered without a messageId of its own"}],
+	"deadLetteredSameId": true, "deadLetteredComplete": "ok",
+	"close": "ok"
+}`)
+	if c := env.counts("q"); c.Active != 0 || c.Locked != 0 || c.DeadLettered != 0 {
+		t.Errorf("counts after the scenario: %+v, want nothing left", c)
+	}
+}
+
 func TestJSSDKPropertiesAndBodies(t *testing.T) {
 	env := newEnv(t, engine.Options{}, Options{})
 	env.queue("props", broker.EntitySettings{})

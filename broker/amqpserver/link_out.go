@@ -190,7 +190,7 @@ func (l *link) receive(n int, wait time.Duration, seq uint64) ([]*broker.Message
 func (l *link) deliver(msgs []*broker.Message) []*broker.Message {
 	s := l.s
 	for i, m := range msgs {
-		payload := wire.EncodeMessage(nil, m, wire.EncodeOptions{DeliveryCount: true})
+		payload := wire.EncodeMessage(nil, m, wire.EncodeOptions{DeliveryCount: true, LockToken: l.mode == broker.PeekLock})
 		var tag []byte
 		if l.mode == broker.PeekLock {
 			t := wire.DeliveryTag(m.LockToken)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"math"
 	"slices"
 	"time"
@@ -65,6 +66,14 @@ func (e *Engine) send(ctx context.Context, addr string, msgs []*broker.Message, 
 		}
 		if m.TimeToLive < 0 {
 			return nil, newErr(broker.CodeInvalid, en.path, "message %d has a negative TimeToLive (%v)", i, m.TimeToLive)
+		}
+		if err := m.CheckDataSections(); err != nil {
+			msg := err.Error()
+			var be *broker.Error
+			if errors.As(err, &be) {
+				msg = be.Message
+			}
+			return nil, newErr(broker.CodeInvalid, en.path, "message %d: %s", i, msg)
 		}
 		c := acceptCopy(m)
 		if !at.IsZero() {

@@ -1,7 +1,6 @@
 package remote
 
 import (
-	"bytes"
 	"encoding/hex"
 	"fmt"
 	"time"
@@ -70,7 +69,10 @@ func toAMQP(m *broker.Message) (*amqp.Message, error) {
 	}
 	switch m.BodyKind {
 	case broker.BodyData:
-		out.Data = [][]byte{m.Body}
+		if err := m.CheckDataSections(); err != nil {
+			return nil, err
+		}
+		out.Data = m.Sections()
 	case broker.BodyValue, broker.BodySequence:
 		var sections amqp.Message
 		if err := sections.UnmarshalBinary(m.Body); err != nil {
@@ -194,7 +196,7 @@ func fromAMQP(in *amqp.Message) *broker.Message {
 		if len(in.Data) == 1 {
 			m.Body = in.Data[0]
 		} else {
-			m.Body = bytes.Join(in.Data, nil)
+			m.SetSections(in.Data) // joined, the section lengths kept
 		}
 	}
 	m.LockToken = lockTokenOf(in)

@@ -47,13 +47,16 @@ func TestConvertBodiesRoundTrip(t *testing.T) {
 				t.Fatalf("sequence body = %#v, want %#v", out.Sequence, in.Sequence)
 			}
 		default:
-			if string(m.Body) != "abcd" || string(out.Data[0]) != "abcd" {
-				t.Fatalf("data body = %q", m.Body)
+			if string(m.Body) != "abcd" || !reflect.DeepEqual(out.Data, in.Data) {
+				t.Fatalf("data body = %q, sent back as %q, want the sections %q", m.Body, out.Data, in.Data)
 			}
 		}
 	}
 	if _, err := toAMQP(&broker.Message{BodyKind: broker.BodyValue, Body: []byte{0xff}}); broker.CodeOf(err) != broker.CodeInvalid {
 		t.Fatalf("bad value body: err = %v, want invalid", err)
+	}
+	if _, err := toAMQP(&broker.Message{Body: []byte("abc"), DataSections: []int{1, 1}}); broker.CodeOf(err) != broker.CodeInvalid {
+		t.Fatalf("data sections that do not fit the body: err = %v, want invalid", err)
 	}
 	if _, err := toAMQP(&broker.Message{ApplicationProperties: map[string]any{"m": map[string]any{}}}); broker.CodeOf(err) != broker.CodeInvalid {
 		t.Fatalf("map property: err = %v, want invalid", err)

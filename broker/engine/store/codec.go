@@ -25,6 +25,14 @@ import (
 // followed by those fields in bit order; unset fields cost nothing. A meta
 // and an entity record are written field by field in a fixed order.
 //
+// Message records have their own version, messageVersion: version 1 has the
+// fields up to Size; version 2 adds DataSections (a uvarint count and then
+// each length as a uvarint) and then AMQP, the passthrough (a flags byte:
+// 1 durable, 2 has a priority; the priority byte; then the delivery
+// annotations, message annotations and footer as nil-able byte slices),
+// the last fields in bit order. Both versions are read; a version 1 record
+// reads as a message whose body is one data section, with no passthrough.
+//
 // Entity records have their own version, entityVersion: version 1 ends
 // after the rules; version 2 adds the entity's CreatedAt, UpdatedAt and
 // UserMetadata and then each rule's CreatedAt (a time that may be zero is
@@ -38,9 +46,13 @@ import (
 // Application properties keep their Go types: each value is written as a
 // one-byte type tag followed by the value.
 
-// codecVersion is the first byte of every encoded record but an entity and
-// a session state.
+// codecVersion is the first byte of an encoded meta and of other records
+// that have one version (duplicate-detection history).
 const codecVersion = 1
+
+// messageVersion is the first byte of an encoded message; records of
+// versions 1 and 2 are read.
+const messageVersion = 2
 
 // stateVersion is the first byte of a session state that carries the time
 // it was set; states written before have codecVersion and no time.
@@ -81,8 +93,11 @@ const (
 	fDeadLetterSource
 	fState
 	fSize
+	fDataSections // version 2
+	fAMQP         // version 2
 
-	fAll = fSize<<1 - 1
+	fAllV1 = fSize<<1 - 1
+	fAll   = fAMQP<<1 - 1
 )
 
 // Application property type tags.
@@ -108,6 +123,12 @@ const (
 	tagUUID
 )
 
+// Passthrough flags.
+const (
+	passDurable = 1 << iota
+	passPriority
+)
+
 // Entity setting flags.
 const (
 	flagDeadLetteringOnMessageExpiration = 1 << iota
@@ -116,10 +137,14 @@ const (
 )
 
 // appendMessage appends the encoding of m to dst and returns the extended
-// slice. An application property of a type the codec does not know is a
-// *broker.Error with CodeInvalid; dst is then returned unchanged.
+// slice. An application property of a type the codec does not know, or
+// DataSections that do not describe the body, is a *broker.Error with
+// CodeInvalid; dst is then returned unchanged.
 func appendMessage(dst []byte, m *broker.Message) ([]byte, error) {
 	if err := checkProps(m.ApplicationProperties, "application property"); err != nil {
+		return dst, err
+	}
+	if err := m.CheckDataSections(); err != nil {
 		return dst, err
 	}
 	var bits uint64
@@ -153,9 +178,11 @@ func appendMessage(dst []byte, m *broker.Message) ([]byte, error) {
 	set(m.DeadLetterSource != "", fDeadLetterSource)
 	set(m.State != 0, fState)
 	set(m.Size != 0, fSize)
+	set(m.DataSections != nil, fDataSections)
+	set(!m.AMQP.IsZero(), fAMQP)
 
 	e := encoder{buf: dst}
-	e.byte(codecVersion)
+	e.byte(messageVersion)
 	e.uvarint(bits)
 	strs := [...]struct {
 		bit uint64
@@ -215,6 +242,27 @@ func appendMessage(dst []byte, m *broker.Message) ([]byte, error) {
 	if bits&fSize != 0 {
 		e.varint(m.Size)
 	}
+	if bits&fDataSections != 0 {
+		e.uvarint(uint64(len(m.DataSections)))
+		for _, n := range m.DataSections {
+			e.uvarint(uint64(n))
+		}
+	}
+	if bits&fAMQP != 0 {
+		p := m.AMQP
+		var flags byte
+		if p.Durable {
+			flags |= passDurable
+		}
+		if p.HasPriority {
+			flags |= passPriority
+		}
+		e.byte(flags)
+		e.byte(p.Priority)
+		e.nilBytes(p.DeliveryAnnotations)
+		e.nilBytes(p.MessageAnnotations)
+		e.nilBytes(p.Footer)
+	}
 	return e.buf, nil
 }
 
@@ -223,10 +271,17 @@ func appendMessage(dst []byte, m *broker.Message) ([]byte, error) {
 // encoding give a *broker.Error whose Err is ErrCorrupt.
 func decodeMessage(b []byte) (*broker.Message, error) {
 	d := decoder{b: b, what: "message"}
-	d.version()
+	all := uint64(fAll)
+	switch v := d.byte(); {
+	case d.err != nil:
+	case v == 1:
+		all = fAllV1
+	case v != messageVersion:
+		d.fail("unknown message version %d", v)
+	}
 	bits := d.uvarint()
-	if bits&^fAll != 0 {
-		d.fail("unknown field bits %#x", bits&^fAll)
+	if bits&^all != 0 {
+		d.fail("unknown field bits %#x", bits&^all)
 	}
 	m := new(broker.Message)
 	strs := [...]struct {
@@ -290,10 +345,72 @@ func decodeMessage(b []byte) (*broker.Message, error) {
 	if bits&fSize != 0 {
 		m.Size = d.varint()
 	}
+	if bits&fDataSections != 0 {
+		d.dataSections(m)
+	}
+	if bits&fAMQP != 0 {
+		d.passthrough(m)
+	}
 	if err := d.finish(); err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// dataSections reads the section lengths of m's body, which is read
+// already, and checks that they describe it.
+func (d *decoder) dataSections(m *broker.Message) {
+	n := d.uvarint()
+	if d.err == nil && n > uint64(len(d.b)) { // each length takes a byte at least
+		d.fail("count %d beyond the end", n)
+	}
+	if d.err != nil {
+		return
+	}
+	m.DataSections = make([]int, n)
+	for i := range m.DataSections {
+		v := d.uvarint()
+		if v > uint64(len(m.Body)) {
+			d.fail("data section of %d bytes in a body of %d", v, len(m.Body))
+		}
+		if d.err != nil {
+			return
+		}
+		m.DataSections[i] = int(v)
+	}
+	if err := m.CheckDataSections(); err != nil {
+		var be *broker.Error
+		if errors.As(err, &be) {
+			err = errors.New(be.Message)
+		}
+		d.fail("%v", err)
+	}
+}
+
+// passthrough reads m.AMQP. The maps are not checked here: the listener
+// checks them before it sends them.
+func (d *decoder) passthrough(m *broker.Message) {
+	flags := d.byte()
+	priority := d.byte()
+	p := &broker.Passthrough{
+		Durable:     flags&passDurable != 0,
+		Priority:    priority,
+		HasPriority: flags&passPriority != 0,
+	}
+	p.DeliveryAnnotations = d.nilBytes()
+	p.MessageAnnotations = d.nilBytes()
+	p.Footer = d.nilBytes()
+	switch {
+	case d.err != nil:
+	case flags&^(passDurable|passPriority) != 0:
+		d.fail("unknown passthrough flags %#x", flags)
+	case !p.HasPriority && priority != 0:
+		d.fail("a priority (%d) without its flag", priority)
+	case p.IsZero():
+		d.fail("an empty passthrough")
+	default:
+		m.AMQP = p
+	}
 }
 
 // appendMeta appends the encoding of m to dst and returns the extended slice.

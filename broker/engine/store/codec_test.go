@@ -85,10 +85,15 @@ func fullMessage() *broker.Message {
 
 func TestMessageRoundTrip(t *testing.T) {
 	cases := map[string]*broker.Message{
-		"full":       fullMessage(),
-		"empty":      {},
-		"empty body": {Body: []byte{}, ApplicationProperties: map[string]any{}},
-		"negatives":  {SequenceNumber: -1, Size: -5, TimeToLive: -time.Second, EnqueuedTime: utc(-1, 0)},
+		"full":           fullMessage(),
+		"empty":          {},
+		"empty body":     {Body: []byte{}, ApplicationProperties: map[string]any{}},
+		"negatives":      {SequenceNumber: -1, Size: -5, TimeToLive: -time.Second, EnqueuedTime: utc(-1, 0)},
+		"data sections":  {Body: []byte("Hello WorldAnd another message!"), DataSections: []int{11, 20}, Size: 31},
+		"empty sections": {Body: []byte{}, DataSections: []int{0, 0, 0}},
+		"passthrough": {AMQP: &broker.Passthrough{Durable: true, Priority: 0, HasPriority: true,
+			MessageAnnotations: []byte{0xc1, 0x01, 0x00}, Footer: []byte{}}},
+		"durable only": {AMQP: &broker.Passthrough{Durable: true}},
 	}
 	for name, m := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -112,7 +117,7 @@ func TestMessageEncodingIsCompact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []byte{codecVersion, 0}; !bytes.Equal(b, want) {
+	if want := []byte{messageVersion, 0}; !bytes.Equal(b, want) {
 		t.Fatalf("empty message encodes as %x, want %x", b, want)
 	}
 	m := &broker.Message{MessageID: "x", Body: make([]byte, 1024), SequenceNumber: 1, EnqueuedTime: utc(1700000000, 0), Size: 1025}
@@ -166,8 +171,24 @@ func TestMessageDecodeCorrupt(t *testing.T) {
 		want string
 	}{
 		{"empty", []byte{}, "truncated"},
-		{"bad version", []byte{2, 0}, "unknown codec version 2"},
-		{"unknown bits", []byte{1, 0x80, 0x80, 0x80, 0x10}, "unknown field bits 0x2000000"},
+		{"bad version", []byte{3, 0}, "unknown message version 3"},
+		{"version 0", []byte{0, 0}, "unknown message version 0"},
+		{"sections in version 1", []byte{1, 0x80, 0x80, 0x80, 0x10}, "unknown field bits 0x2000000"},
+		{"unknown bits", []byte{2, 0x80, 0x80, 0x80, 0x80, 0x01}, "unknown field bits 0x10000000"},
+		{"passthrough in version 1", []byte{1, 0x80, 0x80, 0x80, 0x20}, "unknown field bits 0x4000000"},
+		// AMQP (bit 26): flags, priority, three nil-able byte slices
+		{"passthrough flags", []byte{2, 0x80, 0x80, 0x80, 0x20, 4, 0, 0, 0, 0}, "unknown passthrough flags 0x4"},
+		{"priority without flag", []byte{2, 0x80, 0x80, 0x80, 0x20, 1, 9, 0, 0, 0}, "a priority (9) without its flag"},
+		{"empty passthrough", []byte{2, 0x80, 0x80, 0x80, 0x20, 0, 0, 0, 0, 0}, "an empty passthrough"},
+		{"passthrough truncated", []byte{2, 0x80, 0x80, 0x80, 0x20, 2, 9, 0, 3, 1}, "count 2 beyond the end"},
+		// body "abc" (bit 13), then DataSections (bit 25)
+		{"sections short", []byte{2, 0x80, 0xc0, 0x80, 0x10, 3, 'a', 'b', 'c', 2, 1, 1}, "the data sections hold 2 bytes, but the body has 3"},
+		{"sections long", []byte{2, 0x80, 0xc0, 0x80, 0x10, 3, 'a', 'b', 'c', 2, 2, 2}, "data section 1 (2 bytes) runs past the end of the 3-byte body"},
+		{"section beyond body", []byte{2, 0x80, 0xc0, 0x80, 0x10, 3, 'a', 'b', 'c', 2, 9, 0}, "data section of 9 bytes in a body of 3"},
+		{"one section", []byte{2, 0x80, 0xc0, 0x80, 0x10, 3, 'a', 'b', 'c', 1, 3}, "DataSections lists 1 sections: it is set only for two or more"},
+		{"section count", []byte{2, 0x80, 0xc0, 0x80, 0x10, 3, 'a', 'b', 'c', 0x7f, 1}, "count 127 beyond the end"},
+		// body "ab" and BodyKind (bit 14) amqp-value, with sections
+		{"sections of a value", []byte{2, 0x80, 0xc0, 0x81, 0x10, 2, 'a', 'b', 1, 2, 1, 1}, "an amqp-value body has no data sections, but DataSections is set"},
 		{"long string", []byte{1, 1, 0x7f, 'a'}, "length 127 beyond the end"},
 		{"huge prop count", []byte{1, 0x80, 0x20, 0xff, 0xff, 0xff, 0xff, 0x0f}, "count 4294967294 beyond the end"},
 		{"unknown tag", []byte{1, 0x80, 0x20, 2, 1, 'k', 99}, "unknown property type tag 99"},
@@ -409,7 +430,8 @@ func TestEntityUnknownParameterType(t *testing.T) {
 // that whatever decodes encodes to a fixed point: decoding the encoding of a
 // decoded message and encoding again gives the same bytes.
 func FuzzDecodeMessage(f *testing.F) {
-	for _, m := range []*broker.Message{fullMessage(), {}, {Body: []byte("x")}} {
+	for _, m := range []*broker.Message{fullMessage(), {}, {Body: []byte("x")}, {Body: []byte("ab"), DataSections: []int{1, 0, 1}},
+		{AMQP: &broker.Passthrough{HasPriority: true, Priority: 7, DeliveryAnnotations: []byte{0xc1, 0x01, 0x00}}}} {
 		b, err := appendMessage(nil, m)
 		if err != nil {
 			f.Fatal(err)
@@ -534,4 +556,51 @@ func fullEntityWithoutActions() EntityRecord {
 		rec.Entity.Rules[i].Action = ""
 	}
 	return rec
+}
+
+// TestMessageVersion1StillDecodes reads a record that the version 1 encoder
+// (before DataSections) wrote, kept in testdata: it is fullMessage.
+func TestMessageVersion1StillDecodes(t *testing.T) {
+	h, err := os.ReadFile(filepath.Join("testdata", "message-v1-full.hex"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := hex.DecodeString(strings.TrimSpace(string(h)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b[0] != 1 {
+		t.Fatalf("testdata is version %d, want 1", b[0])
+	}
+	got, err := decodeMessage(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fullMessage(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("version 1 record decoded as\n %#v\nwant %#v", got, want)
+	}
+	// Written again, it is a version 2 record of the same message.
+	again, err := appendMessage(nil, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again[0] != messageVersion || !bytes.Equal(again[1:], b[1:]) {
+		t.Fatalf("re-encoded as % x, want version %d and the same fields", again, messageVersion)
+	}
+}
+
+// TestMessageBadDataSections checks that the encoder refuses lengths that
+// do not describe the body, and leaves dst alone.
+func TestMessageBadDataSections(t *testing.T) {
+	for _, m := range []*broker.Message{
+		{Body: []byte("abc"), DataSections: []int{1, 1}},
+		{Body: []byte("abc"), DataSections: []int{3}},
+		{Body: []byte("abc"), DataSections: []int{-1, 4}},
+		{Body: []byte("abc"), BodyKind: broker.BodySequence, DataSections: []int{1, 2}},
+	} {
+		out, err := appendMessage([]byte("prefix"), m)
+		if broker.CodeOf(err) != broker.CodeInvalid || string(out) != "prefix" {
+			t.Fatalf("sections %v: %q, %v; want prefix and CodeInvalid", m.DataSections, out, err)
+		}
+	}
 }

@@ -52,7 +52,13 @@
 // # Messages
 //
 // DecodeMessage and EncodeMessage map the message format to broker.Message
-// with the Service Bus annotations; SplitBatch opens a batch delivery;
+// with the Service Bus annotations. What Service Bus keeps as sent travels
+// too: a body of several data sections keeps its sections
+// (broker.Message.DataSections), and the header's durable and priority, the
+// sender's own annotations and the footer are passed through
+// (broker.Passthrough, kept encoded and merged after the broker's own
+// annotations). An active message is sent without x-opt-message-state, as
+// Service Bus does. SplitBatch opens a batch delivery;
 // DeliveryTag and LockTokenFromDeliveryTag convert lock tokens to and from
 // the .NET byte order of delivery tags.
 //

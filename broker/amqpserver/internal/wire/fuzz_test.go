@@ -2,6 +2,8 @@ package wire
 
 import (
 	"bytes"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -82,6 +84,8 @@ func FuzzDecodeMessage(f *testing.F) {
 		{Value: map[string]any{"k": []any{int64(1), "s"}}},
 		{Sequence: [][]any{{"a"}, {true}}},
 		{Properties: &amqp.MessageProperties{MessageID: amqp.UUID{1}}, Footer: amqp.Annotations{"f": "x"}},
+		{Header: &amqp.MessageHeader{Durable: true, Priority: 9}, DeliveryAnnotations: amqp.Annotations{"d": int64(1)},
+			Annotations: amqp.Annotations{"a": []any{"x"}}, Data: [][]byte{[]byte("a"), []byte("b")}},
 	} {
 		b, err := m.MarshalBinary()
 		if err != nil {
@@ -102,7 +106,8 @@ func FuzzDecodeMessage(f *testing.F) {
 			t.Fatalf("decoding the re-encoded message: %v\n% x", err, enc)
 		}
 		if m2.MessageID != m.MessageID || m2.SequenceNumber != m.SequenceNumber || m2.BodyKind != m.BodyKind ||
-			!bytes.Equal(m2.Body, m.Body) || len(m2.ApplicationProperties) != len(m.ApplicationProperties) {
+			!bytes.Equal(m2.Body, m.Body) || !slices.Equal(m2.DataSections, m.DataSections) || !reflect.DeepEqual(m2.AMQP, m.AMQP) ||
+			len(m2.ApplicationProperties) != len(m.ApplicationProperties) {
 			t.Fatalf("re-encoded message differs:\n%#v\n%#v", m, m2)
 		}
 	})

@@ -18,8 +18,12 @@ const dotNetEpochTicks = 621355968000000000
 // delivery-count; DeliveryCount is the header value plus one when the
 // header carries one), delivery annotations (x-opt-lock-token), message
 // annotations (the Service Bus broker properties), properties, application
-// properties, and the body: data sections concatenated, or the amqp-value
-// or amqp-sequence sections kept encoded in Body. The footer is ignored.
+// properties, and the body: data sections concatenated (with their lengths
+// in DataSections when there are several), or the amqp-value or
+// amqp-sequence sections kept encoded in Body. What Service Bus passes
+// through without interpreting goes to AMQP (broker.Passthrough): the
+// header's durable and priority, the delivery and message annotations that
+// are not its own, and the footer.
 // Size is the encoded size.
 //
 // Message ids and correlation ids of type uuid, ulong or binary become
@@ -44,7 +48,11 @@ func DecodeMessage(b []byte) (*broker.Message, error) {
 // messageReader tracks what the sections seen so far established.
 type messageReader struct {
 	m          *broker.Message
-	bodyKinds  int // sections of the body seen
+	bodyKinds  int   // sections of the body seen
+	dataLens   []int // lengths of the data sections seen
+	pass       broker.Passthrough
+	deliveryAn entryCollector // delivery annotations passed through
+	messageAn  entryCollector // message annotations passed through
 	hasValue   bool
 	ttlHeader  bool
 	absExpiry  time.Time
@@ -83,6 +91,7 @@ func (d *Decoder) readMessage(m *broker.Message) error {
 			if err == nil {
 				var data []byte
 				if data, err = d.ReadBinary(); err == nil {
+					r.dataLens = append(r.dataLens, len(data))
 					if m.Body == nil {
 						m.Body = data // already a copy
 					} else {
@@ -110,7 +119,13 @@ func (d *Decoder) readMessage(m *broker.Message) error {
 				}
 			}
 		case descFooter:
-			_, err = d.ReadMap()
+			if _, err = d.ReadMap(); err == nil {
+				if raw := d.buf[valueStart:d.off]; len(raw) > 0 {
+					if _, _, ok := mapEntries(raw); ok {
+						r.pass.Footer = append([]byte(nil), raw...)
+					}
+				}
+			}
 		default:
 			d.off = start
 			return d.errorf("unknown message section %s", descriptorName(code, ""))
@@ -118,6 +133,14 @@ func (d *Decoder) readMessage(m *broker.Message) error {
 		if err != nil {
 			return err
 		}
+	}
+	if len(r.dataLens) > 1 {
+		m.DataSections = r.dataLens
+	}
+	r.pass.DeliveryAnnotations = r.deliveryAn.encoded()
+	r.pass.MessageAnnotations = r.messageAn.encoded()
+	if !r.pass.IsZero() {
+		m.AMQP = &r.pass
 	}
 	if !r.ttlHeader && r.expirySeen && !r.created.IsZero() && r.absExpiry.After(r.created) {
 		m.TimeToLive = r.absExpiry.Sub(r.created)
@@ -144,7 +167,10 @@ func (r *messageReader) readHeader(d *Decoder) error {
 	var priority uint8
 	var ttl, dc uint32
 	field(&f, &durable, (*Decoder).ReadBool)
-	field(&f, &priority, (*Decoder).ReadUbyte)
+	r.pass.Durable = durable
+	if field(&f, &priority, (*Decoder).ReadUbyte) {
+		r.pass.Priority, r.pass.HasPriority = priority, true
+	}
 	if field(&f, &ttl, (*Decoder).ReadUint) {
 		r.ttlHeader = true
 		r.m.TimeToLive = time.Duration(ttl) * time.Millisecond
@@ -191,19 +217,22 @@ func (d *Decoder) forEachEntry(fn func(key []byte, code byte) error) error {
 }
 
 func (r *messageReader) readDeliveryAnnotations(d *Decoder) error {
-	return d.forEachEntry(func(key []byte, _ byte) error {
-		if string(key) == string(AnnotLockToken) && d.off < len(d.buf) && d.buf[d.off] == codeUUID {
-			u, err := d.ReadUUID()
-			r.m.LockToken = broker.LockToken(u)
-			return err
+	return d.forEachEntry(func(key []byte, code byte) error {
+		if string(key) == string(AnnotLockToken) {
+			if d.off < len(d.buf) && d.buf[d.off] == codeUUID {
+				u, err := d.ReadUUID()
+				r.m.LockToken = broker.LockToken(u)
+				return err
+			}
+			return d.Skip()
 		}
-		return d.Skip()
+		return r.deliveryAn.collectEntry(d, key, code)
 	})
 }
 
 func (r *messageReader) readMessageAnnotations(d *Decoder) error {
 	m := r.m
-	return d.forEachEntry(func(key []byte, _ byte) error {
+	return d.forEachEntry(func(key []byte, code byte) error {
 		start := d.off
 		var err error
 		switch string(key) {
@@ -231,7 +260,7 @@ func (r *messageReader) readMessageAnnotations(d *Decoder) error {
 			}
 			m.State = broker.State(s)
 		default:
-			return d.Skip()
+			return r.messageAn.collectEntry(d, key, code)
 		}
 		if err != nil { // the prefix is built only for an error: keys are read for every message
 			return prefixError(err, "message annotation "+string(key)+": ")

@@ -40,10 +40,13 @@ type EncodeOptions struct {
 	DeliveryCount bool
 }
 
-// EncodeMessage appends m as an AMQP message: header (ttl, delivery count),
-// delivery annotations (lock token, on request), message annotations (the
-// Service Bus broker properties that are set), properties, application
-// properties and the body. A BodyData body is one data section; BodyValue
+// EncodeMessage appends m as an AMQP message: header (durable, priority,
+// ttl, delivery count), delivery annotations (lock token, on request),
+// message annotations (the Service Bus broker properties that are set),
+// properties, application properties, the body and the footer; the
+// delivery and message annotations and the footer that a sender gave the
+// message (m.AMQP) follow ours. A BodyData body is one data section, or the
+// sections DataSections describes (see broker.Message.Sections); BodyValue
 // and BodySequence bodies are written as the encoded sections they hold.
 //
 // Application property values outside the value model that no Go type
@@ -51,17 +54,52 @@ type EncodeOptions struct {
 // fails.
 func EncodeMessage(dst []byte, m *broker.Message, opts EncodeOptions) []byte {
 	dst = appendHeader(dst, m, opts)
-	if opts.LockToken {
-		dst = AppendDescriptor(dst, descDeliveryAnnotations)
-		var start int
-		dst, start = beginCompound(dst, codeMap32)
-		dst = AppendUUID(AppendSymbol(dst, AnnotLockToken), UUID(m.LockToken))
-		dst = endCompound(dst, start, 2, codeMap8, codeMap32)
-	}
+	dst = appendDeliveryAnnotations(dst, m, opts)
 	dst = appendMessageAnnotations(dst, m)
 	dst = appendProperties(dst, m)
 	dst = appendApplicationProperties(dst, m.ApplicationProperties)
-	return appendBody(dst, m)
+	dst = appendBody(dst, m)
+	return appendFooter(dst, m)
+}
+
+// passedThrough returns the entries of one of m's passthrough maps (see
+// mapEntries); pick chooses the map.
+func passedThrough(m *broker.Message, pick func(*broker.Passthrough) []byte) ([]byte, int) {
+	if m.AMQP == nil {
+		return nil, 0
+	}
+	entries, pairs, ok := mapEntries(pick(m.AMQP))
+	if !ok {
+		return nil, 0
+	}
+	return entries, pairs
+}
+
+func appendDeliveryAnnotations(b []byte, m *broker.Message, opts EncodeOptions) []byte {
+	entries, pairs := passedThrough(m, func(p *broker.Passthrough) []byte { return p.DeliveryAnnotations })
+	if !opts.LockToken && pairs == 0 {
+		return b
+	}
+	b = AppendDescriptor(b, descDeliveryAnnotations)
+	b, start := beginCompound(b, codeMap32)
+	n := pairs
+	if opts.LockToken {
+		b = AppendUUID(AppendSymbol(b, AnnotLockToken), UUID(m.LockToken))
+		n++
+	}
+	b = append(b, entries...)
+	return endCompound(b, start, 2*n, codeMap8, codeMap32)
+}
+
+// appendFooter writes the footer a sender gave the message, if any.
+func appendFooter(b []byte, m *broker.Message) []byte {
+	if m.AMQP == nil || m.AMQP.Footer == nil {
+		return b
+	}
+	if _, _, ok := mapEntries(m.AMQP.Footer); !ok {
+		return b
+	}
+	return append(AppendDescriptor(b, descFooter), m.AMQP.Footer...)
 }
 
 // ttlMillis returns the header ttl for d, and false when d is not positive
@@ -77,12 +115,16 @@ func ttlMillis(d time.Duration) (uint32, bool) {
 func appendHeader(b []byte, m *broker.Message, opts EncodeOptions) []byte {
 	ttl, hasTTL := ttlMillis(m.TimeToLive)
 	hasDC := opts.DeliveryCount && m.DeliveryCount > 0
-	if !hasTTL && !hasDC {
+	var pass broker.Passthrough
+	if m.AMQP != nil {
+		pass = *m.AMQP
+	}
+	if !hasTTL && !hasDC && !pass.Durable && !pass.HasPriority {
 		return b
 	}
 	b, c := beginComposite(b, descHeader)
-	b = c.null(b) // durable
-	b = c.null(b) // priority
+	b = c.boolean(b, true, pass.Durable)
+	b = c.ubyte(b, pass.Priority, pass.HasPriority)
 	b = c.uint(b, ttl, hasTTL)
 	b = c.null(b) // first-acquirer
 	var dc uint32
@@ -93,16 +135,20 @@ func appendHeader(b []byte, m *broker.Message, opts EncodeOptions) []byte {
 	return c.end(b)
 }
 
+// appendMessageAnnotations writes the Service Bus annotations that are set,
+// and then those a sender gave the message. An active message has no
+// x-opt-message-state, as Service Bus sends it: receivers take its absence
+// for active.
 func appendMessageAnnotations(b []byte, m *broker.Message) []byte {
-	issued := m.SequenceNumber != 0 || m.State != broker.StateActive
-	if !issued && m.EnqueuedSequenceNumber == 0 && m.EnqueuedTime.IsZero() &&
+	entries, pairs := passedThrough(m, func(p *broker.Passthrough) []byte { return p.MessageAnnotations })
+	if m.SequenceNumber == 0 && m.State == broker.StateActive && m.EnqueuedSequenceNumber == 0 && m.EnqueuedTime.IsZero() &&
 		m.LockedUntil.IsZero() && m.ScheduledEnqueueTime.IsZero() && m.PartitionKey == "" &&
-		m.ViaPartitionKey == "" && m.DeadLetterSource == "" {
+		m.ViaPartitionKey == "" && m.DeadLetterSource == "" && pairs == 0 {
 		return b
 	}
 	b = AppendDescriptor(b, descMessageAnnotations)
 	b, start := beginCompound(b, codeMap32)
-	n := 0
+	n := pairs
 	if m.SequenceNumber != 0 {
 		b = AppendLong(AppendSymbol(b, AnnotSequenceNumber), m.SequenceNumber)
 		n++
@@ -135,10 +181,11 @@ func appendMessageAnnotations(b []byte, m *broker.Message) []byte {
 		b = AppendString(AppendSymbol(b, AnnotDeadLetterSource), m.DeadLetterSource)
 		n++
 	}
-	if issued {
+	if m.State != broker.StateActive {
 		b = AppendInt(AppendSymbol(b, AnnotMessageState), int32(m.State))
 		n++
 	}
+	b = append(b, entries...)
 	return endCompound(b, start, 2*n, codeMap8, codeMap32)
 }
 
@@ -206,6 +253,12 @@ func appendBody(b []byte, m *broker.Message) []byte {
 			return append(AppendDescriptor(b, descAMQPSequence), codeList0)
 		}
 		return append(b, m.Body...)
+	}
+	if m.DataSections != nil {
+		for _, sec := range m.Sections() {
+			b = AppendBinary(AppendDescriptor(b, descData), sec)
+		}
+		return b
 	}
 	return AppendBinary(AppendDescriptor(b, descData), m.Body)
 }

@@ -20,6 +20,15 @@ var (
 	lockTok = broker.LockToken(uuid.MustParse("00112233-4455-6677-8899-aabbccddeeff"))
 )
 
+// mustMap encodes an AMQP map.
+func mustMap(m Map) []byte {
+	b, err := AppendValue(nil, m)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
 // fullMessage is a delivered message with every field set.
 func fullMessage() *broker.Message {
 	return &broker.Message{
@@ -43,6 +52,8 @@ func fullMessage() *broker.Message {
 		},
 		Body:                   []byte(`{"hello":"world"}`),
 		BodyKind:               broker.BodyData,
+		DataSections:           []int{9, 8}, // as amqpFull sends it
+		AMQP:                   &broker.Passthrough{MessageAnnotations: mustMap(Map{{Symbol("x-opt-unknown"), "passed through"}})},
 		SequenceNumber:         42,
 		EnqueuedSequenceNumber: 41,
 		EnqueuedTime:           t0,
@@ -136,7 +147,7 @@ func amqpFull() *amqp.Message {
 			"x-opt-via-partition-key":       "vpk",
 			"x-opt-deadletter-source":       "q/src",
 			"x-opt-message-state":           int32(1),
-			"x-opt-unknown":                 "ignored",
+			"x-opt-unknown":                 "passed through",
 		},
 		Properties: &amqp.MessageProperties{
 			MessageID: "id-1", To: str("to-addr"), Subject: str("subject"), ReplyTo: str("reply-addr"),
@@ -177,8 +188,6 @@ func TestGoAMQPDecodesOurMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := amqpFull()
-	want.Data = [][]byte{[]byte(`{"hello":"world"}`)}
-	delete(want.Annotations, "x-opt-unknown")
 	// go-amqp decodes timestamps in the local time zone.
 	for k, v := range got.Annotations {
 		got.Annotations[k] = inUTC(v)
@@ -445,5 +454,56 @@ func TestTTLMillis(t *testing.T) {
 	}
 	if _, ok := ttlMillis(0); ok {
 		t.Fatal("zero ttl written")
+	}
+}
+
+// TestDataSectionsKept checks that the data sections of a body keep their
+// boundaries from the wire to broker.Message and back, including empty
+// sections, and that one section needs no DataSections.
+func TestDataSectionsKept(t *testing.T) {
+	for _, sections := range [][][]byte{
+		{[]byte("Hello World"), []byte("And another message!")},
+		{{}, []byte("x"), {}},
+		{[]byte("only")},
+	} {
+		b, err := (&amqp.Message{Data: sections}).MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := DecodeMessage(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := bytes.Join(sections, nil); !bytes.Equal(m.Body, want) {
+			t.Fatalf("body %q, want %q", m.Body, want)
+		}
+		if len(sections) == 1 && m.DataSections != nil {
+			t.Fatalf("one section: DataSections %v, want nil", m.DataSections)
+		}
+		var back amqp.Message
+		if err := back.UnmarshalBinary(EncodeMessage(nil, m, EncodeOptions{})); err != nil {
+			t.Fatal(err)
+		}
+		if len(back.Data) != len(sections) {
+			t.Fatalf("%d sections sent back, want %d (%q)", len(back.Data), len(sections), back.Data)
+		}
+		for i := range sections {
+			if !bytes.Equal(back.Data[i], sections[i]) {
+				t.Fatalf("section %d is %q, want %q", i, back.Data[i], sections[i])
+			}
+		}
+	}
+}
+
+// TestDataSectionsThatDoNotFit checks that lengths which do not describe
+// the body are not trusted: the body goes out whole, as one section.
+func TestDataSectionsThatDoNotFit(t *testing.T) {
+	m := &broker.Message{Body: []byte("abc"), DataSections: []int{1, 5}}
+	var back amqp.Message
+	if err := back.UnmarshalBinary(EncodeMessage(nil, m, EncodeOptions{})); err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Data) != 1 || string(back.Data[0]) != "abc" {
+		t.Fatalf("sections %q, want one: abc", back.Data)
 	}
 }
