@@ -85,10 +85,11 @@ func fullMessage() *broker.Message {
 
 func TestMessageRoundTrip(t *testing.T) {
 	cases := map[string]*broker.Message{
-		"full":       fullMessage(),
-		"empty":      {},
-		"empty body": {Body: []byte{}, ApplicationProperties: map[string]any{}},
-		"negatives":  {SequenceNumber: -1, Size: -5, TimeToLive: -time.Second, EnqueuedTime: utc(-1, 0)},
+		"full":          fullMessage(),
+		"empty":         {},
+		"empty body":    {Body: []byte{}, ApplicationProperties: map[string]any{}},
+		"negatives":     {SequenceNumber: -1, Size: -5, TimeToLive: -time.Second, EnqueuedTime: utc(-1, 0)},
+		"empty session": {SessionIDSet: true, Body: []byte("in session \"\"")},
 	}
 	for name, m := range cases {
 		t.Run(name, func(t *testing.T) {
