@@ -28,7 +28,7 @@ func (l *listenerFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&l.maxConnections, "max-connections", amqpserver.DefaultMaxConnections, "most AMQP connections open at once")
 	fs.IntVar(&l.maxSessions, "max-sessions", amqpserver.DefaultMaxSessionsPerConnection, "most AMQP sessions per connection")
 	fs.IntVar(&l.maxLinks, "max-links", amqpserver.DefaultMaxLinksPerSession, "most links per AMQP session")
-	fs.IntVar(&l.maxUnsettled, "max-unsettled", amqpserver.DefaultMaxUnsettledPerLink, "most unsettled deliveries per link, each way")
+	fs.IntVar(&l.maxUnsettled, "max-unsettled", amqpserver.DefaultMaxUnsettledPerLink, "most unsettled deliveries per link: a peek-lock receiver gets its credit up to this; a sender at most "+fmt.Sprint(amqpserver.MaxSenderCredit))
 	fs.UintVar(&l.maxFrameSize, "max-frame-size", amqpserver.DefaultMaxFrameSize, "largest AMQP frame accepted, in bytes")
 	fs.DurationVar(&l.idleTimeout, "idle-timeout", amqpserver.DefaultIdleTimeout, "close an AMQP connection silent this long (0: never)")
 }

@@ -87,6 +87,11 @@ const (
 	DescriptionSessionIDIsNull             = "Session enabled entity doesn't allow a message whose session identifier is null."
 )
 
+// MaxIDLength is the longest MessageId, SessionId and PartitionKey that
+// Service Bus accepts, in UTF-16 code units (the characters of a .NET
+// string).
+const MaxIDLength = 128
+
 // Message is a Service Bus message: an opaque payload plus broker properties
 // (spec/semantics.md §6) and application properties.
 //
@@ -100,9 +105,14 @@ type Message struct {
 	To               string
 	ReplyTo          string
 	ReplyToSessionID string
-	SessionID        string
-	PartitionKey     string
-	ViaPartitionKey  string
+	SessionID        string // at most MaxIDLength characters, like MessageID and PartitionKey
+	// SessionIDSet says that the message carries a SessionId even though
+	// SessionID is "": Service Bus takes the empty string as a session of
+	// its own, distinct from no SessionId. It matters only when SessionID
+	// is ""; use HasSessionID to ask whether a message has one.
+	SessionIDSet    bool
+	PartitionKey    string
+	ViaPartitionKey string
 	// TimeToLive is relative to EnqueuedTime. Zero means the entity's
 	// DefaultMessageTimeToLive; a longer value is cut down to it.
 	TimeToLive time.Duration
@@ -160,6 +170,10 @@ func (m *Message) DeadLetterErrorDescription() string {
 	s, _ := m.ApplicationProperties[PropDeadLetterErrorDescription].(string)
 	return s
 }
+
+// HasSessionID reports whether the message carries a SessionId, the empty
+// one ("" with SessionIDSet) included.
+func (m *Message) HasSessionID() bool { return m.SessionID != "" || m.SessionIDSet }
 
 // Locked reports whether the message carries a lock.
 func (m *Message) Locked() bool { return !m.LockToken.IsZero() }

@@ -7,6 +7,7 @@ import (
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
 	"github.com/peeklock/peeklock/broker/amqpserver/sas"
+	"github.com/peeklock/peeklock/broker/engine"
 )
 
 // Link properties and filters of the Service Bus dialect.
@@ -116,10 +117,13 @@ func (s *session) attachIncoming(l *link, a *wire.Attach) error {
 	}
 	l.address = normalizeAddress(a.Target.Address)
 	l.node, l.entity = classify(l.address)
-	l.creditMax = uint32(s.c.opts.MaxUnsettledPerLink)
+	l.creditMax = uint32(min(s.c.opts.MaxUnsettledPerLink, MaxSenderCredit))
 	switch l.node {
 	case nodeCBS:
 		l.kind = kindRequestIn
+		if err := s.c.claimCBS(l); err != nil {
+			return err
+		}
 		l.maxSize = cbsMaxRequest
 		l.creditMax = min(l.creditMax, maxRequestCredit)
 	case nodeManagement:
@@ -187,6 +191,11 @@ func (s *session) attachOutgoing(l *link, a *wire.Attach) error {
 	l.preSettled = a.SndSettleMode.Set && a.SndSettleMode.Value == wire.SenderSettleSettled
 	if l.node != nodeEntity {
 		l.kind = kindReplyOut
+		if l.node == nodeCBS {
+			if err := s.c.claimCBS(l); err != nil {
+				return err
+			}
+		}
 		if l.node == nodeManagement {
 			if _, err := s.lookupEntity(l.address, l.entity, 0); err != nil {
 				return err
@@ -225,15 +234,17 @@ func (s *session) attachOutgoing(l *link, a *wire.Attach) error {
 		l.mode = broker.ReceiveAndDelete
 	}
 	_, sub := broker.SplitAddress(l.entity)
-	sid, sessionful, err := sessionFilter(a.Source)
+	sid, named, sessionful, err := sessionFilter(a.Source)
 	if err != nil {
 		return err
 	}
 	switch {
 	case sessionful && (sub != broker.SubQueueMain || !ent.Settings.RequiresSession):
-		return broker.Errorf(broker.CodeInvalid, "%q does not require sessions: receive from it without a session filter", l.entity)
+		return linkError(wire.CondNotAllowed, "It is not possible for an entity that does not require sessions to create a sessionful message receiver: receive from %q without a session filter.", l.entity)
 	case !sessionful && sub == broker.SubQueueMain && ent.Settings.RequiresSession:
-		return broker.Errorf(broker.CodeInvalid, "%q requires sessions: accept a session to receive from it", l.entity)
+		// Azure's words; the Go SDK's TestSessionReceiver_nonSessionReceiver
+		// checks them, and amqp:not-allowed, which it does not retry.
+		return linkError(wire.CondNotAllowed, "It is not possible for an entity that requires sessions to create a non-sessionful message receiver.")
 	}
 	if !sessionful {
 		s.completeOutgoingLocked(l, nil)
@@ -247,7 +258,7 @@ func (s *session) attachOutgoing(l *link, a *wire.Attach) error {
 		wait = time.Duration(ms) * time.Millisecond
 		wait -= min(wait/20, acceptAnswerMargin)
 	}
-	s.c.goSafe(func() { l.acceptSession(sid, wait) })
+	s.c.goSafe(func() { l.acceptSession(sid, named, wait) })
 	return nil
 }
 
@@ -262,19 +273,26 @@ func (s *session) completeOutgoingLocked(l *link, props wire.Map) {
 		return
 	}
 	if l.mode == broker.PeekLock {
-		l.settleQ = make(chan settleReq, s.c.opts.MaxUnsettledPerLink)
-		q := l.settleQ
+		q := newSettleQueue()
+		l.settleQ = q
 		s.c.goSafe(func() { l.settleLoop(q) })
 	}
 	s.c.goSafe(l.deliverLoop)
 }
 
-// acceptSession takes the session lock a session receiver asks for
-// (sessionID "" = the next available session) and then answers its attach,
-// echoing the session id in the source filter with the lock's expiry.
-func (l *link) acceptSession(sessionID string, wait time.Duration) {
+// acceptSession takes the session lock a session receiver asks for (the
+// session sessionID when named, the empty session "" included; else the
+// next available session) and then answers its attach, echoing the session
+// id in the source filter with the lock's expiry.
+func (l *link) acceptSession(sessionID string, named bool, wait time.Duration) {
 	c := l.s.c
-	lock, err := c.eng.AcceptSession(l.ctx, c.owner, l.entity, sessionID, wait)
+	var lock engine.SessionLock
+	var err error
+	if named {
+		lock, err = c.eng.AcceptNamedSession(l.ctx, c.owner, l.entity, sessionID, wait)
+	} else {
+		lock, err = c.eng.AcceptSession(l.ctx, c.owner, l.entity, "", wait)
+	}
 	s := l.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -330,25 +348,26 @@ func echoSessionFilter(asked wire.Map, sessionID string) wire.Map {
 }
 
 // sessionFilter returns the session a receiver's source filter asks for:
-// ok is false without a session filter; id "" asks for the next available
-// session.
-func sessionFilter(src *wire.Source) (id string, ok bool, err error) {
+// ok is false without a session filter; a null value asks for the next
+// available session (named false), a string names one (named), the empty
+// session "" included.
+func sessionFilter(src *wire.Source) (id string, named, ok bool, err error) {
 	v, ok := src.Filter.Get(string(sessionFilterName))
 	if !ok {
-		return "", false, nil
+		return "", false, false, nil
 	}
 	if d, isDesc := v.(wire.Described); isDesc {
 		v = d.Value
 	}
 	switch x := v.(type) {
 	case nil:
-		return "", true, nil
+		return "", false, true, nil
 	case string:
-		return x, true, nil
+		return x, true, true, nil
 	case wire.Symbol:
-		return string(x), true, nil
+		return string(x), true, true, nil
 	}
-	return "", true, broker.Errorf(broker.CodeInvalid, "the session filter holds a %T; want a string session id or null", v)
+	return "", false, true, broker.Errorf(broker.CodeInvalid, "the session filter holds a %T; want a string session id or null", v)
 }
 
 func filterKey(k any) (wire.Symbol, bool) {

@@ -1,8 +1,11 @@
 package amqpserver
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
@@ -12,7 +15,9 @@ import (
 // putToken answers a $cbs request: operation put-token with the token
 // type, the audience (name) and the token as an amqp-value string. A valid
 // token that covers its audience is kept for the connection (202); any
-// other is refused with 401.
+// other is refused with 401, and a valid one for an entity that does not
+// exist with 404, as Service Bus does: that is how the SDKs learn that an
+// entity is missing (the Go SDK's not-found error code comes from it).
 func (c *conn) putToken(req *broker.Message) *response {
 	props := req.ApplicationProperties
 	op, _ := props[propOperation].(string)
@@ -43,9 +48,70 @@ func (c *conn) putToken(req *broker.Message) *response {
 	if strings.Contains(name, "://") && !sas.Covers(g.Audience, name) {
 		return c.errorResponse(sas.NotCovered(g.Audience, name), cbsAddress)
 	}
+	if err := c.audienceExists(name); err != nil {
+		c.log.Info("put-token refused", "audience", name, "err", err)
+		return c.errorResponse(err, cbsAddress)
+	}
 	if err := c.grants.add(g, c.clock.Now()); err != nil {
 		return c.errorResponse(err, cbsAddress)
 	}
 	c.log.Debug("token accepted", "audience", g.Audience, "expires", g.Expires)
 	return &response{status: http.StatusAccepted, desc: "Accepted"}
+}
+
+// audienceExists checks that the entity a put-token audience names exists
+// (a sub-queue or $management node: its entity); the namespace itself
+// always does. A missing one is CodeNotFound with Service Bus's words.
+func (c *conn) audienceExists(audience string) error {
+	_, entity := classify(normalizeAddress(audience))
+	if entity == "" {
+		return nil
+	}
+	path, _ := broker.SplitAddress(entity)
+	ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
+	defer cancel()
+	_, err := c.eng.Entity(ctx, path)
+	if broker.CodeOf(err) != broker.CodeNotFound {
+		return err
+	}
+	return &broker.Error{
+		Code:       broker.CodeNotFound,
+		Message:    fmt.Sprintf("The messaging entity '%s' could not be found. To know more visit https://aka.ms/sbResourceMgrExceptions.", audience),
+		TrackingID: broker.TrackingIDOf(err),
+		Entity:     path,
+		Err:        err,
+	}
+}
+
+// claimCBS makes l the connection's $cbs link of its direction: a
+// connection has at most one sender and one receiver attached to $cbs, as
+// on Service Bus, which refuses another with amqp:not-allowed (the Go SDK
+// then opens a new connection: its TestAMQPLinksCBSLinkStillOpen).
+func (c *conn) claimCBS(l *link) error {
+	c.replyMu.Lock()
+	defer c.replyMu.Unlock()
+	held := &c.cbsLinks[0]
+	if l.incoming() {
+		held = &c.cbsLinks[1]
+	}
+	if *held != nil && *held != l {
+		role := "receiver"
+		if l.incoming() {
+			role = "sender"
+		}
+		return linkError(wire.CondNotAllowed, "a %s is attached to $cbs on this connection already (link %q); only one sender and one receiver may be: close them, or open a new connection", role, (*held).name)
+	}
+	*held = l
+	return nil
+}
+
+// releaseCBS forgets l as a $cbs link of the connection.
+func (c *conn) releaseCBS(l *link) {
+	c.replyMu.Lock()
+	defer c.replyMu.Unlock()
+	for i, h := range c.cbsLinks {
+		if h == l {
+			c.cbsLinks[i] = nil
+		}
+	}
 }

@@ -73,7 +73,13 @@ func describe(err error, address string, now time.Time) string {
 			msg = be.Message
 		}
 	}
-	return fmt.Sprintf("%s TrackingId:%s, SystemTracker:%s, Timestamp:%s", msg, id, address, now.UTC().Format("2006-01-02T15:04:05"))
+	return withTracking(msg, id, address, now)
+}
+
+// withTracking appends to msg the tracking id, address and timestamp
+// that end every Service Bus error description.
+func withTracking(msg, trackingID, address string, now time.Time) string {
+	return fmt.Sprintf("%s TrackingId:%s, SystemTracker:%s, Timestamp:%s", msg, trackingID, address, now.UTC().Format("2006-01-02T15:04:05"))
 }
 
 // amqpError returns err as an AMQP error for an outcome, a detach or an

@@ -45,6 +45,7 @@ type conn struct {
 	replyMu      sync.Mutex
 	replies      map[string]*link // reply links by their target address
 	sessionLinks map[string]*link // session receivers by link name
+	cbsLinks     [2]*link         // the links attached to $cbs: receiver (we send), sender (we receive)
 
 	lastRead  atomic.Int64 // clock time of the last byte read, UnixNano
 	opened    atomic.Bool  // our open was sent: a close frame may follow

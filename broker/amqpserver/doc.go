@@ -33,8 +33,11 @@
 // # Service Bus dialect
 //
 // The $cbs node takes put-token requests and validates SAS tokens (expiry,
-// signature, audience); links to entities and their $management nodes are
-// refused with amqp:unauthorized-access unless a valid token covers them.
+// signature, audience) and that the entity the audience names exists (404
+// otherwise, as Service Bus answers); links to entities and their
+// $management nodes are refused with amqp:unauthorized-access unless a
+// valid token covers them. A connection has at most one sender and one
+// receiver attached to $cbs; another is refused with amqp:not-allowed.
 // The $management node answers the request/response operations of the
 // dialect (locks, peek, deferred messages, dispositions, scheduling,
 // sessions). Engine errors become AMQP conditions and management status

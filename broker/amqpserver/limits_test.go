@@ -47,7 +47,8 @@ func TestSenderCreditIsReplenished(t *testing.T) {
 }
 
 // TestReceiverUnsettledLimit checks that a peek-lock receiver holds at
-// most MaxUnsettledPerLink unsettled deliveries whatever its credit.
+// most MaxUnsettledPerLink unsettled deliveries whatever its credit, and
+// that settling one lets the next through.
 func TestReceiverUnsettledLimit(t *testing.T) {
 	env := newEnv(t, engineOpts(), Options{MaxUnsettledPerLink: 2})
 	env.queue("q", broker.EntitySettings{})
@@ -85,6 +86,38 @@ func TestReceiverUnsettledLimit(t *testing.T) {
 	m, err := rcv.Receive(ctx, nil)
 	if err != nil || string(m.GetData()) != "m2" {
 		t.Fatalf("after settling one: %v %v", m, err)
+	}
+}
+
+// TestReceiverCreditHonoured: a peek-lock receiver gets as many unsettled
+// deliveries as its credit asks for, beyond 256 (the Go SDK's
+// ReceiveMessages(ctx, 1000, ...) gives credit 1000 and expects more than
+// 256: its TestReceiveWithDifferentWaitTime); settling is not needed to get
+// them.
+func TestReceiverCreditHonoured(t *testing.T) {
+	env := newEnv(t, engineOpts(), Options{AllowAnonymous: true})
+	env.queue("q", broker.EntitySettings{})
+	ctx := testCtx(t, 30*time.Second)
+	const n = 600
+	batch := make([]*broker.Message, n)
+	for i := range batch {
+		batch[i] = &broker.Message{Body: fmt.Appendf(nil, "m%d", i)}
+	}
+	if err := env.eng.Send(ctx, "q", batch); err != nil {
+		t.Fatal(err)
+	}
+	s := env.anonymousSession()
+	rcv, err := s.NewReceiver(ctx, "q", &amqp.ReceiverOptions{Credit: 1000, SettlementMode: amqp.ReceiverSettleModeSecond.Ptr()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if _, err := rcv.Receive(ctx, nil); err != nil {
+			t.Fatalf("delivery %d: %v", i, err)
+		}
+	}
+	if c := env.counts("q"); c.Locked != n {
+		t.Fatalf("counts %+v, want %d locked", c, n)
 	}
 }
 

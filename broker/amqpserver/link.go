@@ -70,7 +70,7 @@ type link struct {
 	unsettled  int
 	wake       chan struct{} // nudges the deliverer (capacity 1)
 	waitCancel context.CancelFunc
-	settleQ    chan settleReq
+	settleQ    *settleQueue
 	sessionID  string // session receivers: the session held
 	// sessionToken is the token of that session lock: the link gives back
 	// its own lock only, never a newer one of the same connection.
@@ -195,12 +195,15 @@ func (l *link) closeLocked() {
 		l.inQ = nil
 	}
 	if l.settleQ != nil {
-		close(l.settleQ)
+		l.settleQ.closeLocked()
 		l.settleQ = nil
 	}
 	if l.kind == kindReplyOut {
 		l.s.c.unregisterReply(l.replyTo, l)
 		l.replies = nil
+	}
+	if l.node == nodeCBS {
+		l.s.c.releaseCBS(l)
 	}
 	if l.sessionful {
 		l.s.c.unregisterSessionLink(l)
@@ -237,10 +240,15 @@ func (l *link) fail(err error) {
 	l.failLocked(l.wireError(err))
 }
 
-// wireError returns err as the link's peer sees it.
+// wireError returns err as the link's peer sees it; a refusal with a
+// condition of its own (linkError) gets a tracking id like the others.
 func (l *link) wireError(err error) *wire.Error {
 	if pe, ok := err.(*protocolError); ok {
-		return pe.wireError()
+		e := pe.wireError()
+		if pe.scope == scopeLink {
+			e.Description = withTracking(e.Description, newTrackingID(), l.address, l.s.c.clock.Now())
+		}
+		return e
 	}
 	return amqpError(err, l.address, l.s.c.clock.Now())
 }

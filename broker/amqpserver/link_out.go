@@ -294,7 +294,7 @@ func (l *link) deliverExit(pending []*broker.Message) {
 	if len(pending) > 0 {
 		c.log.Warn("messages received in receive-and-delete mode were lost with their link", "entity", l.entity, "count", len(pending))
 	}
-	if l.sessionful && l.sessionID != "" {
+	if l.sessionful && !l.sessionToken.IsZero() {
 		_ = c.eng.ReleaseSessionToken(context.WithoutCancel(c.ctx), c.owner, l.entity, l.sessionID, l.sessionToken)
 	}
 }

@@ -238,32 +238,34 @@ func (r *mgmtRequest) lockTokens() ([]broker.LockToken, error) {
 
 // sessionID returns the session a request concerns: its session-id field,
 // or the session held by the link named in associated-link-name, or the
-// one session this connection holds on the entity.
-func (r *mgmtRequest) sessionID() (string, error) {
+// one session this connection holds on the entity; ok is false when none
+// is found ("" with ok is the empty session).
+func (r *mgmtRequest) sessionID() (sid string, ok bool, err error) {
 	if sid, ok, err := r.str("session-id"); err != nil || ok {
-		return sid, err
+		return sid, ok, err
 	}
-	return r.c.heldSession(r.entity, r.assoc), nil
+	sid, ok = r.c.heldSession(r.entity, r.assoc)
+	return sid, ok, nil
 }
 
 // heldSession finds the session of a session receiver of this connection
-// on entity: the one named assoc when it is one, else the only one.
-func (c *conn) heldSession(entity, assoc string) string {
+// on entity: the one named assoc when it is one, else the only one; ok is
+// false when there is none, or more than one.
+func (c *conn) heldSession(entity, assoc string) (sid string, ok bool) {
 	c.replyMu.Lock()
 	defer c.replyMu.Unlock()
-	if l, ok := c.sessionLinks[assoc]; ok && l.entity == entity {
-		return l.sessionID
+	if l, isLink := c.sessionLinks[assoc]; isLink && l.entity == entity {
+		return l.sessionID, true
 	}
-	found := ""
 	for _, l := range c.sessionLinks {
 		if l.entity == entity {
-			if found != "" && found != l.sessionID {
-				return ""
+			if ok && sid != l.sessionID {
+				return "", false
 			}
-			found = l.sessionID
+			sid, ok = l.sessionID, true
 		}
 	}
-	return found
+	return sid, ok
 }
 
 // uuidOf returns a lock token as the uuid type responses carry.

@@ -43,14 +43,18 @@ func peekMessage(r *mgmtRequest) (*response, error) {
 		count = 1
 	}
 	count = min(count, maxMessagesPerResponse)
-	sid, _, err := r.str("session-id")
+	sid, inSession, err := r.str("session-id")
 	if err != nil {
 		return nil, err
 	}
-	if sid == "" && r.assoc != "" {
-		sid = r.c.heldSession(r.entity, r.assoc)
+	if !inSession && r.assoc != "" {
+		sid, inSession = r.c.heldSession(r.entity, r.assoc)
 	}
-	msgs, err := r.c.peek(r.ctx, r.entity, max(from, 0), int(count), sid)
+	var session *string
+	if inSession {
+		session = &sid
+	}
+	msgs, err := r.c.peek(r.ctx, r.entity, max(from, 0), int(count), session)
 	if err != nil {
 		return nil, err
 	}
@@ -66,8 +70,8 @@ func peekMessage(r *mgmtRequest) (*response, error) {
 
 // peek merges browse windows of every category of an entity's main queue
 // in sequence order (or browses one of its sub-queues, by address); with
-// sessionID set, only that session's messages.
-func (c *conn) peek(ctx context.Context, entity string, from int64, count int, sessionID string) ([]*broker.Message, error) {
+// sessionID not nil, only that session's messages.
+func (c *conn) peek(ctx context.Context, entity string, from int64, count int, sessionID *string) ([]*broker.Message, error) {
 	path, sub := broker.SplitAddress(entity)
 	cats := []broker.Category{broker.CategoryActive, broker.CategoryLocked, broker.CategoryDeferred, broker.CategoryScheduled}
 	if sub != broker.SubQueueMain {
@@ -91,11 +95,11 @@ func (c *conn) peek(ctx context.Context, entity string, from int64, count int, s
 		window = slices.CompactFunc(window, func(a, b *broker.Message) bool { return a.SequenceNumber == b.SequenceNumber })
 		window = window[:min(len(window), count)]
 		for _, m := range window {
-			if sessionID == "" || m.SessionID == sessionID {
+			if sessionID == nil || m.HasSessionID() && m.SessionID == *sessionID {
 				out = append(out, m)
 			}
 		}
-		if sessionID == "" {
+		if sessionID == nil {
 			break
 		}
 		from = window[len(window)-1].SequenceNumber + 1
@@ -134,11 +138,11 @@ func receiveBySequence(r *mgmtRequest) (*response, error) {
 	}
 	var msgs []*broker.Message
 	if ent.Settings.RequiresSession && sub == broker.SubQueueMain {
-		sid, err := r.sessionID()
+		sid, ok, err := r.sessionID()
 		if err != nil {
 			return nil, err
 		}
-		if sid == "" {
+		if !ok {
 			return nil, broker.Errorf(broker.CodeSessionLockLost, "deferred messages of %q are received through an accepted session; this connection holds none", r.entity)
 		}
 		msgs, err = c.eng.ReceiveSessionDeferred(r.ctx, c.owner, r.entity, sid, seqs)
@@ -255,8 +259,8 @@ func scheduleMessage(r *mgmtRequest) (*response, error) {
 			return nil, err
 		}
 		if sid, ok := entry.Get("session-id"); ok {
-			if s, isStr := sid.(string); isStr && s != "" {
-				m.SessionID = s
+			if s, isStr := sid.(string); isStr {
+				m.SessionID, m.SessionIDSet = s, true // "" is the empty session
 			}
 		}
 		if pk, ok := entry.Get("partition-key"); ok {

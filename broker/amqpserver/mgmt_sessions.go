@@ -9,13 +9,13 @@ import (
 )
 
 // requiredSession returns the session-id field, which session operations
-// need.
+// need ("" is the empty session).
 func (r *mgmtRequest) requiredSession() (string, error) {
 	sid, ok, err := r.str("session-id")
 	if err != nil {
 		return "", err
 	}
-	if !ok || sid == "" {
+	if !ok {
 		return "", broker.Errorf(broker.CodeInvalid, "the request has no \"session-id\"")
 	}
 	return sid, nil

@@ -21,11 +21,15 @@ const (
 	DefaultMaxConnections           = 1024
 	DefaultMaxSessionsPerConnection = 256
 	DefaultMaxLinksPerSession       = 256
-	DefaultMaxUnsettledPerLink      = 256
+	DefaultMaxUnsettledPerLink      = 5000
 	DefaultContainerID              = "peeklock"
 
 	// MinMaxFrameSize is the smallest MaxFrameSize AMQP 1.0 allows.
 	MinMaxFrameSize = wire.MinMaxFrameSize
+
+	// MaxSenderCredit bounds the credit a client's sender gets, whatever
+	// MaxUnsettledPerLink says.
+	MaxSenderCredit = 256
 )
 
 // Options configure a Server. The zero value is usable: the default key,
@@ -57,10 +61,11 @@ type Options struct {
 	// MaxLinksPerSession caps the links of a session (the announced
 	// handle-max is one less). 0 means the default.
 	MaxLinksPerSession int
-	// MaxUnsettledPerLink bounds unsettled deliveries per link in both
-	// directions: the credit given to a client's sender, and the
-	// peek-locked deliveries a client's receiver may hold unsettled.
-	// 0 means the default.
+	// MaxUnsettledPerLink bounds the unsettled deliveries of a link: a
+	// client's peek-lock receiver gets as many as its credit asks for, up
+	// to this many unsettled at once; a client's sender gets at most this
+	// much credit, and never more than MaxSenderCredit (its messages are
+	// held in memory until they are stored). 0 means the default.
 	MaxUnsettledPerLink int
 	// IdleTimeout is how long a peer may stay silent before the listener
 	// closes its connection; it is announced in the open so that clients

@@ -307,7 +307,7 @@ func TestRawOversizedDeliveryRejected(t *testing.T) {
 	c.open(&wire.Open{ContainerID: "raw"})
 	c.begin(0)
 	a, f := c.attachSender(0, "q")
-	if a.MaxMessageSize != 1024 || f.LinkCredit.Value != DefaultMaxUnsettledPerLink {
+	if a.MaxMessageSize != 1024 || f.LinkCredit.Value != MaxSenderCredit {
 		t.Fatalf("max-message-size %d, credit %d", a.MaxMessageSize, f.LinkCredit.Value)
 	}
 	// Two frames of 700 bytes: over the limit at the second.

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
-	amqp "github.com/Azure/go-amqp"
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/engine"
@@ -178,9 +177,10 @@ func TestSDKRefusals(t *testing.T) {
 	c := env.client()
 	snd, _ = c.NewSender("missing", nil)
 	err = snd.SendMessage(ctx, &azservicebus.Message{Body: []byte("x")}, nil)
-	// The SDK passes the attach refusal on as go-amqp's error.
-	var ae *amqp.Error
-	if !errors.As(err, &ae) || ae.Condition != amqp.ErrCondNotFound || !strings.Contains(ae.Description, "TrackingId:") {
+	// The put-token for a missing entity answers 404, which the SDK
+	// turns into its not-found code (as against Service Bus).
+	if sbCode(err) != azservicebus.CodeNotFound || !strings.Contains(err.Error(), "status code 404") ||
+		!strings.Contains(err.Error(), "The messaging entity '") || !strings.Contains(err.Error(), "TrackingId:") {
 		t.Fatalf("unknown entity: %v", err)
 	}
 	snd, _ = c.NewSender("q", nil)

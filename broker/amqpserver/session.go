@@ -260,7 +260,7 @@ func (s *session) onDetach(d *wire.Detach) error {
 	}
 	l.closeLocked()
 	delete(s.links, d.Handle)
-	if l.sessionful && l.sessionID != "" {
+	if l.sessionful && !l.sessionToken.IsZero() {
 		// A session receiver gives its session back before the detach is
 		// answered, so that a receiver the peer attaches next can take it
 		// at once (its deliver loop would do it a moment later).

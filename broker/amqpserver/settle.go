@@ -46,23 +46,69 @@ func (s *session) settleOutLocked(id uint32, od *outDelivery, d *wire.Dispositio
 		return
 	}
 	// The delivery stays counted in l.unsettled until settleLoop has
-	// applied its outcome, so that the queue never holds more than
-	// MaxUnsettledPerLink outcomes.
+	// applied its outcome, so that the queue never holds more outcomes
+	// than the link has unsettled deliveries.
 	st, reply, err := settlementFor(d.State, l.entity, od.token)
+	l.settleQ.pushLocked(settleReq{id: id, settle: st, reply: reply, err: err, peerSettled: d.Settled})
+}
+
+// settleQueue hands the peer's outcomes to a link's settler goroutine. It
+// holds what waits, no more (at most the link's unsettled deliveries), so
+// that a link with a large credit costs memory only for the deliveries it
+// really has. Its fields are guarded by the session's mutex.
+type settleQueue struct {
+	reqs   []settleReq
+	closed bool          // the link ended: the settler stops when reqs is empty
+	wake   chan struct{} // nudges the settler (capacity 1)
+}
+
+func newSettleQueue() *settleQueue { return &settleQueue{wake: make(chan struct{}, 1)} }
+
+func (q *settleQueue) pushLocked(r settleReq) {
+	q.reqs = append(q.reqs, r)
+	q.nudge()
+}
+
+func (q *settleQueue) closeLocked() {
+	q.closed = true
+	q.nudge()
+}
+
+func (q *settleQueue) nudge() {
 	select {
-	case l.settleQ <- settleReq{id: id, settle: st, reply: reply, err: err, peerSettled: d.Settled}:
-	default: // cannot happen: the queue holds every unsettled delivery
-		s.c.log.Error("settle queue full; outcome dropped", "link", l.name, "delivery", id)
+	case q.wake <- struct{}{}:
+	default:
 	}
+}
+
+// takeLocked removes and returns up to max outcomes; done is true when
+// none is left and the link ended.
+func (q *settleQueue) takeLocked(max int) (list []settleReq, done bool) {
+	n := min(len(q.reqs), max)
+	list = q.reqs[:n:n]
+	q.reqs = q.reqs[n:]
+	if len(q.reqs) == 0 {
+		q.reqs = nil // appends start a new array; list keeps the old one
+	}
+	return list, n == 0 && q.closed
 }
 
 // settleLoop applies the peer's outcomes in the engine, a run of them with
 // one call, and answers each unsettled one with a settled disposition (in
 // rcv-settle-mode second the client waits for it).
-func (l *link) settleLoop(q <-chan settleReq) {
+func (l *link) settleLoop(q *settleQueue) {
 	c := l.s.c
-	for r := range q {
-		list := gather(r, q, maxSettleBatch)
+	for {
+		l.s.mu.Lock()
+		list, done := q.takeLocked(maxSettleBatch)
+		l.s.mu.Unlock()
+		if done {
+			return
+		}
+		if len(list) == 0 {
+			<-q.wake
+			continue
+		}
 		replies := make([]wire.DeliveryState, len(list))
 		var ss []broker.Settlement
 		var idx []int

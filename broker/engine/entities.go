@@ -99,6 +99,13 @@ func checkRules(path string, rules []broker.Rule) error {
 	return err
 }
 
+// kindTitle returns the name Service Bus gives a kind in its messages:
+// Queue, Topic, Subscription.
+func kindTitle(k broker.EntityKind) string {
+	s := k.String()
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
 // utf16Len returns the length of s in UTF-16 code units, the length of a
 // .NET string, which is how Service Bus measures UserMetadata.
 func utf16Len(s string) int {
@@ -297,7 +304,8 @@ func (e *Engine) UpdateEntity(ctx context.Context, ent broker.Entity) error {
 	settings := ent.Settings.Normalize()
 	if settings.RequiresSession != en.settings.RequiresSession {
 		e.unlock(en)
-		return newErr(broker.CodeInvalid, en.path, "RequiresSession cannot be changed on an existing entity")
+		// Service Bus's words (the Go SDK's admin tests check them).
+		return newErr(broker.CodeInvalid, en.path, "The value for the RequiresSession property of an existing %s cannot be changed.", kindTitle(en.kind))
 	}
 	if en.topic != nil {
 		settings.MaxSizeInMegabytes = en.topic.settings.MaxSizeInMegabytes

@@ -29,14 +29,19 @@ func errNotFound(path string) error {
 	return newErr(broker.CodeNotFound, path, "the messaging entity %q could not be found", path)
 }
 
-// errLockLost is the answer to a settlement or renewal whose lock is not held.
+// lockLostText is what Service Bus says of a lock that is not held (the
+// Go SDK's TestReceiver_RenewMessageLock checks it).
+const lockLostText = "The lock supplied is invalid. Either the lock expired, or the message has already been removed from the queue, or was received by a different receiver instance."
+
+// errLockLost is the answer to a settlement or renewal whose lock is not
+// held: Service Bus's words, then which lock and where.
 func errLockLost(path string, sub broker.SubQueue, token broker.LockToken) error {
 	where := "entity"
 	if sub != broker.SubQueueMain {
 		where = sub.String()
 	}
 	return newErr(broker.CodeLockLost, path,
-		"the lock %s is not held on this %s: it expired, was lost, was already settled, or never existed", token, where)
+		"%s The lock %s is not held on this %s: it expired, was lost, was already settled, or never existed.", lockLostText, token, where)
 }
 
 func errSessionLockLost(path, session string) error {

@@ -148,7 +148,7 @@ func (e *Engine) fanOut(t *entity, held []*entity, msgs []*broker.Message, now i
 		for i, m := range msgs {
 			buf = s.match.deliveries(buf[:0], m)
 			for k, c := range buf {
-				if st.RequiresSession && c.SessionID == "" && st.ForwardTo == "" {
+				if st.RequiresSession && !c.HasSessionID() && st.ForwardTo == "" {
 					err := newErr(broker.CodeInvalid, t.path, "message %d has no SessionId but subscription %q requires sessions", i, s.path)
 					err.Err = errNoSessionID
 					return nil, nil, nil, err

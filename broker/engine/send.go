@@ -75,6 +75,9 @@ func (e *Engine) send(ctx context.Context, addr string, msgs []*broker.Message, 
 			}
 			return nil, newErr(broker.CodeInvalid, en.path, "message %d: %s", i, msg)
 		}
+		if err := checkIDLengths(en.path, i, m); err != nil {
+			return nil, err
+		}
 		c := acceptCopy(m)
 		if !at.IsZero() {
 			c.ScheduledEnqueueTime = at
@@ -82,6 +85,22 @@ func (e *Engine) send(ctx context.Context, addr string, msgs []*broker.Message, 
 		copies[i] = c
 	}
 	return e.deliver(en, copies, 0, false)
+}
+
+// checkIDLengths refuses message i of a send when its MessageId, SessionId
+// or PartitionKey is longer than broker.MaxIDLength.
+func checkIDLengths(path string, i int, m *broker.Message) error {
+	for _, f := range [...]struct{ name, v string }{
+		{"MessageId", m.MessageID}, {"SessionId", m.SessionID}, {"PartitionKey", m.PartitionKey},
+	} {
+		if len(f.v) <= broker.MaxIDLength {
+			continue // no more UTF-16 code units than bytes
+		}
+		if n := utf16Len(f.v); n > broker.MaxIDLength {
+			return newErr(broker.CodeInvalid, path, "message %d has a %s of %d characters; Service Bus allows at most %d", i, f.name, n, broker.MaxIDLength)
+		}
+	}
+	return nil
 }
 
 // acceptCopy returns a shallow copy of m with the broker-set properties
@@ -228,7 +247,7 @@ func (e *Engine) storeOrForward(en *entity, msgs []*broker.Message, pre []int64,
 			e.unlock(en)
 			return nil, errTooLarge(en, i, m)
 		}
-		if st.RequiresSession && m.SessionID == "" && !forward {
+		if st.RequiresSession && !m.HasSessionID() && !forward {
 			e.unlock(en)
 			err := newErr(broker.CodeInvalid, en.path, "message %d has no SessionId but the entity requires sessions", i)
 			err.Err = errNoSessionID

@@ -64,8 +64,24 @@ func (e *Engine) sessionEntity(addr string) (*entity, error) {
 // session it waits up to maxWait (honouring ctx) and then fails with
 // CodeTimeout. The lock lasts the entity's LockDuration and is renewed with
 // RenewSessionLock; when it expires or is released, the message locks taken
-// through it are lost too.
+// through it are lost too. Use AcceptNamedSession for the empty session "".
 func (e *Engine) AcceptSession(ctx context.Context, owner uint64, entity, sessionID string, maxWait time.Duration) (SessionLock, error) {
+	if sessionID == "" {
+		return e.acceptSession(ctx, owner, entity, nil, maxWait)
+	}
+	return e.acceptSession(ctx, owner, entity, &sessionID, maxWait)
+}
+
+// AcceptNamedSession is AcceptSession of the session named sessionID, the
+// empty session "" (messages sent with an empty SessionId) included: it
+// never picks another session.
+func (e *Engine) AcceptNamedSession(ctx context.Context, owner uint64, entity, sessionID string, maxWait time.Duration) (SessionLock, error) {
+	return e.acceptSession(ctx, owner, entity, &sessionID, maxWait)
+}
+
+// acceptSession is AcceptSession: of session *sessionID, or of the next
+// available session when sessionID is nil.
+func (e *Engine) acceptSession(ctx context.Context, owner uint64, entity string, sessionID *string, maxWait time.Duration) (SessionLock, error) {
 	if err := e.enter(); err != nil {
 		return SessionLock{}, err
 	}
@@ -89,11 +105,11 @@ func (e *Engine) AcceptSession(ctx context.Context, owner uint64, entity, sessio
 			return SessionLock{}, err
 		}
 		var s *session
-		if sessionID != "" {
-			s = en.session(sessionID)
+		if sessionID != nil {
+			s = en.session(*sessionID)
 			if s.isLocked() {
 				e.unlock(en)
-				return SessionLock{}, newErr(broker.CodeSessionCannotLock, en.path, "the session %q is locked by another receiver", sessionID)
+				return SessionLock{}, newErr(broker.CodeSessionCannotLock, en.path, "the session %q is locked by another receiver", *sessionID)
 			}
 		} else if f, ok := en.free.Min(); ok {
 			s = f

@@ -41,6 +41,9 @@ func toAMQP(m *broker.Message) (*amqp.Message, error) {
 	p.ReplyTo = strPtr(m.ReplyTo)
 	p.ReplyToGroupID = strPtr(m.ReplyToSessionID)
 	p.GroupID = strPtr(m.SessionID)
+	if m.SessionIDSet && m.SessionID == "" {
+		p.GroupID = new(string) // the empty session
+	}
 	if m.TimeToLive > 0 && m.TimeToLive < broker.MaxTimeToLive {
 		out.Header = &amqp.MessageHeader{TTL: m.TimeToLive}
 	}
@@ -142,6 +145,7 @@ func fromAMQP(in *amqp.Message) *broker.Message {
 		m.ReplyTo = deref(p.ReplyTo)
 		m.ReplyToSessionID = deref(p.ReplyToGroupID)
 		m.SessionID = deref(p.GroupID)
+		m.SessionIDSet = p.GroupID != nil && *p.GroupID == ""
 		if p.AbsoluteExpiryTime != nil && !p.AbsoluteExpiryTime.IsZero() {
 			m.ExpiresAt = p.AbsoluteExpiryTime.UTC()
 		}

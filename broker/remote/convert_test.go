@@ -63,6 +63,23 @@ func TestConvertBodiesRoundTrip(t *testing.T) {
 	}
 }
 
+// TestConvertEmptySessionID: a group-id that is the empty string is the
+// session "" both ways, not the absence of a session.
+func TestConvertEmptySessionID(t *testing.T) {
+	empty := ""
+	m := fromAMQP(&amqp.Message{Properties: &amqp.MessageProperties{GroupID: &empty}})
+	if !m.SessionIDSet || !m.HasSessionID() {
+		t.Fatalf("fromAMQP: SessionID %q, SessionIDSet %v", m.SessionID, m.SessionIDSet)
+	}
+	out, err := toAMQP(m)
+	if err != nil || out.Properties.GroupID == nil || *out.Properties.GroupID != "" {
+		t.Fatalf("toAMQP: group-id %v, %v", out.Properties.GroupID, err)
+	}
+	if m := fromAMQP(&amqp.Message{Properties: &amqp.MessageProperties{}}); m.HasSessionID() {
+		t.Fatal("no group-id became a session")
+	}
+}
+
 func TestFromAMQPAnnotations(t *testing.T) {
 	enq := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	in := &amqp.Message{

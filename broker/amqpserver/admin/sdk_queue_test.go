@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -169,9 +170,18 @@ func TestSDKErrors(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CreateQueue bad: %v", err)
 	}
+	// Immutable properties are refused in Service Bus's words, which the
+	// SDK's own admin tests check.
 	_, err = c.UpdateQueue(f.ctx, "bad", sbadmin.QueueProperties{RequiresSession: ptr(true)}, nil)
-	if statusOfErr(err) != http.StatusBadRequest {
+	if statusOfErr(err) != http.StatusBadRequest || !strings.Contains(err.Error(), "The value for the RequiresSession property of an existing Queue cannot be changed") {
 		t.Fatalf("UpdateQueue changing RequiresSession: %v, want 400", err)
+	}
+	if _, err := c.CreateTopic(f.ctx, "top", nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.UpdateTopic(f.ctx, "top", sbadmin.TopicProperties{EnablePartitioning: ptr(true)}, nil)
+	if statusOfErr(err) != http.StatusBadRequest || !strings.Contains(err.Error(), "Partitioning cannot be changed for Topic. ") {
+		t.Fatalf("UpdateTopic changing EnablePartitioning: %v, want 400", err)
 	}
 }
 
@@ -207,7 +217,7 @@ func TestSDKExpiredToken(t *testing.T) {
 	}
 	f.clock.Advance(3 * time.Hour)
 	_, err := c.GetQueue(f.ctx, "q", nil)
-	if statusOfErr(err) != http.StatusUnauthorized {
+	if statusOfErr(err) != http.StatusUnauthorized || !strings.Contains(err.Error(), "ExpiredToken: The token is expired. Expiration time: ") {
 		t.Fatalf("GetQueue with an expired token: %v, want 401", err)
 	}
 }

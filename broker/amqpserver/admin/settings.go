@@ -114,9 +114,10 @@ func forwardPath(v string) (string, error) {
 }
 
 // unsupported checks the elements that peeklock cannot honour: a status
-// other than Active and partitioning. AutoDeleteOnIdle is checked and
-// ignored.
-func (p *settingsReader) unsupported(d *descriptionIn) {
+// other than Active and partitioning (on an update, a change of
+// partitioning, which Service Bus refuses in its own words).
+// AutoDeleteOnIdle is checked and ignored.
+func (p *settingsReader) unsupported(d *descriptionIn, update bool) {
 	if d.Status != nil {
 		if s := strings.TrimSpace(*d.Status); s != "" && !strings.EqualFold(s, "Active") {
 			p.fail(broker.CodeNotSupported, "Status", "%q is not supported: entities here are always Active", s)
@@ -124,7 +125,10 @@ func (p *settingsReader) unsupported(d *descriptionIn) {
 	}
 	var partitioned bool
 	p.boolean("EnablePartitioning", d.EnablePartitioning, &partitioned)
-	if partitioned {
+	switch {
+	case partitioned && update:
+		p.fail(broker.CodeInvalid, "EnablePartitioning", "Partitioning cannot be changed for %s. It is not partitioned, as no entity here is.", strings.TrimSuffix(p.elem, "Description"))
+	case partitioned:
 		p.fail(broker.CodeNotSupported, "EnablePartitioning", "partitioned entities are not supported")
 	}
 	var idle time.Duration
@@ -141,7 +145,7 @@ func settingsOf(kind broker.EntityKind, d *descriptionIn, old *broker.EntitySett
 		s.RequiresSession = old.RequiresSession
 	}
 	p := &settingsReader{elem: descriptionName(kind)}
-	p.unsupported(d)
+	p.unsupported(d, old != nil)
 	p.duration("DefaultMessageTimeToLive", d.DefaultMessageTimeToLive, &s.DefaultMessageTimeToLive, 0)
 	if kind != broker.KindTopic {
 		p.duration("LockDuration", d.LockDuration, &s.LockDuration, maxLockDuration)

@@ -2,12 +2,15 @@ package sas
 
 import (
 	"crypto/hmac"
-	"time"
 
 	"github.com/jonboulle/clockwork"
 
 	"github.com/peeklock/peeklock/broker"
 )
+
+// expiryLayout is how Service Bus writes a token's expiry in its error
+// messages (.NET's "u" format).
+const expiryLayout = "2006-01-02 15:04:05Z"
 
 // Validator checks tokens against a fixed set of keys. It is safe for
 // concurrent use.
@@ -69,8 +72,10 @@ func (v *Validator) Validate(token string) (*Token, error) {
 		return nil, broker.Errorf(broker.CodeUnauthorized, "the signature does not match key %q", t.KeyName)
 	}
 	if now := v.clock.Now(); !now.Before(t.Expiry) {
-		return nil, broker.Errorf(broker.CodeUnauthorized, "the token expired at %s (it is now %s)",
-			t.Expiry.Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+		// Service Bus's words (the Go SDK's Expired SAS tests check them),
+		// with the time it is here, for clock skew.
+		return nil, broker.Errorf(broker.CodeUnauthorized, "ExpiredToken: The token is expired. Expiration time: '%s'. Time here: '%s'.",
+			t.Expiry.Format(expiryLayout), now.UTC().Format(expiryLayout))
 	}
 	t.Rights = v.RightsOf(t.KeyName)
 	return t, nil

@@ -22,7 +22,9 @@ import (
 // written as absent).
 //
 // A message is written as a uvarint bitmap of the fields that are set,
-// followed by those fields in bit order; unset fields cost nothing. A meta
+// followed by those fields in bit order; unset fields cost nothing. The
+// SessionID field is set whenever the message has a SessionId
+// (HasSessionID): the empty session is written as an empty string. A meta
 // and an entity record are written field by field in a fixed order.
 //
 // Message records have their own version, messageVersion: version 1 has the
@@ -160,7 +162,7 @@ func appendMessage(dst []byte, m *broker.Message) ([]byte, error) {
 	set(m.To != "", fTo)
 	set(m.ReplyTo != "", fReplyTo)
 	set(m.ReplyToSessionID != "", fReplyToSessionID)
-	set(m.SessionID != "", fSessionID)
+	set(m.HasSessionID(), fSessionID) // written even when "": the empty session
 	set(m.PartitionKey != "", fPartitionKey)
 	set(m.ViaPartitionKey != "", fViaPartitionKey)
 	set(m.TimeToLive != 0, fTimeToLive)
@@ -297,6 +299,7 @@ func decodeMessage(b []byte) (*broker.Message, error) {
 			*f.s = d.string()
 		}
 	}
+	m.SessionIDSet = bits&fSessionID != 0 && m.SessionID == ""
 	if bits&fTimeToLive != 0 {
 		m.TimeToLive = time.Duration(d.varint())
 	}

@@ -93,7 +93,8 @@ func TestMessageRoundTrip(t *testing.T) {
 		"empty sections": {Body: []byte{}, DataSections: []int{0, 0, 0}},
 		"passthrough": {AMQP: &broker.Passthrough{Durable: true, Priority: 0, HasPriority: true,
 			MessageAnnotations: []byte{0xc1, 0x01, 0x00}, Footer: []byte{}}},
-		"durable only": {AMQP: &broker.Passthrough{Durable: true}},
+		"durable only":  {AMQP: &broker.Passthrough{Durable: true}},
+		"empty session": {SessionIDSet: true, Body: []byte("in session \"\"")},
 	}
 	for name, m := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -17,13 +17,14 @@ const dotNetEpochTicks = 621355968000000000
 // transfers) into a broker.Message. It reads every section: header (ttl,
 // delivery-count; DeliveryCount is the header value plus one when the
 // header carries one), delivery annotations (x-opt-lock-token), message
-// annotations (the Service Bus broker properties), properties, application
-// properties, and the body: data sections concatenated (with their lengths
-// in DataSections when there are several), or the amqp-value or
-// amqp-sequence sections kept encoded in Body. What Service Bus passes
-// through without interpreting goes to AMQP (broker.Passthrough): the
-// header's durable and priority, the delivery and message annotations that
-// are not its own, and the footer.
+// annotations (the Service Bus broker properties; see nullIgnored for null
+// values), properties (a group-id that is the empty string sets
+// SessionIDSet: the empty session), application properties, and the body:
+// data sections concatenated (with their lengths in DataSections when there
+// are several), or the amqp-value or amqp-sequence sections kept encoded in
+// Body. What Service Bus passes through without interpreting goes to AMQP
+// (broker.Passthrough): the header's durable and priority, the delivery and
+// message annotations that are not its own, and the footer.
 // Size is the encoded size.
 //
 // Message ids and correlation ids of type uuid, ulong or binary become
@@ -233,6 +234,9 @@ func (r *messageReader) readDeliveryAnnotations(d *Decoder) error {
 func (r *messageReader) readMessageAnnotations(d *Decoder) error {
 	m := r.m
 	return d.forEachEntry(func(key []byte, code byte) error {
+		if nullIgnored(key) && d.PeekNull() { // consumes the null
+			return nil
+		}
 		start := d.off
 		var err error
 		switch string(key) {
@@ -267,6 +271,21 @@ func (r *messageReader) readMessageAnnotations(d *Decoder) error {
 		}
 		return nil
 	})
+}
+
+// nullIgnored reports whether a null value of a message annotation is
+// ignored: the broker-owned annotations that Service Bus overwrites when it
+// stores a message (the Go SDK's TestNilPartitionKey sends them as null and
+// expects the send to succeed). A null scheduled enqueue time, enqueue
+// sequence number or message state is refused, as Service Bus refuses it;
+// a null partition key, via-partition key or dead-letter source reads as
+// none.
+func nullIgnored(key []byte) bool {
+	switch string(key) {
+	case string(AnnotSequenceNumber), string(AnnotEnqueuedTime), string(AnnotLockedUntil):
+		return true
+	}
+	return false
 }
 
 // prefixError puts prefix before the message of a *DecodeError.
@@ -307,7 +326,9 @@ func (r *messageReader) readProperties(d *Decoder) error {
 		m.ExpiresAt = r.absExpiry
 	}
 	field(&f, &r.created, (*Decoder).ReadTimestamp)
-	field(&f, &m.SessionID, (*Decoder).ReadString)
+	if field(&f, &m.SessionID, (*Decoder).ReadString) && m.SessionID == "" {
+		m.SessionIDSet = true // group-id "": the empty session, not none
+	}
 	field(&f, &groupSequence, (*Decoder).ReadUint)
 	field(&f, &m.ReplyToSessionID, (*Decoder).ReadString)
 	if err := f.finish(); err != nil {

@@ -204,7 +204,7 @@ func appendProperties(b []byte, m *broker.Message) []byte {
 	expires := !m.ExpiresAt.IsZero()
 	b = c.timestamp(b, m.ExpiresAt, expires)
 	b = c.timestamp(b, m.EnqueuedTime, expires && !m.EnqueuedTime.IsZero())
-	b = c.str(b, m.SessionID, m.SessionID != "")
+	b = c.str(b, m.SessionID, m.HasSessionID())
 	b = c.null(b) // group-sequence
 	b = c.str(b, m.ReplyToSessionID, m.ReplyToSessionID != "")
 	return c.end(b)

@@ -507,3 +507,68 @@ func TestDataSectionsThatDoNotFit(t *testing.T) {
 		t.Fatalf("sections %q, want one: abc", back.Data)
 	}
 }
+
+// TestEmptySessionID: a group-id that is the empty string is the session
+// "" (the Go SDK's TestSessionReceiver_blankSessionIDs sends one), not the
+// absence of a session; it survives decoding and encoding, and go-amqp reads
+// it back as a set GroupID.
+func TestEmptySessionID(t *testing.T) {
+	empty := ""
+	b, err := (&amqp.Message{Properties: &amqp.MessageProperties{GroupID: &empty}, Data: [][]byte{[]byte("x")}}).MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := DecodeMessage(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.SessionIDSet || m.SessionID != "" || !m.HasSessionID() {
+		t.Fatalf("decoded SessionID %q, SessionIDSet %v", m.SessionID, m.SessionIDSet)
+	}
+	var back amqp.Message
+	if err := back.UnmarshalBinary(EncodeMessage(nil, m, EncodeOptions{})); err != nil {
+		t.Fatal(err)
+	}
+	if back.Properties == nil || back.Properties.GroupID == nil || *back.Properties.GroupID != "" {
+		t.Fatalf("encoded group-id %+v", back.Properties)
+	}
+	// No group-id at all stays no session.
+	none, err := DecodeMessage(EncodeMessage(nil, &broker.Message{Body: []byte("x")}, EncodeOptions{}))
+	if err != nil || none.HasSessionID() {
+		t.Fatalf("a message without group-id has a session: %+v, %v", none, err)
+	}
+}
+
+// TestNullBrokerAnnotationsIgnored: null values of the annotations only the
+// broker sets are ignored, as Service Bus ignores them (the Go SDK's
+// TestNilPartitionKey); null string annotations read as unset; null values
+// that Service Bus refuses are refused.
+func TestNullBrokerAnnotationsIgnored(t *testing.T) {
+	msg := &amqp.Message{
+		Annotations: amqp.Annotations{
+			"x-opt-partition-key": nil, "x-opt-deadletter-source": nil, "x-opt-via-partition-key": nil,
+			"x-opt-locked-until": nil, "x-opt-sequence-number": nil, "x-opt-enqueued-time": nil, "xopt-lock-token": nil,
+		},
+		Value: "hello",
+	}
+	b, err := msg.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := DecodeMessage(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.PartitionKey != "" || m.DeadLetterSource != "" || m.SequenceNumber != 0 || !m.LockedUntil.IsZero() || !m.EnqueuedTime.IsZero() || m.BodyKind != broker.BodyValue {
+		t.Fatalf("decoded %+v", m)
+	}
+	for _, key := range []string{"x-opt-scheduled-enqueue-time", "x-opt-message-state", "x-opt-enqueue-sequence-number"} {
+		b, err := (&amqp.Message{Annotations: amqp.Annotations{key: nil}, Value: "x"}).MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := DecodeMessage(b); !errors.Is(err, broker.ErrInvalid) || !strings.Contains(err.Error(), key) {
+			t.Errorf("null %s: %v", key, err)
+		}
+	}
+}
