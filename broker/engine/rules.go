@@ -55,6 +55,8 @@ func (e *Engine) SetRules(ctx context.Context, path string, rules []broker.Rule)
 	if err != nil {
 		// Nothing was stored: the subscription keeps its rules.
 		en.rules, en.match, en.updatedAt = oldRules, oldMatch, oldUpdated
+	} else {
+		en.use(now)
 	}
 	e.unlock(en)
 	if err != nil {

@@ -69,6 +69,12 @@ func (e *Engine) settleGroup(ss []broker.Settlement, errs []error) {
 		var now int64
 		now, err = e.lockedDue(en)
 		if err == nil {
+			if err = en.receiveRefused(); err != nil {
+				e.unlock(en)
+				fill2(errs, err)
+				return
+			}
+			en.use(now)
 			for i := range ss {
 				errs[i] = en.settle(&ss[i], sub, now)
 			}
@@ -90,6 +96,11 @@ func (e *Engine) settleGroup(ss []broker.Settlement, errs []error) {
 			return
 		}
 	}
+	fill2(errs, err)
+}
+
+// fill2 sets every error of errs to err.
+func fill2(errs []error, err error) {
 	for i := range errs {
 		errs[i] = err
 	}
@@ -180,6 +191,10 @@ func (e *Engine) renewLocks(entity string, tokens []broker.LockToken) ([]time.Ti
 		return nil, err
 	}
 	defer e.unlock(en)
+	if err := en.receiveRefused(); err != nil {
+		return nil, err
+	}
+	en.use(now)
 	xs := make([]*entry, len(tokens))
 	for i, t := range tokens {
 		x := en.tokens[t]
