@@ -118,9 +118,9 @@ type topicStats struct {
 	// number) instead of in the topic until it is due, as Service Bus does:
 	// the largest count is the topic's own when every scheduled message
 	// reaches some subscription that takes all of them.
-	scheduled int64
-	sqlFilters    int64 // true and false filters count as SQL filters (1=1, 1=0), as in Service Bus
-	corrFilters   int64
+	scheduled   int64
+	sqlFilters  int64 // true and false filters count as SQL filters (1=1, 1=0), as in Service Bus
+	corrFilters int64
 }
 
 // statsOf gathers topicStats for every topic in list, by lower-case path.
