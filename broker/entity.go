@@ -358,8 +358,10 @@ type Entity struct {
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	// AccessedAt is when a message was last sent to or received from the
-	// entity, to the second; the zero time until then. The embedded engine
-	// keeps it in memory only, so it is zero again after a restart.
+	// entity, to the second; the zero time until then, except that a
+	// subscription counts as accessed when it was created (as Service Bus
+	// reports it). The embedded engine keeps it in memory only, so it is
+	// zero (a subscription's CreatedAt) again after a restart.
 	AccessedAt time.Time
 	// UserMetadata is free text that the entity's owner attaches to it, at
 	// most MaxUserMetadataLength characters.
