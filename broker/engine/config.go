@@ -78,7 +78,9 @@ func LoadConfigFile(path string) (*Config, error) {
 // (ParseDuration). Besides the emulator's properties, queues and topics
 // accept MaxSizeInMegabytes, MaxMessageSizeInKilobytes and
 // EnablePartitioning, and every entity Status, AutoDeleteOnIdle and
-// EnableBatchedOperations, named and valued as in the admin API. Anything
+// EnableBatchedOperations, named and valued as in the admin API (a
+// partitioned entity's MaxSizeInMegabytes is its whole limit here, not one
+// partition's). Anything
 // malformed or unknown is a *broker.Error with CodeInvalid that names the
 // JSON path and the problem, as is a SQL filter or action expression
 // (FilterType Sql with SqlFilter.SqlExpression; Action.SqlExpression with

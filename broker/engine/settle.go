@@ -71,7 +71,7 @@ func (e *Engine) settleGroup(ss []broker.Settlement, errs []error) {
 		if err == nil {
 			if err = en.receiveRefused(); err != nil {
 				e.unlock(en)
-				fill2(errs, err)
+				fillErrs(errs, err)
 				return
 			}
 			en.use(now)
@@ -96,11 +96,11 @@ func (e *Engine) settleGroup(ss []broker.Settlement, errs []error) {
 			return
 		}
 	}
-	fill2(errs, err)
+	fillErrs(errs, err)
 }
 
-// fill2 sets every error of errs to err.
-func fill2(errs []error, err error) {
+// fillErrs sets every error of errs to err.
+func fillErrs(errs []error, err error) {
 	for i := range errs {
 		errs[i] = err
 	}
