@@ -228,9 +228,10 @@ func checkSettings(path string, s broker.EntitySettings) error {
 // CreateEntity creates a queue, a topic, or a subscription (Path
 // "topic/Subscriptions/name", the topic must exist). Zero settings take their
 // defaults (broker.EntitySettings.Normalize); a subscription takes its size
-// limits and partitioning from its topic. A rule whose SQL filter or action does not parse
-// is refused with CodeInvalid, as is UserMetadata longer than broker.MaxUserMetadataLength
-// with CodeInvalid. CreatedAt and UpdatedAt become the clock's time, as
+// limits and partitioning from its topic. A rule whose SQL filter or action
+// does not parse is refused with CodeInvalid, as is UserMetadata longer than
+// broker.MaxUserMetadataLength with CodeInvalid, and so are settings out of
+// range and authorization rules without a name, key or rights. CreatedAt and UpdatedAt become the clock's time, as
 // does each rule's CreatedAt unless it has one; AccessedAt is ignored.
 func (e *Engine) CreateEntity(ctx context.Context, ent broker.Entity) error {
 	if err := e.enter(); err != nil {
@@ -313,8 +314,8 @@ func stored(ent broker.Entity) broker.Entity {
 // message lock the entity holds is lost, as Service Bus does when settings
 // change: settling such a lock fails with broker.ErrLockLost. Session locks
 // are kept: a session receiver keeps its session and gets the messages
-// whose locks were lost again (Service Bus detaches the receiver's link and
-// the SDKs accept the same session again). To change only a subscription's
+// whose locks were lost again (the Go SDK's TestSessionReceiver_Detach
+// requires a session receiver to carry on after an update). To change only a subscription's
 // rules and keep its locks, use SetRules. A topic passes its size limits on
 // to its subscriptions (which does not change their UpdatedAt). Receivers
 // waiting on the entity (or, for a topic, on its subscriptions) look at the
