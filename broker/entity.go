@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"net/url"
 	"strings"
 	"time"
 )
@@ -126,6 +127,87 @@ type EntitySettings struct {
 	ForwardDeadLetteredMessagesTo       string
 	MaxSizeInMegabytes                  int64
 	MaxMessageSizeInKilobytes           int64
+	// ForwardToURI and ForwardDeadLetteredMessagesToURI are the absolute
+	// URIs a client gave for ForwardTo and ForwardDeadLetteredMessagesTo
+	// ("https://host/queue"), kept to report them back as given, as Service
+	// Bus does; empty when it gave an entity name. The entity is forwarded
+	// by ForwardTo and ForwardDeadLetteredMessagesTo alone (Normalize drops
+	// a URI whose path does not name that entity).
+	ForwardToURI                     string
+	ForwardDeadLetteredMessagesToURI string
+	// Status says whether the entity takes sends and receives.
+	Status EntityStatus
+	// AutoDeleteOnIdle is how long the entity may stay idle before the
+	// broker deletes it (at least MinAutoDeleteOnIdle; MaxTimeToLive, the
+	// default, for never).
+	AutoDeleteOnIdle time.Duration
+	// EnablePartitioning marks a partitioned queue or topic. The embedded
+	// engine keeps every message in one partition (partition id 0 in the
+	// top 16 bits of the sequence numbers); it cannot change once the
+	// entity exists.
+	EnablePartitioning bool
+	// DisableBatchedOperations is EnableBatchedOperations negated, so that
+	// the zero value is Service Bus's default (batched operations on). The
+	// engine stores every operation at once either way.
+	DisableBatchedOperations bool
+}
+
+// MinAutoDeleteOnIdle is the shortest AutoDeleteOnIdle Service Bus accepts.
+const MinAutoDeleteOnIdle = 5 * time.Minute
+
+// EntityStatus is an entity's status: whether it takes sends and receives.
+// The zero value is StatusActive.
+type EntityStatus uint8
+
+// Entity statuses, as Service Bus names them.
+const (
+	// StatusActive: sends and receives work.
+	StatusActive EntityStatus = iota
+	// StatusDisabled: neither sends nor receives work (a subscription of a
+	// disabled topic cannot be received from either).
+	StatusDisabled
+	// StatusSendDisabled: receives work, sends are refused.
+	StatusSendDisabled
+	// StatusReceiveDisabled: sends work, receives and settlements are
+	// refused.
+	StatusReceiveDisabled
+)
+
+var statusNames = [...]string{
+	StatusActive:          "Active",
+	StatusDisabled:        "Disabled",
+	StatusSendDisabled:    "SendDisabled",
+	StatusReceiveDisabled: "ReceiveDisabled",
+}
+
+// String returns the status's Service Bus name: Active, Disabled,
+// SendDisabled or ReceiveDisabled ("Unknown" for other values).
+func (s EntityStatus) String() string {
+	if int(s) < len(statusNames) {
+		return statusNames[s]
+	}
+	return "Unknown"
+}
+
+// Valid reports whether s is one of the statuses above.
+func (s EntityStatus) Valid() bool { return int(s) < len(statusNames) }
+
+// CanSend reports whether the status lets messages be sent.
+func (s EntityStatus) CanSend() bool { return s == StatusActive || s == StatusReceiveDisabled }
+
+// CanReceive reports whether the status lets messages be received and
+// settled.
+func (s EntityStatus) CanReceive() bool { return s == StatusActive || s == StatusSendDisabled }
+
+// ParseEntityStatus reads a status by its Service Bus name, regardless of
+// case; ok is false for any other text.
+func ParseEntityStatus(name string) (s EntityStatus, ok bool) {
+	for i, n := range statusNames {
+		if strings.EqualFold(n, name) {
+			return EntityStatus(i), true
+		}
+	}
+	return 0, false
 }
 
 // Defaults of entity settings.
@@ -154,7 +236,45 @@ func (s EntitySettings) Normalize() EntitySettings {
 	if s.MaxMessageSizeInKilobytes <= 0 {
 		s.MaxMessageSizeInKilobytes = DefaultMaxMessageSizeInKilobytes
 	}
+	if s.AutoDeleteOnIdle <= 0 {
+		s.AutoDeleteOnIdle = MaxTimeToLive
+	}
+	if !uriNames(s.ForwardToURI, s.ForwardTo) {
+		s.ForwardToURI = ""
+	}
+	if !uriNames(s.ForwardDeadLetteredMessagesToURI, s.ForwardDeadLetteredMessagesTo) {
+		s.ForwardDeadLetteredMessagesToURI = ""
+	}
 	return s
+}
+
+// uriNames reports whether the absolute URI u names the entity path (its
+// path without the slashes around it, regardless of case).
+func uriNames(u, path string) bool {
+	if u == "" || path == "" {
+		return false
+	}
+	p, err := ForwardPath(u)
+	return err == nil && strings.EqualFold(p, path)
+}
+
+// ForwardPath returns the entity path that a forwarding target names: an
+// entity name ("orders", slashes around it trimmed), or an absolute URI
+// ("sb://host/orders", "https://host/orders") whose path names the entity.
+func ForwardPath(v string) (string, error) {
+	v = strings.TrimSpace(v)
+	if !strings.Contains(v, "://") {
+		return strings.Trim(v, "/"), nil
+	}
+	u, err := url.Parse(v)
+	if err != nil {
+		return "", Errorf(CodeInvalid, "%q is neither an entity name nor a URI: %v", v, err)
+	}
+	path := strings.Trim(u.Path, "/")
+	if path == "" {
+		return "", Errorf(CodeInvalid, "the URI %q names no entity", v)
+	}
+	return path, nil
 }
 
 // CorrelationFilter matches a message when every non-empty field equals the
@@ -247,12 +367,81 @@ type Entity struct {
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	// AccessedAt is when a message was last sent to or received from the
-	// entity, to the second; the zero time until then. The embedded engine
-	// keeps it in memory only, so it is zero again after a restart.
+	// entity, to the second; the zero time until then, except that a
+	// subscription counts as accessed when it was created (as Service Bus
+	// reports it). The embedded engine keeps it in memory only, so it is
+	// zero (a subscription's CreatedAt) again after a restart.
 	AccessedAt time.Time
 	// UserMetadata is free text that the entity's owner attaches to it, at
 	// most MaxUserMetadataLength characters.
 	UserMetadata string
+	// AuthorizationRules are the entity's own shared access keys (Service
+	// Bus's entity-level SharedAccessAuthorizationRules), in the order
+	// given; nil for none.
+	AuthorizationRules []AuthorizationRule
+}
+
+// AccessRights is a set of the rights a shared access key grants.
+type AccessRights uint8
+
+// Access rights.
+const (
+	RightManage AccessRights = 1 << iota
+	RightSend
+	RightListen
+
+	// AllRights is every right.
+	AllRights = RightManage | RightSend | RightListen
+)
+
+// rightNames are the Service Bus names of the rights, in the order
+// Names lists them.
+var rightNames = [...]struct {
+	r    AccessRights
+	name string
+}{{RightManage, "Manage"}, {RightSend, "Send"}, {RightListen, "Listen"}}
+
+// Names returns the Service Bus names of the rights in r: Manage, Send,
+// Listen, in that order.
+func (r AccessRights) Names() []string {
+	var out []string
+	for _, n := range rightNames {
+		if r&n.r != 0 {
+			out = append(out, n.name)
+		}
+	}
+	return out
+}
+
+// String returns the rights as Service Bus lists them: "Manage,Send,Listen".
+func (r AccessRights) String() string { return strings.Join(r.Names(), ",") }
+
+// Has reports whether r grants every right of want.
+func (r AccessRights) Has(want AccessRights) bool { return r&want == want }
+
+// ParseAccessRight reads one right by its Service Bus name, regardless of
+// case; ok is false for any other text.
+func ParseAccessRight(name string) (r AccessRights, ok bool) {
+	for _, n := range rightNames {
+		if strings.EqualFold(n.name, name) {
+			return n.r, true
+		}
+	}
+	return 0, false
+}
+
+// AuthorizationRule is an entity-level shared access key (Service Bus's
+// SharedAccessAuthorizationRule): a SAS token signed with PrimaryKey or
+// SecondaryKey under KeyName grants Rights on the entity.
+type AuthorizationRule struct {
+	KeyName      string
+	PrimaryKey   string
+	SecondaryKey string
+	Rights       AccessRights
+	// CreatedTime and ModifiedTime are as the client gave them; the zero
+	// time when it gave none.
+	CreatedTime  time.Time
+	ModifiedTime time.Time
 }
 
 // MaxUserMetadataLength is the longest Entity.UserMetadata that Service Bus

@@ -28,6 +28,7 @@ const (
 	CodeClosed                 // the client or broker was closed
 	CodeConnectionLost         // the connection to the endpoint dropped
 	CodeReadOnly               // refused because the dashboard or session is read-only
+	CodeEntityDisabled         // the entity's status refuses the operation (Disabled, SendDisabled, ReceiveDisabled)
 )
 
 var codeNames = [...]string{
@@ -48,6 +49,7 @@ var codeNames = [...]string{
 	CodeClosed:            "closed",
 	CodeConnectionLost:    "connection lost",
 	CodeReadOnly:          "read-only",
+	CodeEntityDisabled:    "entity disabled",
 }
 
 // String returns the code's short name.
@@ -147,6 +149,10 @@ var (
 	ErrConnectionLost = &Error{Code: CodeConnectionLost}
 	// ErrReadOnly: refused because the dashboard or session is read-only.
 	ErrReadOnly = &Error{Code: CodeReadOnly}
+	// ErrEntityDisabled: the entity's status does not allow the operation
+	// (sending to a Disabled or SendDisabled entity, receiving from a
+	// Disabled or ReceiveDisabled one).
+	ErrEntityDisabled = &Error{Code: CodeEntityDisabled}
 )
 
 // Errorf builds an *Error with a formatted message.

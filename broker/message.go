@@ -78,6 +78,7 @@ const (
 	ReasonEntityNotFound              = "MessagingEntityNotFoundException"
 	ReasonQuotaExceeded               = "QuotaExceededException"
 	ReasonMessageSizeExceeded         = "MessageSizeExceededException"
+	ReasonEntityDisabled              = "MessagingEntityDisabledException"
 )
 
 // Dead-letter descriptions that Service Bus documents for its transfer

@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -25,8 +26,11 @@ func infoFixture(t *testing.T) (*clockwork.FakeClock, broker.Client) {
 	eng := newEngine(t, clock,
 		broker.Entity{Path: "orders", UserMetadata: "owner: team-orders\npager: +1 555 0100",
 			Settings: broker.EntitySettings{LockDuration: time.Minute, MaxDeliveryCount: 3, DefaultMessageTimeToLive: 14 * 24 * time.Hour,
-				DeadLetteringOnMessageExpiration: true, RequiresDuplicateDetection: true, ForwardDeadLetteredMessagesTo: "poison"}},
-		broker.Entity{Path: "poison"},
+				DeadLetteringOnMessageExpiration: true, RequiresDuplicateDetection: true, ForwardDeadLetteredMessagesTo: "poison",
+				AutoDeleteOnIdle: 7 * 24 * time.Hour},
+			AuthorizationRules: []broker.AuthorizationRule{{KeyName: "orders-app", PrimaryKey: "secret-primary", SecondaryKey: "secret-secondary",
+				Rights: broker.RightSend | broker.RightListen, CreatedTime: t0}}},
+		broker.Entity{Path: "poison", Settings: broker.EntitySettings{Status: broker.StatusReceiveDisabled}},
 		broker.Entity{Path: "events", Kind: broker.KindTopic},
 		broker.Entity{Path: "events/Subscriptions/audit", Kind: broker.KindSubscription},
 		broker.Entity{Path: "events/Subscriptions/billing", Kind: broker.KindSubscription, Rules: []broker.Rule{
@@ -96,6 +100,12 @@ func TestInfoQueue(t *testing.T) {
 		"Max message size         256 KB (default)",
 		"Forward to               none (default)",
 		"Forward dead letters to  poison",
+		"Status                   Active (default)",
+		"Auto-delete              after 7d idle",
+		"Partitioning             off (default)",
+		"Batched operations       on (default)",
+		"orders-app: Send, Listen",
+		"  two keys · created 2025-03-01 12:00:00Z",
 		"Created                  2025-03-01 12:00:00Z (2h ago)",
 		"Last accessed            2025-03-01 12:01:30Z (2h ago)",
 		"owner: team-orders",
@@ -103,6 +113,14 @@ func TestInfoQueue(t *testing.T) {
 	)
 	if !strings.Contains(h.screen(), "orders › info") || !strings.Contains(h.screen(), "esc back / cancel") {
 		t.Fatalf("no title:\n%s", h.screen())
+	}
+	// The keys of authorization rules are never shown; a status that
+	// refuses operations is marked in the entity list.
+	if text := infoText(h); strings.Contains(text, "secret") {
+		t.Fatalf("a key is shown:\n%s", text)
+	}
+	if !regexp.MustCompile(`(?m)^poison +!rx +0 `).MatchString(h.screen()) {
+		t.Fatalf("no status marker in the entity list:\n%s", h.screen())
 	}
 	h.key("c")
 	h.wantErr("complete is disabled: not in the entity info view (esc goes back)")

@@ -53,6 +53,32 @@ func displayName(e broker.Entity) string {
 	return Sanitize(e.Path)
 }
 
+// StatusMarker is the mark the entity list puts after the name of an entity
+// whose status refuses operations, short enough for the narrow list: "off"
+// (Disabled), "!tx" (SendDisabled: no sends), "!rx" (ReceiveDisabled: no
+// receives); "" for Active. The info view says it in words.
+func StatusMarker(st broker.EntityStatus) string {
+	switch st {
+	case broker.StatusDisabled:
+		return "off"
+	case broker.StatusSendDisabled:
+		return "!tx"
+	case broker.StatusReceiveDisabled:
+		return "!rx"
+	}
+	return ""
+}
+
+// nameCell fits an entity's name and status marker into w cells; the
+// marker stays whole while the name keeps at least four cells.
+func nameCell(e broker.Entity, w int) string {
+	mark := StatusMarker(e.Settings.Status)
+	if mark == "" || w-len(mark)-1 < 4 {
+		return fit(displayName(e), w)
+	}
+	return fit(displayName(e), w-len(mark)-1) + " " + mark
+}
+
 // Depth returns the number the sparkline tracks: every message of the
 // entity's main queue and of its dead-letter and transfer dead-letter
 // sub-queues.
@@ -63,7 +89,8 @@ func Depth(n broker.Counts) int64 {
 // EntityList renders the entity list in exactly h lines of w cells. Wide
 // lists show every count (A active, L locked, D deferred, S scheduled, X
 // dead-lettered, transfer-dead-lettered included); narrow ones the total.
-// top is the index of the first row shown.
+// An entity whose status refuses operations has its StatusMarker after
+// the name. top is the index of the first row shown.
 func EntityList(c *Common, rows []EntityRow, top, w, h int, note string) []string {
 	st := c.Styles
 	lines := make([]string, 0, h)
@@ -94,11 +121,11 @@ func EntityList(c *Common, rows []EntityRow, top, w, h int, note string) []strin
 		n := r.Entity.Counts
 		var text string
 		if wide {
-			text = fit(displayName(r.Entity), nameW) + fitLeft(Count(n.Active), col) + fitLeft(Count(n.Locked), col) +
+			text = nameCell(r.Entity, nameW) + fitLeft(Count(n.Active), col) + fitLeft(Count(n.Locked), col) +
 				fitLeft(Count(n.Deferred), col) + fitLeft(Count(n.Scheduled), col) + fitLeft(Count(n.Count(broker.CategoryDeadLettered)), col) + " "
 		} else {
 			nameW := w - 6 - spark - 1
-			text = fit(displayName(r.Entity), nameW) + fitLeft(Count(Depth(n)), 6) + " "
+			text = nameCell(r.Entity, nameW) + fitLeft(Count(Depth(n)), 6) + " "
 		}
 		s := st.EntityNormal
 		if r.Current {

@@ -58,7 +58,8 @@ const (
 )
 
 // EntityInfoLines renders the entity information view of info, w cells
-// wide: kind and path, counts, settings (marking defaults), times, user
+// wide: kind and path, counts, settings (status first, marking defaults),
+// times, authorization rules (names and rights, never the keys), user
 // metadata, and a topic's subscriptions or a subscription's rules. Every
 // text that comes from the endpoint passes through Sanitize. The model
 // renders it when the view opens or the entity changes and slices it per
@@ -122,6 +123,10 @@ func EntityInfoLines(c *Common, info EntityInfo, w int) []string {
 				prop(t.name, t.at.UTC().Format("2006-01-02 15:04:05Z")+" ("+Age(c.Now, t.at)+" ago)")
 			}
 		}
+	}
+
+	if info.SettingsKnown && len(e.AuthorizationRules) > 0 {
+		lines = append(lines, authRuleLines(c, e.AuthorizationRules, w)...)
 	}
 
 	if e.UserMetadata != "" {
@@ -205,13 +210,65 @@ func settingLines(e broker.Entity) [][2]string {
 	maxMsg := [2]string{"Max message size", def(strconv.FormatInt(s.MaxMessageSizeInKilobytes, 10)+" KB", s.MaxMessageSizeInKilobytes == broker.DefaultMaxMessageSizeInKilobytes)}
 	fwd := [2]string{"Forward to", forward(s.ForwardTo)}
 	fwdDL := [2]string{"Forward dead letters to", forward(s.ForwardDeadLetteredMessagesTo)}
+	status := [2]string{"Status", statusText(s.Status)}
+	idle := def("never", true)
+	if s.AutoDeleteOnIdle < broker.MaxTimeToLive {
+		idle = "after " + LongDuration(s.AutoDeleteOnIdle) + " idle"
+	}
+	autoDelete := [2]string{"Auto-delete", idle}
+	partitioned := [2]string{"Partitioning", onOff(s.EnablePartitioning)}
+	batched := [2]string{"Batched operations", def("on", true)}
+	if s.DisableBatchedOperations {
+		batched[1] = "off"
+	}
 	switch e.Kind {
 	case broker.KindTopic:
-		return [][2]string{ttlLine, dupLine, maxSize, maxMsg}
+		return [][2]string{status, ttlLine, dupLine, maxSize, maxMsg, autoDelete, partitioned, batched}
 	case broker.KindSubscription:
-		return [][2]string{lock, delivery, ttlLine, dlExpiry, session, fwd, fwdDL}
+		return [][2]string{status, lock, delivery, ttlLine, dlExpiry, session, fwd, fwdDL, autoDelete, batched}
 	}
-	return [][2]string{lock, delivery, ttlLine, dlExpiry, dupLine, session, maxSize, maxMsg, fwd, fwdDL}
+	return [][2]string{status, lock, delivery, ttlLine, dlExpiry, dupLine, session, maxSize, maxMsg, fwd, fwdDL, autoDelete, partitioned, batched}
+}
+
+// statusText says what an entity status lets through.
+func statusText(st broker.EntityStatus) string {
+	switch st {
+	case broker.StatusActive:
+		return "Active (default)"
+	case broker.StatusDisabled:
+		return "Disabled: no sends, no receives"
+	case broker.StatusSendDisabled:
+		return "SendDisabled: receives only"
+	case broker.StatusReceiveDisabled:
+		return "ReceiveDisabled: sends only"
+	}
+	return st.String()
+}
+
+// authRuleLines renders an entity's authorization rules: key name, rights
+// and times, never the keys.
+func authRuleLines(c *Common, rules []broker.AuthorizationRule, w int) []string {
+	st := c.Styles
+	lines := sectionTitle(c, fmt.Sprintf("Authorization rules (%d)", len(rules)), w)
+	for _, r := range rules {
+		for _, l := range wrapText(Sanitize(r.KeyName)+": "+strings.Join(r.Rights.Names(), ", "), w) {
+			lines = append(lines, st.Text.Render(l))
+		}
+		details := []string{"one key"}
+		if r.SecondaryKey != "" {
+			details[0] = "two keys"
+		}
+		if !r.CreatedTime.IsZero() {
+			details = append(details, "created "+r.CreatedTime.UTC().Format("2006-01-02 15:04:05Z"))
+		}
+		if !r.ModifiedTime.IsZero() {
+			details = append(details, "modified "+r.ModifiedTime.UTC().Format("2006-01-02 15:04:05Z"))
+		}
+		for _, l := range wrapItems(details, w-2) {
+			lines = append(lines, "  "+st.Faint.Render(l))
+		}
+	}
+	return lines
 }
 
 // subscriptionLines renders a topic's subscriptions with their counts (A

@@ -38,6 +38,7 @@ var conditions = map[broker.Code]wireCondition{
 	broker.CodeInvalid:           {wire.CondInvalidField, http.StatusBadRequest},
 	broker.CodeNotSupported:      {wire.CondNotImplemented, http.StatusNotImplemented},
 	broker.CodeReadOnly:          {wire.CondUnauthorizedAccess, http.StatusUnauthorized},
+	broker.CodeEntityDisabled:    {wire.CondEntityDisabled, http.StatusForbidden},
 }
 
 var internalCondition = wireCondition{wire.CondInternalError, http.StatusInternalServerError}

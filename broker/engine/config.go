@@ -81,7 +81,11 @@ func LoadConfigFile(path string) (*Config, error) {
 // a syntax error names the line and column (in bytes) of the original
 // file. Property names match without regard to case; durations are ISO 8601
 // (ParseDuration). Besides the emulator's properties, queues and topics
-// accept MaxSizeInMegabytes and MaxMessageSizeInKilobytes. Anything
+// accept MaxSizeInMegabytes, MaxMessageSizeInKilobytes and
+// EnablePartitioning, and every entity Status, AutoDeleteOnIdle and
+// EnableBatchedOperations, named and valued as in the admin API (a
+// partitioned entity's MaxSizeInMegabytes is its whole limit here, not one
+// partition's). Anything
 // malformed or unknown is a *broker.Error with CodeInvalid that names the
 // JSON path and the problem, as is a SQL filter or action expression
 // (FilterType Sql with SqlFilter.SqlExpression; Action.SqlExpression with
@@ -353,12 +357,35 @@ func (p *cfgParser) parse(root any) *Config {
 const (
 	queueProps = "DeadLetteringOnMessageExpiration, DefaultMessageTimeToLive, DuplicateDetectionHistoryTimeWindow, " +
 		"ForwardDeadLetteredMessagesTo, ForwardTo, LockDuration, MaxDeliveryCount, RequiresDuplicateDetection, " +
-		"RequiresSession, MaxSizeInMegabytes, MaxMessageSizeInKilobytes"
+		"RequiresSession, MaxSizeInMegabytes, MaxMessageSizeInKilobytes, " + commonProps + ", EnablePartitioning"
 	topicProps = "DefaultMessageTimeToLive, DuplicateDetectionHistoryTimeWindow, RequiresDuplicateDetection, " +
-		"MaxSizeInMegabytes, MaxMessageSizeInKilobytes"
+		"MaxSizeInMegabytes, MaxMessageSizeInKilobytes, " + commonProps + ", EnablePartitioning"
 	subscriptionProps = "DeadLetteringOnMessageExpiration, DefaultMessageTimeToLive, ForwardDeadLetteredMessagesTo, " +
-		"ForwardTo, LockDuration, MaxDeliveryCount, RequiresSession"
+		"ForwardTo, LockDuration, MaxDeliveryCount, RequiresSession, " + commonProps
+	commonProps = "Status, AutoDeleteOnIdle, EnableBatchedOperations"
 )
+
+// commonSettings reads the properties that every kind of entity takes:
+// Status (Active, Disabled, SendDisabled, ReceiveDisabled; default Active),
+// AutoDeleteOnIdle (at least five minutes; default never) and
+// EnableBatchedOperations (default true).
+func (p *cfgParser) commonSettings(props *object, s *broker.EntitySettings) {
+	if name := p.str(props, "Status", false); name != "" {
+		st, ok := broker.ParseEntityStatus(name)
+		if !ok {
+			p.fail(props.child("Status"), "is %q; it must be Active, Disabled, SendDisabled or ReceiveDisabled", name)
+		}
+		s.Status = st
+	}
+	if _, path, ok := props.get("AutoDeleteOnIdle"); ok {
+		d := p.duration(props, "AutoDeleteOnIdle", 0, 0)
+		if d > 0 && d < broker.MinAutoDeleteOnIdle {
+			p.fail(path, "is %s; at least %s is allowed", FormatDuration(d), FormatDuration(broker.MinAutoDeleteOnIdle))
+		}
+		s.AutoDeleteOnIdle = d
+	}
+	s.DisableBatchedOperations = !p.boolean(props, "EnableBatchedOperations", true)
+}
 
 // receiverSettings reads the properties that queues and subscriptions share.
 func (p *cfgParser) receiverSettings(props *object) broker.EntitySettings {
@@ -389,6 +416,8 @@ func (p *cfgParser) queue(path string, v any) broker.Entity {
 	props := p.object(pp, pv, true)
 	s := p.receiverSettings(props)
 	p.senderSettings(props, &s)
+	p.commonSettings(props, &s)
+	s.EnablePartitioning = p.boolean(props, "EnablePartitioning", false)
 	p.rejectUnknown(props, queueProps)
 	p.rejectUnknown(o, "Name, Properties")
 	return broker.Entity{Path: name, Kind: broker.KindQueue, Settings: s}
@@ -401,6 +430,8 @@ func (p *cfgParser) topic(path string, v any) []broker.Entity {
 	props := p.object(pp, pv, true)
 	var s broker.EntitySettings
 	p.senderSettings(props, &s)
+	p.commonSettings(props, &s)
+	s.EnablePartitioning = p.boolean(props, "EnablePartitioning", false)
 	p.rejectUnknown(props, topicProps)
 	out := []broker.Entity{{Path: name, Kind: broker.KindTopic, Settings: s}}
 	subs, sPath := p.array(o, "Subscriptions")
@@ -417,6 +448,7 @@ func (p *cfgParser) subscription(path, topic string, v any) broker.Entity {
 	pv, pp, _ := o.get("Properties")
 	props := p.object(pp, pv, true)
 	s := p.receiverSettings(props)
+	p.commonSettings(props, &s)
 	p.rejectUnknown(props, subscriptionProps)
 	ent := broker.Entity{Path: broker.SubscriptionPath(topic, name), Kind: broker.KindSubscription, Settings: s}
 	rules, rPath := p.array(o, "Rules")
@@ -579,6 +611,9 @@ func (e *Engine) ApplyConfig(ctx context.Context, cfg *Config) error {
 			if old.Settings.RequiresSession != ent.Settings.RequiresSession {
 				return newErr(broker.CodeInvalid, ent.Path, "configuration %s %q: RequiresSession cannot change on an existing entity", ent.Kind, ent.Path)
 			}
+			if ent.Kind != broker.KindSubscription && old.Settings.EnablePartitioning != ent.Settings.EnablePartitioning {
+				return newErr(broker.CodeInvalid, ent.Path, "configuration %s %q: EnablePartitioning cannot change on an existing entity", ent.Kind, ent.Path)
+			}
 		}
 		if ent.Kind == broker.KindSubscription {
 			topic, _, _ := broker.SplitSubscriptionPath(ent.Path)
@@ -613,9 +648,14 @@ func (e *Engine) ApplyConfig(ctx context.Context, cfg *Config) error {
 			ent.Rules = []broker.Rule{{Name: broker.DefaultRuleName}}
 		}
 		if !sameDefinition(old, ent, defined) {
-			// The configuration format has no UserMetadata: keep what the
-			// admin API set.
+			// The configuration format has no UserMetadata nor
+			// authorization rules: keep what the admin API set.
 			ent.UserMetadata = old.UserMetadata
+			ent.AuthorizationRules = old.AuthorizationRules
+			// Nor forwarding URIs: keep them for the same targets
+			// (Normalize drops them for others).
+			ent.Settings.ForwardToURI = old.Settings.ForwardToURI
+			ent.Settings.ForwardDeadLetteredMessagesToURI = old.Settings.ForwardDeadLetteredMessagesToURI
 			if err := e.UpdateEntity(ctx, ent); err != nil {
 				return err
 			}
@@ -637,6 +677,15 @@ func sameDefinition(old, ent broker.Entity, defined map[string]broker.Entity) bo
 		} else {
 			want.MaxSizeInMegabytes, want.MaxMessageSizeInKilobytes = old.Settings.MaxSizeInMegabytes, old.Settings.MaxMessageSizeInKilobytes
 		}
+		want.EnablePartitioning = old.Settings.EnablePartitioning
+	}
+	// The configuration names forwarding targets, never by URI: a URI the
+	// admin API keeps for the same target is no difference.
+	if strings.EqualFold(want.ForwardTo, old.Settings.ForwardTo) {
+		want.ForwardToURI = old.Settings.ForwardToURI
+	}
+	if strings.EqualFold(want.ForwardDeadLetteredMessagesTo, old.Settings.ForwardDeadLetteredMessagesTo) {
+		want.ForwardDeadLetteredMessagesToURI = old.Settings.ForwardDeadLetteredMessagesToURI
 	}
 	if old.Settings != want {
 		return false

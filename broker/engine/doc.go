@@ -43,4 +43,17 @@
 // CreatedAt are stored; AccessedAt (the last send or receive request, to
 // the second) lives in memory only, one atomic word per entity that is
 // written at most once a second, so that it costs the hot paths nothing.
+//
+// # Status and auto-delete
+//
+// An entity's Status is enforced as Service Bus does, with its
+// com.microsoft:entity-disabled condition (broker.CodeEntityDisabled): a
+// Disabled or SendDisabled entity refuses sends (forwards to it included),
+// a Disabled or ReceiveDisabled one refuses receives, settlements and lock
+// renewals (not peeks), and a Disabled topic's subscriptions refuse them
+// too; a topic's fan-out reaches its subscriptions whatever their status.
+// An entity idle for its AutoDeleteOnIdle (no send, receive, settlement,
+// session operation, cancel or update; for a topic, none on its
+// subscriptions either) is deleted by the sweeper. Idleness is kept in
+// memory beside AccessedAt and counts from the start after a restart.
 package engine

@@ -220,19 +220,26 @@ func (e *Engine) lockedDue(en *entity) (int64, error) {
 }
 
 // Tick processes everything due at Clock.Now() in every entity now: expired
-// locks, scheduled messages, expired messages. Tests that Advance a fake clock
-// call it (or any operation) to make the effects visible at once.
+// locks, scheduled messages, expired messages, entities idle for their
+// AutoDeleteOnIdle. Tests that Advance a fake clock call it (or any
+// operation) to make the effects visible at once.
 func (e *Engine) Tick() {
 	if e.enter() != nil {
 		return
 	}
 	defer e.leave()
+	var idle []*entity
 	for _, en := range e.entityList() {
-		if _, err := e.lockedDue(en); err != nil {
+		now, err := e.lockedDue(en)
+		if err != nil {
 			continue
+		}
+		if d := en.idleDeadline(); d != 0 && d <= now {
+			idle = append(idle, en)
 		}
 		e.unlock(en)
 	}
+	e.deleteIdle(idle)
 }
 
 // entityList returns a snapshot of every entity.

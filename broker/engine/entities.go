@@ -90,7 +90,47 @@ func checkEntity(ent broker.Entity) (topicPath string, err error) {
 	if err := checkSettings(p, ent.Settings); err != nil {
 		return "", err
 	}
+	if err := checkAuthorizationRules(p, ent.AuthorizationRules); err != nil {
+		return "", err
+	}
 	return topic, nil
+}
+
+// Limits of entity authorization rules, as in Service Bus.
+const (
+	maxAuthorizationRules = 12
+	maxKeyNameLength      = 256
+	maxKeyLength          = 256
+)
+
+// checkAuthorizationRules validates an entity's authorization rules: each
+// has a key name (unique regardless of case), a primary key, rights, and
+// names and keys within Service Bus's lengths.
+func checkAuthorizationRules(path string, rules []broker.AuthorizationRule) error {
+	if len(rules) > maxAuthorizationRules {
+		return newErr(broker.CodeInvalid, path, "an entity has at most %d authorization rules, not %d", maxAuthorizationRules, len(rules))
+	}
+	seen := make(map[string]bool, len(rules))
+	for i, r := range rules {
+		switch {
+		case r.KeyName == "":
+			return newErr(broker.CodeInvalid, path, "authorization rule %d has no KeyName", i)
+		case len(r.KeyName) > maxKeyNameLength:
+			return newErr(broker.CodeInvalid, path, "the KeyName of authorization rule %d is longer than %d characters", i, maxKeyNameLength)
+		case seen[strings.ToLower(r.KeyName)]:
+			return newErr(broker.CodeInvalid, path, "two authorization rules are named %q", r.KeyName)
+		case r.PrimaryKey == "":
+			return newErr(broker.CodeInvalid, path, "authorization rule %q has no PrimaryKey", r.KeyName)
+		case len(r.PrimaryKey) > maxKeyLength || len(r.SecondaryKey) > maxKeyLength:
+			return newErr(broker.CodeInvalid, path, "a key of authorization rule %q is longer than %d characters", r.KeyName, maxKeyLength)
+		case r.Rights == 0:
+			return newErr(broker.CodeInvalid, path, "authorization rule %q grants no rights; give Manage, Send or Listen", r.KeyName)
+		case r.Rights&^broker.AllRights != 0:
+			return newErr(broker.CodeInvalid, path, "authorization rule %q has unknown rights %#x", r.KeyName, uint8(r.Rights))
+		}
+		seen[strings.ToLower(r.KeyName)] = true
+	}
+	return nil
 }
 
 // checkRules validates a subscription's rules (see compileRules).
@@ -173,6 +213,12 @@ func checkSettings(path string, s broker.EntitySettings) error {
 		return newErr(broker.CodeInvalid, path, "MaxSizeInMegabytes %d is negative", s.MaxSizeInMegabytes)
 	case s.MaxMessageSizeInKilobytes < 0:
 		return newErr(broker.CodeInvalid, path, "MaxMessageSizeInKilobytes %d is negative", s.MaxMessageSizeInKilobytes)
+	case !s.Status.Valid():
+		return newErr(broker.CodeInvalid, path, "unknown entity status %d", s.Status)
+	case s.AutoDeleteOnIdle < 0:
+		return newErr(broker.CodeInvalid, path, "AutoDeleteOnIdle %v is negative", s.AutoDeleteOnIdle)
+	case s.AutoDeleteOnIdle > 0 && s.AutoDeleteOnIdle < broker.MinAutoDeleteOnIdle:
+		return newErr(broker.CodeInvalid, path, "AutoDeleteOnIdle %s is shorter than the minimum of %s", FormatDuration(s.AutoDeleteOnIdle), FormatDuration(broker.MinAutoDeleteOnIdle))
 	case strings.EqualFold(s.ForwardTo, path):
 		return newErr(broker.CodeInvalid, path, "an entity cannot forward to itself")
 	case strings.EqualFold(s.ForwardDeadLetteredMessagesTo, path):
@@ -189,12 +235,13 @@ func checkSettings(path string, s broker.EntitySettings) error {
 // CreateEntity creates a queue, a topic, or a subscription (Path
 // "topic/Subscriptions/name", the topic must exist). Zero settings take their
 // defaults (broker.EntitySettings.Normalize); a subscription takes its size
-// limits from its topic. A subscription created with nil Rules gets the
-// $Default TrueFilter (broker.DefaultRuleName), as in Service Bus; one
-// created with empty, non-nil Rules has none and takes no message until a
-// rule is added. A rule whose SQL filter or action does not parse
-// is refused with CodeInvalid, as is UserMetadata longer than broker.MaxUserMetadataLength
-// with CodeInvalid. CreatedAt and UpdatedAt become the clock's time, as
+// limits and partitioning from its topic. A subscription created with nil
+// Rules gets the $Default TrueFilter (broker.DefaultRuleName), as in Service
+// Bus; one created with empty, non-nil Rules has none and takes no message
+// until a rule is added. A rule whose SQL filter or action does not parse is
+// refused with CodeInvalid, as is UserMetadata longer than
+// broker.MaxUserMetadataLength, and so are settings out of range and
+// authorization rules without a name, key or rights. CreatedAt and UpdatedAt become the clock's time, as
 // does each rule's CreatedAt unless it has one; AccessedAt is ignored.
 func (e *Engine) CreateEntity(ctx context.Context, ent broker.Entity) error {
 	if err := e.enter(); err != nil {
@@ -238,6 +285,7 @@ func (e *Engine) createEntity(ent broker.Entity) (store.Pending, error) {
 		topic.mu.Lock()
 		ent.Settings.MaxSizeInMegabytes = topic.settings.MaxSizeInMegabytes
 		ent.Settings.MaxMessageSizeInKilobytes = topic.settings.MaxMessageSizeInKilobytes
+		ent.Settings.EnablePartitioning = topic.settings.EnablePartitioning
 		topic.mu.Unlock()
 	}
 	en := newEntity(e, e.nextID, ent)
@@ -265,16 +313,23 @@ func stored(ent broker.Entity) broker.Entity {
 	return ent
 }
 
-// UpdateEntity changes an entity's settings and UserMetadata, and a
-// subscription's rules when ent.Rules is not nil (an empty, non-nil slice
-// removes every rule: the subscription then takes no message; rules get
-// their CreatedAt as in SetRules). Path and Kind select the entity and
-// cannot change, nor can RequiresSession; CreatedAt and AccessedAt are
-// ignored, and UpdatedAt becomes the clock's time. Every lock the entity
-// holds is lost, as Service Bus does when settings change: settling such a
-// lock fails with broker.ErrLockLost. To change only a subscription's rules
-// and keep its locks, use SetRules. A topic passes its size limits on to its
-// subscriptions (which does not change their UpdatedAt).
+// UpdateEntity changes an entity's settings, UserMetadata and
+// AuthorizationRules (all three replaced by ent's), and a subscription's
+// rules when ent.Rules is not nil (an empty, non-nil slice removes every
+// rule: the subscription then takes no message; rules get their
+// CreatedAt as in SetRules). Path and Kind select the entity and cannot
+// change, nor can RequiresSession or a queue's or topic's
+// EnablePartitioning (a subscription keeps its topic's); CreatedAt and
+// AccessedAt are ignored, and UpdatedAt becomes the clock's time. Every
+// message lock the entity holds is lost, as Service Bus does when settings
+// change: settling such a lock fails with broker.ErrLockLost. Session locks
+// are kept: a session receiver keeps its session and gets the messages
+// whose locks were lost again (the Go SDK's TestSessionReceiver_Detach
+// requires a session receiver to carry on after an update). To change only a subscription's
+// rules and keep its locks, use SetRules. A topic passes its size limits on
+// to its subscriptions (which does not change their UpdatedAt). Receivers
+// waiting on the entity (or, for a topic, on its subscriptions) look at the
+// new status at once.
 func (e *Engine) UpdateEntity(ctx context.Context, ent broker.Entity) error {
 	if err := e.enter(); err != nil {
 		return err
@@ -310,11 +365,16 @@ func (e *Engine) UpdateEntity(ctx context.Context, ent broker.Entity) error {
 	if en.topic != nil {
 		settings.MaxSizeInMegabytes = en.topic.settings.MaxSizeInMegabytes
 		settings.MaxMessageSizeInKilobytes = en.topic.settings.MaxMessageSizeInKilobytes
+		settings.EnablePartitioning = en.settings.EnablePartitioning
+	} else if settings.EnablePartitioning != en.settings.EnablePartitioning {
+		e.unlock(en)
+		return newErr(broker.CodeInvalid, en.path, "Partitioning cannot be changed for %s", kindTitle(en.kind))
 	}
 	// A change the store refuses leaves the entity as it was.
-	oldSettings, oldMetadata, oldRules, oldMatch, oldUpdated := en.settings, en.userMetadata, en.rules, en.match, en.updatedAt
+	oldSettings, oldMetadata, oldRules, oldMatch, oldUpdated, oldAuth := en.settings, en.userMetadata, en.rules, en.match, en.updatedAt, en.authRules
 	en.settings = settings
 	en.userMetadata = ent.UserMetadata
+	en.authRules = slices.Clone(ent.AuthorizationRules)
 	at := time.Unix(0, now).UTC()
 	if en.kind == broker.KindSubscription && ent.Rules != nil {
 		en.rules = stampRules(ent.Rules, en.rules, at)
@@ -324,12 +384,17 @@ func (e *Engine) UpdateEntity(ctx context.Context, ent broker.Entity) error {
 	en.batch.PutEntity(store.EntityRecord{ID: en.id, Entity: stored(en.public())})
 	p, err := en.commit()
 	if err != nil {
-		en.settings, en.userMetadata, en.rules, en.match, en.updatedAt = oldSettings, oldMetadata, oldRules, oldMatch, oldUpdated
+		en.settings, en.userMetadata, en.rules, en.match, en.updatedAt, en.authRules = oldSettings, oldMetadata, oldRules, oldMatch, oldUpdated, oldAuth
 		e.unlock(en)
 		return err
 	}
-	en.loseAllLocks(now)
+	en.status.Store(uint32(settings.Status))
+	en.use(now)
+	en.loseMessageLocks(now)
 	en.commitQuiet() // whatever losing the locks wrote (nothing today)
+	if settings.Status != oldSettings.Status {
+		en.wakeAll()
+	}
 	var subs []*entity
 	isTopic := en.kind == broker.KindTopic
 	e.unlock(en)
@@ -350,11 +415,13 @@ func (e *Engine) UpdateEntity(ctx context.Context, ent broker.Entity) error {
 	return nil
 }
 
-// inheritLimits gives a subscription its topic's size limits.
+// inheritLimits gives a subscription its topic's size limits, and wakes
+// its waiting receivers, which look at the topic's status again.
 func (e *Engine) inheritLimits(s *entity, topic broker.EntitySettings) error {
 	if err := e.lockEntity(s); err != nil {
 		return nil // deleted meanwhile
 	}
+	s.wakeAll()
 	s.settings.MaxSizeInMegabytes = topic.MaxSizeInMegabytes
 	s.settings.MaxMessageSizeInKilobytes = topic.MaxMessageSizeInKilobytes
 	s.batch.PutEntity(store.EntityRecord{ID: s.id, Entity: stored(s.public())})
@@ -366,15 +433,20 @@ func (e *Engine) inheritLimits(s *entity, topic broker.EntitySettings) error {
 	return p.Wait()
 }
 
-// loseAllLocks loses every message lock and session lock of the entity.
-func (en *entity) loseAllLocks(now int64) {
-	for {
-		s, ok := en.sessionLocks.Min()
-		if !ok {
-			break
-		}
-		en.loseSession(s, now, broker.EventLockLost, "session lock of "+quoteID(s.id)+" lost")
+// wakeAll wakes every receiver waiting on the entity, on any sub-queue or
+// session, so that it looks at the entity again. Called with mu held.
+func (en *entity) wakeAll() {
+	for i := range en.waiters {
+		en.waiters[i].wakeAll()
 	}
+	for _, s := range en.sessions {
+		s.waiters.wakeAll()
+	}
+}
+
+// loseMessageLocks loses every message lock of the entity; session locks
+// stay with their owners, who receive the released messages again.
+func (en *entity) loseMessageLocks(now int64) {
 	var locked []*entry
 	en.lockAt.Scan(func(x *entry) bool { locked = append(locked, x); return true })
 	for _, x := range locked {
@@ -396,11 +468,30 @@ func (e *Engine) DeleteEntity(ctx context.Context, path string) error {
 	if sub != broker.SubQueueMain {
 		return newErr(broker.CodeInvalid, p, "a %s cannot be deleted on its own; delete the entity", sub)
 	}
+	_, err := e.deleteEntity(p, nil, "deleted")
+	return err
+}
+
+// deleteEntity deletes the entity at path with its subscriptions, and
+// reports why in the events. With idle set, it deletes only that entity,
+// and only when it is still idle past its AutoDeleteOnIdle (checked under
+// the mutexes, so that an operation that came meanwhile keeps it); deleted
+// says whether it did.
+func (e *Engine) deleteEntity(p string, idle *entity, why string) (deleted bool, err error) {
 	e.mu.Lock()
 	en := e.entities[pathKey(p)]
 	if en == nil {
 		e.mu.Unlock()
-		return errNotFound(p)
+		return false, errNotFound(p)
+	}
+	if idle != nil {
+		en.mu.Lock()
+		d := en.idleDeadline()
+		en.mu.Unlock()
+		if en != idle || d == 0 || d > e.now() {
+			e.mu.Unlock()
+			return false, nil
+		}
 	}
 	gone := append([]*entity{en}, en.subs...)
 	for _, x := range gone {
@@ -434,15 +525,34 @@ func (e *Engine) DeleteEntity(ctx context.Context, path string) error {
 	e.mu.Unlock()
 	e.forgetEntities(gone)
 	if err != nil {
-		return storeErr("delete the entity", p, err)
+		return true, storeErr("delete the entity", p, err)
 	}
 	if err := pending.Wait(); err != nil {
-		return storeErr("delete the entity", p, err)
+		return true, storeErr("delete the entity", p, err)
 	}
 	for _, x := range gone {
-		e.emitEntity(broker.EventEntityChanged, x.path, broker.SubQueueMain, "deleted")
+		e.emitEntity(broker.EventEntityChanged, x.path, broker.SubQueueMain, why)
 	}
-	return nil
+	return true, nil
+}
+
+// deleteIdle deletes entities that have been idle for their
+// AutoDeleteOnIdle (see entity.use), as the sweeper and Tick find them; a
+// topic goes with its subscriptions.
+func (e *Engine) deleteIdle(list []*entity) {
+	for _, en := range list {
+		en.mu.Lock()
+		idle := en.settings.AutoDeleteOnIdle
+		en.mu.Unlock()
+		why := "deleted: idle for " + FormatDuration(idle) + " (AutoDeleteOnIdle)"
+		deleted, err := e.deleteEntity(en.path, en, why)
+		switch {
+		case err != nil && broker.CodeOf(err) != broker.CodeNotFound:
+			e.log.Error("deleting an idle entity failed", "entity", en.path, "err", err)
+		case deleted:
+			e.log.Info("entity deleted after being idle", "entity", en.path, "autoDeleteOnIdle", FormatDuration(idle))
+		}
+	}
 }
 
 // forgetEntities drops deleted entities from the owner registry.

@@ -3,7 +3,9 @@ package engine
 import (
 	crand "crypto/rand"
 	"encoding/binary"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,11 +36,20 @@ type entity struct {
 	createdAt    time.Time             // UTC; zero when loaded from a record without it
 	updatedAt    time.Time             // UTC
 	userMetadata string
+	authRules    []broker.AuthorizationRule // replaced, never changed in place
 
 	// accessed is the unix second of the last send or receive request, 0
 	// for none. It is atomic, not guarded by mu: a send records it before
 	// it takes the entity mutex. It is not stored.
 	accessed atomic.Int64
+	// used is the unix second (rounded up) of the last operation that
+	// counts against AutoDeleteOnIdle (see use); for a topic, operations on
+	// its subscriptions count too. It starts at the entity's creation or
+	// load. Atomic like accessed, and not stored either.
+	used atomic.Int64
+	// status mirrors settings.Status, so that a subscription can check its
+	// topic's status without the topic's mutex. Written under mu.
+	status atomic.Uint32
 
 	lastSeq int64
 	size    int64 // bytes of every stored message (all sub-queues) plus sends in flight
@@ -101,6 +112,14 @@ func newEntity(eng *Engine, id uint32, ent broker.Entity) *entity {
 		rng:          newRNG(),
 	}
 	en.match = mustCompile(en.path, en.rules)
+	en.authRules = slices.Clone(ent.AuthorizationRules)
+	en.status.Store(uint32(en.settings.Status))
+	en.used.Store(ceilSecond(eng.now()))
+	if ent.Kind == broker.KindSubscription && !ent.CreatedAt.IsZero() {
+		// Service Bus reports a new subscription as accessed when it was
+		// created.
+		en.accessed.Store(ent.CreatedAt.Unix())
+	}
 	return en
 }
 
@@ -149,6 +168,9 @@ func (en *entity) public() broker.Entity {
 		UpdatedAt:    en.updatedAt,
 		UserMetadata: en.userMetadata,
 	}
+	if en.authRules != nil {
+		ent.AuthorizationRules = slices.Clone(en.authRules)
+	}
 	if en.kind == broker.KindSubscription {
 		ent.Rules = append([]broker.Rule{}, en.rules...) // not nil: none is no rule
 	}
@@ -166,13 +188,76 @@ func (en *entity) public() broker.Entity {
 // that the hot paths share the cache line read-only; it never moves
 // AccessedAt back.
 func (en *entity) touch(now int64) {
-	sec := now / int64(time.Second)
+	raise(&en.accessed, now/int64(time.Second))
+	en.use(now)
+}
+
+// use records, at now (unix nanoseconds), an operation that keeps the
+// entity from being idle (AutoDeleteOnIdle): a send, a receive, a
+// settlement or lock renewal, a session operation, a scheduled message
+// cancelled, a change of its settings or rules. An operation on a
+// subscription keeps its topic from being idle too. Browsing does not count
+// (the dashboard browses the entity it shows on every poll).
+func (en *entity) use(now int64) {
+	sec := ceilSecond(now)
+	for x := en; x != nil; x = x.topic {
+		raise(&x.used, sec)
+	}
+}
+
+// raise sets v to sec when that is later; it writes only then, so that the
+// hot paths share the cache line read-only.
+func raise(v *atomic.Int64, sec int64) {
 	for {
-		old := en.accessed.Load()
-		if old >= sec || en.accessed.CompareAndSwap(old, sec) {
+		old := v.Load()
+		if old >= sec || v.CompareAndSwap(old, sec) {
 			return
 		}
 	}
+}
+
+// ceilSecond returns the unix second at or after now (unix nanoseconds).
+func ceilSecond(now int64) int64 {
+	return (now + int64(time.Second) - 1) / int64(time.Second)
+}
+
+// idleDeadline returns when (unix ns) the entity has been idle for its
+// AutoDeleteOnIdle and is to be deleted, or 0 when it never is. Called with
+// mu held.
+func (en *entity) idleDeadline() int64 {
+	idle := en.settings.AutoDeleteOnIdle
+	if idle <= 0 || idle >= broker.MaxTimeToLive {
+		return 0
+	}
+	last := max(en.used.Load(), en.accessed.Load())
+	if last > (math.MaxInt64-int64(idle))/int64(time.Second) {
+		return 0
+	}
+	return last*int64(time.Second) + int64(idle)
+}
+
+// sendRefused returns the error for a send to the entity when its status
+// does not take sends, or nil.
+func (en *entity) sendRefused() error {
+	st := broker.EntityStatus(en.status.Load())
+	if st.CanSend() {
+		return nil
+	}
+	return errDisabled(en.path, st, "Send")
+}
+
+// receiveRefused returns the error for a receive or settlement on the
+// entity when its status, or for a subscription its topic's, does not allow
+// it, or nil.
+func (en *entity) receiveRefused() error {
+	st := broker.EntityStatus(en.status.Load())
+	if !st.CanReceive() {
+		return errDisabled(en.path, st, "Receive")
+	}
+	if en.topic != nil && broker.EntityStatus(en.topic.status.Load()) == broker.StatusDisabled {
+		return errDisabled(en.path, broker.StatusDisabled, "Receive")
+	}
+	return nil
 }
 
 func (en *entity) counts() broker.Counts {
@@ -339,6 +424,7 @@ func (en *entity) nextDeadline() int64 {
 	if s, ok := en.sessionLocks.Min(); ok {
 		consider(s.lockedUntil)
 	}
+	consider(en.idleDeadline())
 	return next
 }
 

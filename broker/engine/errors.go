@@ -44,6 +44,15 @@ func errLockLost(path string, sub broker.SubQueue, token broker.LockToken) error
 		"%s The lock %s is not held on this %s: it expired, was lost, was already settled, or never existed.", lockLostText, token, where)
 }
 
+// errDisabled is the answer to an operation (op: "Send" or "Receive") that
+// the entity's status refuses, worded as Service Bus words it.
+func errDisabled(path string, status broker.EntityStatus, op string) error {
+	if status == broker.StatusDisabled {
+		return newErr(broker.CodeEntityDisabled, path, "Messaging entity '%s' is currently disabled", path)
+	}
+	return newErr(broker.CodeEntityDisabled, path, "Messaging entity '%s' is currently disabled for %s operations (its status is %s)", path, op, status)
+}
+
 func errSessionLockLost(path, session string) error {
 	return newErr(broker.CodeSessionLockLost, path,
 		"the session lock of session %q is not held by this receiver: it expired, was lost or released, or was never taken", session)

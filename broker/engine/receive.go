@@ -96,6 +96,10 @@ func (e *Engine) receive(ctx context.Context, en *entity, owner uint64, req brok
 		if err != nil {
 			return nil, err
 		}
+		if err := en.receiveRefused(); err != nil {
+			e.unlock(en)
+			return nil, err
+		}
 		en.touch(now)
 		src := en.q[sub].active
 		list := &en.waiters[sub]
@@ -320,6 +324,10 @@ func (e *Engine) ReceiveDeferredAs(ctx context.Context, owner uint64, entity str
 func (e *Engine) receiveDeferred(en *entity, owner uint64, sub broker.SubQueue, seqs []int64, sessionID *string) ([]*broker.Message, error) {
 	now, err := e.lockedDue(en)
 	if err != nil {
+		return nil, err
+	}
+	if err := en.receiveRefused(); err != nil {
+		e.unlock(en)
 		return nil, err
 	}
 	en.touch(now)

@@ -111,6 +111,8 @@ func (e *Engine) editRules(ctx context.Context, path, why string, edit func(sub 
 	if err != nil {
 		// Nothing was stored: the subscription keeps its rules.
 		en.rules, en.match, en.updatedAt = oldRules, oldMatch, oldUpdated
+	} else {
+		en.use(now)
 	}
 	e.unlock(en)
 	if err != nil {

@@ -63,7 +63,7 @@ func TestSetRulesKeepsLocksAndMessages(t *testing.T) {
 			t.Fatal(err)
 		}
 		g := openFixture(t, newStore(), f.clock)
-		ent = g.wantTimes(red, t0, t0.Add(11*time.Second), time.Time{})
+		ent = g.wantTimes(red, t0, t0.Add(11*time.Second), t0) // a subscription counts as accessed when created, also after a restart
 		if len(ent.Rules) != 1 || ent.Rules[0].Name != "blue" || !ent.Rules[0].CreatedAt.Equal(t0.Add(11*time.Second)) {
 			t.Fatalf("rules after restart = %+v", ent.Rules)
 		}
@@ -119,7 +119,7 @@ func TestSetRulesRefuses(t *testing.T) {
 			t.Errorf("SetRules(%s): %q, want %q", c.path, be.Message, c.msg)
 		}
 	}
-	ent := f.wantTimes(red, t0, t0, time.Time{})
+	ent := f.wantTimes(red, t0, t0, t0)
 	if len(ent.Rules) != 1 || ent.Rules[0].Name != "red" {
 		t.Fatalf("rules changed by refused calls: %+v", ent.Rules)
 	}
@@ -137,7 +137,7 @@ func TestSetRulesStoreFailureKeepsRules(t *testing.T) {
 		if want := `store the change: invalid request: rule "c" filter property "p" has unsupported type struct {}`; be.Message != want {
 			t.Fatalf("message = %q, want %q", be.Message, want)
 		}
-		ent := f.wantTimes(red, t0, t0, time.Time{})
+		ent := f.wantTimes(red, t0, t0, t0)
 		if len(ent.Rules) != 1 || ent.Rules[0].Name != "red" {
 			t.Fatalf("rules = %+v", ent.Rules)
 		}

@@ -78,6 +78,9 @@ func (e *Engine) send(ctx context.Context, addr string, msgs []*broker.Message, 
 		if err := checkIDLengths(en.path, i, m); err != nil {
 			return nil, err
 		}
+		if m.SessionID != "" && m.PartitionKey != "" && m.PartitionKey != m.SessionID {
+			return nil, newErr(broker.CodeInvalid, en.path, "message %d has PartitionKey %q and SessionId %q: a message that has both must have the same value in each", i, m.PartitionKey, m.SessionID)
+		}
 		c := acceptCopy(m)
 		if !at.IsZero() {
 			c.ScheduledEnqueueTime = at
@@ -125,6 +128,9 @@ func acceptCopy(m *broker.Message) *broker.Message {
 
 // deliver stores msgs (private copies) in en, or passes them on: a topic fans
 // out, an entity with ForwardTo forwards. hop counts auto-forwarding hops.
+// An entity whose status takes no sends refuses them (CodeEntityDisabled),
+// also when they are forwarded to it; a topic's fan-out copies reach its
+// subscriptions whatever their status, as in Service Bus.
 //
 // accepted says whether the messages have been accepted already, so that a
 // failure to forward them must not reach the sender: then an entity whose
@@ -133,6 +139,9 @@ func acceptCopy(m *broker.Message) *broker.Message {
 // failing forward fails the send (nothing stored, nothing lost); a topic's
 // fan-out and the forwarding of dead-lettered messages are.
 func (e *Engine) deliver(en *entity, msgs []*broker.Message, hop int, accepted bool) ([]int64, error) {
+	if err := en.sendRefused(); err != nil {
+		return nil, err
+	}
 	if hop > maxForwardHops {
 		err := newErr(broker.CodeInvalid, en.path, "auto-forwarding stops after %d hops; check the ForwardTo chain that leads here", maxForwardHops)
 		err.Err = errHopLimit
@@ -541,9 +550,11 @@ func (e *Engine) CancelScheduled(ctx context.Context, entity string, seqs []int6
 // cancelIn cancels the scheduled messages of en among seqs and returns the
 // numbers it found; with all, a missing number cancels nothing.
 func (e *Engine) cancelIn(en *entity, seqs []int64, all bool) ([]int64, error) {
-	if _, err := e.lockedDue(en); err != nil {
+	now, err := e.lockedDue(en)
+	if err != nil {
 		return nil, err
 	}
+	en.use(now)
 	var xs []*entry
 	for _, q := range seqs {
 		x, ok := en.scheduled.Get(&entry{seq: q})

@@ -104,6 +104,11 @@ func (e *Engine) acceptSession(ctx context.Context, owner uint64, entity string,
 		if err != nil {
 			return SessionLock{}, err
 		}
+		if err := en.receiveRefused(); err != nil {
+			e.unlock(en)
+			return SessionLock{}, err
+		}
+		en.use(now)
 		var s *session
 		if sessionID != nil {
 			s = en.session(*sessionID)
@@ -221,6 +226,7 @@ func (e *Engine) heldSession(ctx context.Context, owner uint64, path, sessionID 
 		if s == nil || !s.isLocked() || s.owner != owner {
 			return errSessionLockLost(en.path, sessionID)
 		}
+		en.use(now)
 		return fn(en, s, now)
 	})
 }

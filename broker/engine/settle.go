@@ -70,6 +70,12 @@ func (e *Engine) settleGroup(ss []broker.Settlement, errs []error) {
 		var now int64
 		now, err = e.lockedDue(en)
 		if err == nil {
+			if err = en.receiveRefused(); err != nil {
+				e.unlock(en)
+				fillErrs(errs, err)
+				return
+			}
+			en.use(now)
 			for i := range ss {
 				errs[i] = en.settle(&ss[i], sub, now)
 			}
@@ -91,6 +97,11 @@ func (e *Engine) settleGroup(ss []broker.Settlement, errs []error) {
 			return
 		}
 	}
+	fillErrs(errs, err)
+}
+
+// fillErrs sets every error of errs to err.
+func fillErrs(errs []error, err error) {
 	for i := range errs {
 		errs[i] = err
 	}
@@ -183,6 +194,10 @@ func (e *Engine) renewLocks(entity string, tokens []broker.LockToken) ([]time.Ti
 		return nil, err
 	}
 	defer e.unlock(en)
+	if err := en.receiveRefused(); err != nil {
+		return nil, err
+	}
+	en.use(now)
 	xs := make([]*entry, len(tokens))
 	for i, t := range tokens {
 		x := en.tokens[t]

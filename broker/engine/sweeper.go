@@ -104,7 +104,10 @@ func (e *Engine) sweepLoop() {
 	}
 }
 
+// sweepEntities processes what is due in each entity, and then deletes
+// those idle for their AutoDeleteOnIdle.
 func (e *Engine) sweepEntities(due []*entity, now int64) {
+	var idle []*entity
 	for _, en := range due {
 		en.mu.Lock()
 		if en.deleted {
@@ -114,7 +117,15 @@ func (e *Engine) sweepEntities(due []*entity, now int64) {
 		if en.registered <= now {
 			en.registered = 0
 		}
-		en.processDue(e.now())
+		t := e.now()
+		en.processDue(t)
+		if d := en.idleDeadline(); d != 0 && d <= t {
+			idle = append(idle, en)
+		}
 		e.unlock(en)
+	}
+	if len(idle) > 0 && e.enter() == nil {
+		e.deleteIdle(idle)
+		e.leave()
 	}
 }

@@ -93,9 +93,10 @@ func TestTopicAndSubscriptionTimestamps(t *testing.T) {
 	f := topicFixture(t, store.NewMemory())
 	f.advance(3 * time.Second)
 	f.send("t", msg("m"))
-	// The topic is accessed; its subscriptions are not until received from.
+	// The topic is accessed; its subscriptions were when created (as Service
+	// Bus reports them), and the fan-out does not access them.
 	f.wantTimes("t", t0, t0, t0.Add(3*time.Second))
-	f.wantTimes("t/Subscriptions/all", t0, t0, time.Time{})
+	f.wantTimes("t/Subscriptions/all", t0, t0, t0)
 	f.advance(2 * time.Second)
 	f.receiveOne("t/Subscriptions/all")
 	f.wantTimes("t/Subscriptions/all", t0, t0, t0.Add(5*time.Second))
@@ -168,7 +169,7 @@ func TestApplyConfigKeepsTimesAndMetadata(t *testing.T) {
 		t.Fatal(err)
 	}
 	const sub = "topic.1/Subscriptions/subscription.1"
-	ent := f.wantTimes(sub, t0, t0, time.Time{})
+	ent := f.wantTimes(sub, t0, t0, t0)
 	if len(ent.Rules) == 0 || !ent.Rules[0].CreatedAt.Equal(t0) {
 		t.Fatalf("rules after ApplyConfig: %+v", ent.Rules)
 	}
@@ -181,7 +182,7 @@ func TestApplyConfigKeepsTimesAndMetadata(t *testing.T) {
 	if err := f.e.ApplyConfig(f.ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
-	f.wantTimes(sub, t0, t0.Add(time.Minute), time.Time{})
+	f.wantTimes(sub, t0, t0.Add(time.Minute), t0)
 	for i := range cfg.Entities {
 		if cfg.Entities[i].Path == sub {
 			cfg.Entities[i].Settings.MaxDeliveryCount = 9
@@ -190,7 +191,7 @@ func TestApplyConfigKeepsTimesAndMetadata(t *testing.T) {
 	if err := f.e.ApplyConfig(f.ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
-	ent = f.wantTimes(sub, t0, t0.Add(2*time.Minute), time.Time{})
+	ent = f.wantTimes(sub, t0, t0.Add(2*time.Minute), t0)
 	if ent.UserMetadata != "kept" || ent.Settings.MaxDeliveryCount != 9 || !ent.Rules[0].CreatedAt.Equal(t0) {
 		t.Fatalf("after a configuration change: UserMetadata %q, MaxDeliveryCount %d, rule CreatedAt %v",
 			ent.UserMetadata, ent.Settings.MaxDeliveryCount, ent.Rules[0].CreatedAt)

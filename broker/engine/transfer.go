@@ -8,8 +8,9 @@ import (
 
 // The transfer dead-letter sub-queue (<entity>/$Transfer/$DeadLetterQueue)
 // holds messages that an entity accepted but could not auto-forward: its
-// ForwardTo (or ForwardDeadLetteredMessagesTo) target is missing, full, takes
-// no message that large, requires sessions the message lacks, or the chain
+// ForwardTo (or ForwardDeadLetteredMessagesTo) target is missing, full,
+// disabled for sends, takes no message that large, requires sessions the
+// message lacks, or the chain
 // of forwards is longer than maxForwardHops. It behaves like the dead-letter
 // sub-queue (receive, peek, settle, purge; no time to live, no sessions) and
 // its messages are never forwarded again.
@@ -43,6 +44,8 @@ func transferFailure(err error) (reason, description string, ok bool) {
 		return broker.ReasonQuotaExceeded, be.Message, true
 	case broker.CodeMessageTooLarge:
 		return broker.ReasonMessageSizeExceeded, be.Message, true
+	case broker.CodeEntityDisabled:
+		return broker.ReasonEntityDisabled, be.Message, true
 	}
 	return "", "", false
 }

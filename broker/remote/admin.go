@@ -167,7 +167,21 @@ type (
 		CreatedAt                           string
 		UpdatedAt                           string
 		AccessedAt                          string
-		CountDetails                        struct {
+		Status                              string
+		AutoDeleteOnIdle                    string
+		EnablePartitioning                  bool
+		EnableBatchedOperations             *bool
+		AuthorizationRules                  struct {
+			Rules []struct {
+				Rights       []string `xml:"Rights>AccessRights"`
+				KeyName      string
+				PrimaryKey   string
+				SecondaryKey string
+				CreatedTime  string
+				ModifiedTime string
+			} `xml:"AuthorizationRule"`
+		}
+		CountDetails struct {
 			Active             int64 `xml:"ActiveMessageCount"`
 			DeadLetter         int64 `xml:"DeadLetterMessageCount"`
 			Scheduled          int64 `xml:"ScheduledMessageCount"`
@@ -268,8 +282,25 @@ func (d *entityDesc) entity(path string, kind broker.EntityKind, host string) br
 		RequiresSession:                     d.RequiresSession,
 		ForwardTo:                           forwardPath(d.ForwardTo, host),
 		ForwardDeadLetteredMessagesTo:       forwardPath(d.ForwardDeadLetteredMessagesTo, host),
+		ForwardToURI:                        forwardURI(d.ForwardTo),
+		ForwardDeadLetteredMessagesToURI:    forwardURI(d.ForwardDeadLetteredMessagesTo),
 		MaxSizeInMegabytes:                  d.MaxSizeInMegabytes,
 		MaxMessageSizeInKilobytes:           d.MaxMessageSizeInKilobytes,
+		AutoDeleteOnIdle:                    parseISODuration(d.AutoDeleteOnIdle),
+		EnablePartitioning:                  d.EnablePartitioning,
+		DisableBatchedOperations:            d.EnableBatchedOperations != nil && !*d.EnableBatchedOperations,
+	}
+	// A status this client does not know (Creating, Restoring...) shows as
+	// Active: the dashboard only marks the ones that refuse operations.
+	e.Settings.Status, _ = broker.ParseEntityStatus(strings.TrimSpace(d.Status))
+	for _, r := range d.AuthorizationRules.Rules {
+		rule := broker.AuthorizationRule{KeyName: r.KeyName, PrimaryKey: r.PrimaryKey, SecondaryKey: r.SecondaryKey,
+			CreatedTime: parseAtomTime(r.CreatedTime), ModifiedTime: parseAtomTime(r.ModifiedTime)}
+		for _, name := range r.Rights {
+			right, _ := broker.ParseAccessRight(strings.TrimSpace(name))
+			rule.Rights |= right
+		}
+		e.AuthorizationRules = append(e.AuthorizationRules, rule)
 	}
 	if kind == broker.KindTopic {
 		e.Counts.SizeBytes = d.SizeInBytes
@@ -311,6 +342,15 @@ func forwardPath(v, host string) string {
 	}
 	_ = host
 	return strings.Trim(v, "/")
+}
+
+// forwardURI returns a forwarding target given as an absolute URI, as it
+// is, or "" for an entity name.
+func forwardURI(v string) string {
+	if strings.Contains(v, "://") {
+		return strings.TrimSpace(v)
+	}
+	return ""
 }
 
 // parseISODuration reads an ISO 8601 duration as the admin API writes it

@@ -49,8 +49,8 @@ type Client struct {
 	// client's clock), set before it waits: tests on a fake clock wait for
 	// it before they advance.
 	nextRefresh atomic.Int64
-	done chan struct{}
-	wg   sync.WaitGroup
+	done        chan struct{}
+	wg          sync.WaitGroup
 }
 
 var _ broker.Client = (*Client)(nil)

@@ -28,7 +28,7 @@ var conditionCodes = map[amqp.ErrCond]broker.Code{
 	"com.microsoft:operation-cancelled":      broker.CodeTimeout,
 	"com.microsoft:argument-error":           broker.CodeInvalid,
 	"com.microsoft:argument-out-of-range":    broker.CodeInvalid,
-	"com.microsoft:entity-disabled":          broker.CodeUnauthorized,
+	"com.microsoft:entity-disabled":          broker.CodeEntityDisabled,
 	"com.microsoft:publisher-revoked":        broker.CodeUnauthorized,
 	"com.microsoft:store-lock-lost":          broker.CodeServerBusy,
 	amqp.ErrCondNotFound:                     broker.CodeNotFound,

@@ -54,3 +54,40 @@ func TestParseAtomTime(t *testing.T) {
 		}
 	}
 }
+
+// TestServeEntitySettings: Entities carries the status, auto-delete,
+// partitioning, batched operations, forwarding URIs and authorization rules
+// that the admin API reports, so that the dashboard shows them for a remote
+// endpoint as for the embedded engine.
+func TestServeEntitySettings(t *testing.T) {
+	env := newServe(t, clockwork.NewRealClock())
+	ctx := context.Background()
+	env.queue("target", broker.EntitySettings{})
+	rules := []broker.AuthorizationRule{
+		{KeyName: "sender", PrimaryKey: "p", SecondaryKey: "s", Rights: broker.RightSend | broker.RightListen,
+			CreatedTime: time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)},
+	}
+	want := broker.Entity{Path: "q", Kind: broker.KindQueue, AuthorizationRules: rules, Settings: broker.EntitySettings{
+		Status: broker.StatusReceiveDisabled, AutoDeleteOnIdle: time.Hour, EnablePartitioning: true, DisableBatchedOperations: true,
+		ForwardTo: "target", ForwardToURI: "https://example.servicebus.windows.net/target", MaxSizeInMegabytes: 16384,
+	}}
+	if err := env.eng.CreateEntity(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	eng, _ := env.eng.Entity(ctx, "q")
+	c := env.dial(env.config(""))
+	ents, err := c.Entities(ctx)
+	if err != nil || len(ents) != 2 {
+		t.Fatalf("Entities = %+v, %v", ents, err)
+	}
+	got := ents[0]
+	if got.Settings != eng.Settings {
+		t.Fatalf("settings:\n got %+v\nwant %+v", got.Settings, eng.Settings)
+	}
+	if len(got.AuthorizationRules) != 1 || got.AuthorizationRules[0] != rules[0] {
+		t.Fatalf("authorization rules = %+v", got.AuthorizationRules)
+	}
+	if ents[1].Settings.Status != broker.StatusActive || ents[1].Settings.DisableBatchedOperations || ents[1].AuthorizationRules != nil {
+		t.Fatalf("target = %+v", ents[1])
+	}
+}

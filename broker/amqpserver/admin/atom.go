@@ -156,8 +156,24 @@ func (c countDetailsXML) MarshalXML(e *xml.Encoder, start xml.StartElement) erro
 	return e.EncodeToken(start.End())
 }
 
-// authorizationRulesXML is the always-empty list of entity-level SAS rules.
-type authorizationRulesXML struct{}
+// authorizationRulesXML is the list of entity-level SAS rules.
+type authorizationRulesXML struct {
+	Rules []authRuleXML `xml:"AuthorizationRule"`
+}
+
+// authRuleXML is a SharedAccessAuthorizationRule, its elements in Azure's
+// order; the times only when known.
+type authRuleXML struct {
+	Type         string   `xml:"i:type,attr"`
+	ClaimType    string   `xml:"ClaimType"`
+	ClaimValue   string   `xml:"ClaimValue"`
+	Rights       []string `xml:"Rights>AccessRights"`
+	CreatedTime  string   `xml:"CreatedTime,omitempty"`
+	ModifiedTime string   `xml:"ModifiedTime,omitempty"`
+	KeyName      string   `xml:"KeyName"`
+	PrimaryKey   string   `xml:"PrimaryKey"`
+	SecondaryKey string   `xml:"SecondaryKey,omitempty"`
+}
 
 // queueXML is a QueueDescription, its elements in Azure's order.
 type queueXML struct {

@@ -8,9 +8,6 @@ import (
 	"github.com/peeklock/peeklock/broker/engine"
 )
 
-// never is how the management API writes an unlimited duration.
-var never = engine.FormatDuration(broker.MaxTimeToLive)
-
 // clamp32 fits a count into the int32 the SDKs read.
 func clamp32(n int64) int32 {
 	if n > math.MaxInt32 {
@@ -41,13 +38,41 @@ func messageCount(c broker.Counts) int64 {
 	return c.Active + c.Locked + c.Deferred + c.Scheduled + c.DeadLettered + c.Transfer + c.TransferDeadLettered
 }
 
-// forwardURI writes a forwarding target as the absolute URI Service Bus
-// reports, or "" for none.
-func forwardURI(host, path string) string {
-	if path == "" {
+// forwardURI writes a forwarding target as Service Bus reports it: the
+// absolute URI the client gave (uri), or one built from the entity path
+// (sb://host/path); "" for none.
+func forwardURI(host, path, uri string) string {
+	switch {
+	case path == "":
 		return ""
+	case uri != "":
+		return uri
 	}
 	return "sb://" + host + "/" + path
+}
+
+// authRules writes an entity's authorization rules.
+func authRules(rules []broker.AuthorizationRule) authorizationRulesXML {
+	var out authorizationRulesXML
+	for _, r := range rules {
+		x := authRuleXML{
+			Type:         "SharedAccessAuthorizationRule",
+			ClaimType:    "SharedAccessKey",
+			ClaimValue:   "None",
+			Rights:       r.Rights.Names(),
+			KeyName:      r.KeyName,
+			PrimaryKey:   r.PrimaryKey,
+			SecondaryKey: r.SecondaryKey,
+		}
+		if !r.CreatedTime.IsZero() {
+			x.CreatedTime = formatTime(r.CreatedTime)
+		}
+		if !r.ModifiedTime.IsZero() {
+			x.ModifiedTime = formatTime(r.ModifiedTime)
+		}
+		out.Rules = append(out.Rules, x)
+	}
+	return out
 }
 
 func describeQueue(ent broker.Entity, host string) *queueXML {
@@ -62,20 +87,22 @@ func describeQueue(ent broker.Entity, host string) *queueXML {
 		DeadLetteringOnMessageExpiration:    s.DeadLetteringOnMessageExpiration,
 		DuplicateDetectionHistoryTimeWindow: engine.FormatDuration(s.DuplicateDetectionHistoryTimeWindow),
 		MaxDeliveryCount:                    s.MaxDeliveryCount,
-		EnableBatchedOperations:             true,
+		EnableBatchedOperations:             !s.DisableBatchedOperations,
 		SizeInBytes:                         ent.Counts.SizeBytes,
 		MessageCount:                        messageCount(ent.Counts),
-		Status:                              "Active",
-		ForwardTo:                           forwardURI(host, s.ForwardTo),
+		AuthorizationRules:                  authRules(ent.AuthorizationRules),
+		Status:                              s.Status.String(),
+		ForwardTo:                           forwardURI(host, s.ForwardTo, s.ForwardToURI),
 		UserMetadata:                        ent.UserMetadata,
 		CreatedAt:                           formatTime(ent.CreatedAt),
 		UpdatedAt:                           formatTime(ent.UpdatedAt),
 		AccessedAt:                          formatTime(ent.AccessedAt),
 		SupportOrdering:                     true,
 		CountDetails:                        countDetails(ent.Counts),
-		AutoDeleteOnIdle:                    never,
+		AutoDeleteOnIdle:                    engine.FormatDuration(s.AutoDeleteOnIdle),
+		EnablePartitioning:                  s.EnablePartitioning,
 		EntityAvailabilityStatus:            "Available",
-		ForwardDeadLetteredMessagesTo:       forwardURI(host, s.ForwardDeadLetteredMessagesTo),
+		ForwardDeadLetteredMessagesTo:       forwardURI(host, s.ForwardDeadLetteredMessagesTo, s.ForwardDeadLetteredMessagesToURI),
 		MaxMessageSizeInKilobytes:           s.MaxMessageSizeInKilobytes,
 	}
 }
@@ -85,8 +112,15 @@ func describeQueue(ent broker.Entity, host string) *queueXML {
 type topicStats struct {
 	subscriptions int64
 	size          int64
-	sqlFilters    int64 // true and false filters count as SQL filters (1=1, 1=0), as in Service Bus
-	corrFilters   int64
+	// scheduled is the largest count of scheduled messages of any of its
+	// subscriptions. The engine keeps a message scheduled to a topic as a
+	// copy in each subscription that takes it (under the topic's sequence
+	// number) instead of in the topic until it is due, as Service Bus does:
+	// the largest count is the topic's own when every scheduled message
+	// reaches some subscription that takes all of them.
+	scheduled   int64
+	sqlFilters  int64 // true and false filters count as SQL filters (1=1, 1=0), as in Service Bus
+	corrFilters int64
 }
 
 // statsOf gathers topicStats for every topic in list, by lower-case path.
@@ -105,6 +139,7 @@ func statsOf(list []broker.Entity) map[string]*topicStats {
 		}
 		st.subscriptions++
 		st.size += ent.Counts.SizeBytes
+		st.scheduled = max(st.scheduled, ent.Counts.Scheduled)
 		for _, r := range ent.Rules {
 			if r.Filter == nil {
 				st.sqlFilters++
@@ -117,7 +152,8 @@ func statsOf(list []broker.Entity) map[string]*topicStats {
 }
 
 // describeTopic describes a topic. The engine counts a topic's messages in
-// its subscriptions; SizeInBytes is their sum, and the counts are zero.
+// its subscriptions; SizeInBytes is their sum, ScheduledMessageCount comes
+// from them (see topicStats), and the other counts are zero.
 func describeTopic(ent broker.Entity, st *topicStats) *topicXML {
 	if st == nil {
 		st = &topicStats{}
@@ -129,17 +165,20 @@ func describeTopic(ent broker.Entity, st *topicStats) *topicXML {
 		MaxSizeInMegabytes:                  s.MaxSizeInMegabytes,
 		RequiresDuplicateDetection:          s.RequiresDuplicateDetection,
 		DuplicateDetectionHistoryTimeWindow: engine.FormatDuration(s.DuplicateDetectionHistoryTimeWindow),
-		EnableBatchedOperations:             true,
+		EnableBatchedOperations:             !s.DisableBatchedOperations,
 		SizeInBytes:                         st.size,
 		FilteringMessagesBeforePublishing:   false,
-		Status:                              "Active",
+		AuthorizationRules:                  authRules(ent.AuthorizationRules),
+		Status:                              s.Status.String(),
 		UserMetadata:                        ent.UserMetadata,
 		CreatedAt:                           formatTime(ent.CreatedAt),
 		UpdatedAt:                           formatTime(ent.UpdatedAt),
 		AccessedAt:                          formatTime(ent.AccessedAt),
 		SupportOrdering:                     true,
+		CountDetails:                        countDetailsXML{Scheduled: clamp32(st.scheduled)},
 		SubscriptionCount:                   clamp32(st.subscriptions),
-		AutoDeleteOnIdle:                    never,
+		AutoDeleteOnIdle:                    engine.FormatDuration(s.AutoDeleteOnIdle),
+		EnablePartitioning:                  s.EnablePartitioning,
 		EntityAvailabilityStatus:            "Available",
 		MaxMessageSizeInKilobytes:           s.MaxMessageSizeInKilobytes,
 		SQLFilterCount:                      clamp32(st.sqlFilters),
@@ -157,16 +196,16 @@ func describeSubscription(ent broker.Entity, host string) *subscriptionXML {
 		DeadLetteringOnMessageExpiration: s.DeadLetteringOnMessageExpiration,
 		MessageCount:                     messageCount(ent.Counts),
 		MaxDeliveryCount:                 s.MaxDeliveryCount,
-		EnableBatchedOperations:          true,
-		Status:                           "Active",
-		ForwardTo:                        forwardURI(host, s.ForwardTo),
+		EnableBatchedOperations:          !s.DisableBatchedOperations,
+		Status:                           s.Status.String(),
+		ForwardTo:                        forwardURI(host, s.ForwardTo, s.ForwardToURI),
 		UserMetadata:                     ent.UserMetadata,
 		CreatedAt:                        formatTime(ent.CreatedAt),
 		UpdatedAt:                        formatTime(ent.UpdatedAt),
 		AccessedAt:                       formatTime(ent.AccessedAt),
 		CountDetails:                     countDetails(ent.Counts),
-		AutoDeleteOnIdle:                 never,
-		ForwardDeadLetteredMessagesTo:    forwardURI(host, s.ForwardDeadLetteredMessagesTo),
+		AutoDeleteOnIdle:                 engine.FormatDuration(s.AutoDeleteOnIdle),
+		ForwardDeadLetteredMessagesTo:    forwardURI(host, s.ForwardDeadLetteredMessagesTo, s.ForwardDeadLetteredMessagesToURI),
 		EntityAvailabilityStatus:         "Available",
 	}
 }

@@ -50,15 +50,30 @@
 //
 // Creating, replacing or deleting a rule changes only the subscription's
 // rules (engine.Engine.SetRules): messages locked in it stay locked and can
-// be settled. Updating a description loses the entity's locks, as any
-// settings change does.
+// be settled. Updating a description loses the entity's message locks, as
+// any settings change does; session locks stay with their receivers.
+//
+// # Settings
+//
+// Status (Active, Disabled, SendDisabled, ReceiveDisabled), AutoDeleteOnIdle
+// (at least five minutes), EnablePartitioning (queues and topics; it cannot
+// change), EnableBatchedOperations and the entity's AuthorizationRules
+// (SharedAccessAuthorizationRules) are kept and written back as given; the
+// engine enforces the status and deletes entities idle for their
+// AutoDeleteOnIdle. A partitioned queue or topic reports 16 times the
+// MaxSizeInMegabytes given, as Service Bus's Standard tier does (16
+// partitions); a value sent back as read (a multiple of 16, at least 16
+// GB) is taken as the total. ForwardTo and ForwardDeadLetteredMessagesTo
+// given as absolute URIs are written back as given (scheme and host in
+// lower case); given as entity names, as sb://<host>/<name>. A topic's
+// ScheduledMessageCount is the largest of its subscriptions' (the engine
+// keeps a topic's scheduled messages in its subscriptions).
 //
 // # What is not kept
 //
-// The engine keeps no auto-delete-on-idle: AutoDeleteOnIdle reads as never.
 // Subscription rules hold a TrueFilter, FalseFilter, SqlFilter or
 // CorrelationFilter and an optional SqlRuleAction (EmptyRuleAction when
-// none).
+// none). SupportOrdering is always true, EnableExpress false.
 //
 // # SQL parameters
 //

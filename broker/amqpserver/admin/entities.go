@@ -149,8 +149,18 @@ func (h *handler) putEntity(w http.ResponseWriter, r *http.Request, rt route, to
 		fail(err)
 		return
 	}
-	// A PUT replaces the whole description: no UserMetadata clears it.
+	// A PUT replaces the whole description: no UserMetadata clears it, and
+	// no AuthorizationRules clears them (a SubscriptionDescription has none:
+	// a subscription keeps its own).
 	ent := broker.Entity{Path: rt.path, Kind: kind, Settings: settings, UserMetadata: deref(desc.UserMetadata)}
+	if kind != broker.KindSubscription {
+		if ent.AuthorizationRules, err = authorizationRulesOf(kind, desc); err != nil {
+			fail(err)
+			return
+		}
+	} else if old != nil {
+		ent.AuthorizationRules = old.AuthorizationRules
+	}
 	if old != nil {
 		ent.Path, ent.Rules = old.Path, old.Rules
 	} else if kind == broker.KindSubscription && desc.DefaultRuleDescription != nil {

@@ -35,7 +35,24 @@ type descriptionIn struct {
 	EnablePartitioning                  *string `xml:"EnablePartitioning"`
 	AutoDeleteOnIdle                    *string `xml:"AutoDeleteOnIdle"`
 	UserMetadata                        *string `xml:"UserMetadata"`
+	EnableBatchedOperations             *string `xml:"EnableBatchedOperations"`
 	DefaultRuleDescription              *ruleIn `xml:"DefaultRuleDescription"`
+	AuthorizationRules                  *struct {
+		Rules []authRuleIn `xml:"AuthorizationRule"`
+	} `xml:"AuthorizationRules"`
+}
+
+// authRuleIn is an entity-level AuthorizationRule: a
+// SharedAccessAuthorizationRule (the i:type attribute) with its rights,
+// key name and keys, and optional times.
+type authRuleIn struct {
+	Attrs        []xml.Attr `xml:",any,attr"`
+	Rights       []string   `xml:"Rights>AccessRights"`
+	KeyName      *string    `xml:"KeyName"`
+	PrimaryKey   *string    `xml:"PrimaryKey"`
+	SecondaryKey *string    `xml:"SecondaryKey"`
+	CreatedTime  *string    `xml:"CreatedTime"`
+	ModifiedTime *string    `xml:"ModifiedTime"`
 }
 
 // ruleIn is a RuleDescription or a DefaultRuleDescription.

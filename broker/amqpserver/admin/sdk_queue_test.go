@@ -51,8 +51,10 @@ func TestSDKQueueLifecycle(t *testing.T) {
 		DuplicateDetectionHistoryTimeWindow: 20 * time.Minute,
 		RequiresSession:                     true,
 		ForwardDeadLetteredMessagesTo:       "target",
+		ForwardDeadLetteredMessagesToURI:    "sb://" + f.host + "/target",
 		MaxSizeInMegabytes:                  2048,
 		MaxMessageSizeInKilobytes:           1024,
+		AutoDeleteOnIdle:                    broker.MaxTimeToLive,
 	}
 	if ent.Kind != broker.KindQueue || ent.Settings != want {
 		t.Fatalf("engine settings:\n got %+v\nwant %+v", ent.Settings, want)

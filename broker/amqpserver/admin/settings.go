@@ -2,7 +2,6 @@ package admin
 
 import (
 	"math"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -83,70 +82,90 @@ func (p *settingsReader) integer(name string, v *string, min, max int64) (int64,
 }
 
 // forward reads a ForwardTo element: an entity name or an absolute URI
-// such as sb://host/queue, whose path names the entity.
-func (p *settingsReader) forward(name string, v *string, dst *string) {
+// such as sb://host/queue, whose path names the entity. A URI is kept in
+// uri, its scheme and host lower-cased, to report it back as given.
+func (p *settingsReader) forward(name string, v *string, dst, uri *string) {
 	if v == nil || p.err != nil {
 		return
 	}
-	path, err := forwardPath(*v)
+	path, err := broker.ForwardPath(*v)
 	if err != nil {
-		p.fail(broker.CodeInvalid, name, "%v", err)
+		p.fail(broker.CodeInvalid, name, "%s", errMessage(err))
 		return
 	}
 	*dst = path
+	if t := strings.TrimSpace(*v); strings.Contains(t, "://") {
+		*uri = lowerSchemeAndHost(t)
+	}
 }
 
-// forwardPath returns the entity path that a ForwardTo value names.
-func forwardPath(v string) (string, error) {
-	v = strings.TrimSpace(v)
-	if !strings.Contains(v, "://") {
-		return strings.Trim(v, "/"), nil
+// lowerSchemeAndHost lower-cases the scheme and the host of an absolute URI
+// and keeps the rest as it is.
+func lowerSchemeAndHost(u string) string {
+	scheme, rest, _ := strings.Cut(u, "://")
+	host, path, hasPath := strings.Cut(rest, "/")
+	out := strings.ToLower(scheme) + "://" + strings.ToLower(host)
+	if hasPath {
+		out += "/" + path
 	}
-	u, err := url.Parse(v)
-	if err != nil {
-		return "", broker.Errorf(broker.CodeInvalid, "%q is neither an entity name nor a URI: %v", v, err)
-	}
-	path := strings.Trim(u.Path, "/")
-	if path == "" {
-		return "", broker.Errorf(broker.CodeInvalid, "the URI %q names no entity", v)
-	}
-	return path, nil
+	return out
 }
 
-// unsupported checks the elements that peeklock cannot honour: a status
-// other than Active and partitioning (on an update, a change of
-// partitioning, which Service Bus refuses in its own words).
-// AutoDeleteOnIdle is checked and ignored.
-func (p *settingsReader) unsupported(d *descriptionIn, update bool) {
-	if d.Status != nil {
-		if s := strings.TrimSpace(*d.Status); s != "" && !strings.EqualFold(s, "Active") {
-			p.fail(broker.CodeNotSupported, "Status", "%q is not supported: entities here are always Active", s)
-		}
+// status reads a Status element: Active, Disabled, SendDisabled or
+// ReceiveDisabled (regardless of case).
+func (p *settingsReader) status(v *string, dst *broker.EntityStatus) {
+	if v == nil || p.err != nil {
+		return
 	}
-	var partitioned bool
-	p.boolean("EnablePartitioning", d.EnablePartitioning, &partitioned)
-	switch {
-	case partitioned && update:
-		p.fail(broker.CodeInvalid, "EnablePartitioning", "Partitioning cannot be changed for %s. It is not partitioned, as no entity here is.", strings.TrimSuffix(p.elem, "Description"))
-	case partitioned:
-		p.fail(broker.CodeNotSupported, "EnablePartitioning", "partitioned entities are not supported")
+	st, ok := broker.ParseEntityStatus(strings.TrimSpace(*v))
+	if !ok {
+		p.fail(broker.CodeInvalid, "Status", "%q is not an entity status (Active, Disabled, SendDisabled or ReceiveDisabled)", *v)
+		return
 	}
-	var idle time.Duration
-	p.duration("AutoDeleteOnIdle", d.AutoDeleteOnIdle, &idle, 0)
+	*dst = st
+}
+
+// partitions is how many partitions Service Bus gives a partitioned entity
+// of the Standard tier: a description reports its MaxSizeInMegabytes
+// multiplied by it.
+const partitions = 16
+
+// minPartitionSize is the smallest size of one partition; a larger value
+// that partitions divides is a total (as a description of a partitioned
+// entity reports it, and a client updating what it read sends it back).
+const minPartitionSize = 1024
+
+// partitionedSize returns the size limit of a partitioned entity for the
+// MaxSizeInMegabytes a client gave: per partition (multiplied by
+// partitions), or already the total.
+func partitionedSize(given int64) int64 {
+	if given%partitions == 0 && given/partitions >= minPartitionSize {
+		return given
+	}
+	return given * partitions
 }
 
 // settingsOf reads the settings of an entity of kind from its description.
 // Absent elements take the defaults (broker.EntitySettings.Normalize), as a
 // PUT replaces the whole description, except RequiresSession, which cannot
-// change and so keeps its old value on update (old is nil on create).
+// change and so keeps its old value on update (old is nil on create). A
+// partitioned queue or topic has partitions times the MaxSizeInMegabytes
+// given for one partition, as on Service Bus's Standard tier.
 func settingsOf(kind broker.EntityKind, d *descriptionIn, old *broker.EntitySettings) (broker.EntitySettings, error) {
 	var s broker.EntitySettings
 	if old != nil {
 		s.RequiresSession = old.RequiresSession
 	}
 	p := &settingsReader{elem: descriptionName(kind)}
-	p.unsupported(d, old != nil)
 	p.duration("DefaultMessageTimeToLive", d.DefaultMessageTimeToLive, &s.DefaultMessageTimeToLive, 0)
+	p.status(d.Status, &s.Status)
+	p.duration("AutoDeleteOnIdle", d.AutoDeleteOnIdle, &s.AutoDeleteOnIdle, 0)
+	if s.AutoDeleteOnIdle > 0 && s.AutoDeleteOnIdle < broker.MinAutoDeleteOnIdle {
+		p.fail(broker.CodeInvalid, "AutoDeleteOnIdle", "%q is shorter than the minimum %s", *d.AutoDeleteOnIdle, engine.FormatDuration(broker.MinAutoDeleteOnIdle))
+	}
+	batched := true
+	p.boolean("EnableBatchedOperations", d.EnableBatchedOperations, &batched)
+	s.DisableBatchedOperations = !batched
 	if kind != broker.KindTopic {
 		p.duration("LockDuration", d.LockDuration, &s.LockDuration, maxLockDuration)
 		p.boolean("RequiresSession", d.RequiresSession, &s.RequiresSession)
@@ -154,23 +173,85 @@ func settingsOf(kind broker.EntityKind, d *descriptionIn, old *broker.EntitySett
 		if n, ok := p.integer("MaxDeliveryCount", d.MaxDeliveryCount, 1, maxDeliveryCountLimit); ok {
 			s.MaxDeliveryCount = int32(n)
 		}
-		p.forward("ForwardTo", d.ForwardTo, &s.ForwardTo)
-		p.forward("ForwardDeadLetteredMessagesTo", d.ForwardDeadLetteredMessagesTo, &s.ForwardDeadLetteredMessagesTo)
+		p.forward("ForwardTo", d.ForwardTo, &s.ForwardTo, &s.ForwardToURI)
+		p.forward("ForwardDeadLetteredMessagesTo", d.ForwardDeadLetteredMessagesTo, &s.ForwardDeadLetteredMessagesTo, &s.ForwardDeadLetteredMessagesToURI)
 	}
 	if kind != broker.KindSubscription {
+		p.boolean("EnablePartitioning", d.EnablePartitioning, &s.EnablePartitioning)
 		p.boolean("RequiresDuplicateDetection", d.RequiresDuplicateDetection, &s.RequiresDuplicateDetection)
 		p.duration("DuplicateDetectionHistoryTimeWindow", d.DuplicateDetectionHistoryTimeWindow, &s.DuplicateDetectionHistoryTimeWindow, maxDuplicateWindow)
-		if n, ok := p.integer("MaxSizeInMegabytes", d.MaxSizeInMegabytes, 1, maxSizeInMegabytes); ok {
+		maxSize := int64(maxSizeInMegabytes)
+		if s.EnablePartitioning {
+			maxSize /= partitions
+		}
+		if n, ok := p.integer("MaxSizeInMegabytes", d.MaxSizeInMegabytes, 1, maxSize); ok {
 			s.MaxSizeInMegabytes = n
 		}
 		if n, ok := p.integer("MaxMessageSizeInKilobytes", d.MaxMessageSizeInKilobytes, 1, maxMessageSizeInKB); ok {
 			s.MaxMessageSizeInKilobytes = n
+		}
+		if s.EnablePartitioning {
+			if s.MaxSizeInMegabytes == 0 {
+				s.MaxSizeInMegabytes = broker.DefaultMaxSizeInMegabytes
+			}
+			s.MaxSizeInMegabytes = partitionedSize(s.MaxSizeInMegabytes)
 		}
 	}
 	if p.err != nil {
 		return broker.EntitySettings{}, p.err
 	}
 	return s.Normalize(), nil
+}
+
+// authorizationRulesOf reads a description's AuthorizationRules: each a
+// SharedAccessAuthorizationRule with rights (Manage, Send, Listen), a key
+// name, keys and optional times. No element is none (nil).
+func authorizationRulesOf(kind broker.EntityKind, d *descriptionIn) ([]broker.AuthorizationRule, error) {
+	if d.AuthorizationRules == nil || len(d.AuthorizationRules.Rules) == 0 {
+		return nil, nil
+	}
+	p := &settingsReader{elem: descriptionName(kind)}
+	out := make([]broker.AuthorizationRule, 0, len(d.AuthorizationRules.Rules))
+	for i, in := range d.AuthorizationRules.Rules {
+		name := "AuthorizationRules[" + strconv.Itoa(i) + "]"
+		if t := typeAttr(in.Attrs); t != "" && t != "SharedAccessAuthorizationRule" {
+			p.fail(broker.CodeNotSupported, name, "the rule type %q is not supported; use SharedAccessAuthorizationRule", t)
+			break
+		}
+		r := broker.AuthorizationRule{KeyName: strings.TrimSpace(deref(in.KeyName)), PrimaryKey: strings.TrimSpace(deref(in.PrimaryKey)),
+			SecondaryKey: strings.TrimSpace(deref(in.SecondaryKey))}
+		for _, right := range in.Rights {
+			x, ok := broker.ParseAccessRight(strings.TrimSpace(right))
+			if !ok {
+				p.fail(broker.CodeInvalid, name+".Rights", "%q is not an access right (Manage, Send or Listen)", right)
+				break
+			}
+			r.Rights |= x
+		}
+		p.ruleTime(name+".CreatedTime", in.CreatedTime, &r.CreatedTime)
+		p.ruleTime(name+".ModifiedTime", in.ModifiedTime, &r.ModifiedTime)
+		if p.err != nil {
+			break
+		}
+		out = append(out, r)
+	}
+	if p.err != nil {
+		return nil, p.err
+	}
+	return out, nil
+}
+
+// ruleTime reads an optional RFC 3339 time.
+func (p *settingsReader) ruleTime(name string, v *string, dst *time.Time) {
+	if v == nil || p.err != nil || strings.TrimSpace(*v) == "" {
+		return
+	}
+	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(*v))
+	if err != nil {
+		p.fail(broker.CodeInvalid, name, "%q is not an RFC 3339 time", *v)
+		return
+	}
+	*dst = t.UTC()
 }
 
 // descriptionName returns the XML element of a kind's description.

@@ -8,26 +8,21 @@ import (
 )
 
 // Rights are the claims a shared access key grants, as a Service Bus
-// authorization rule's AccessRights: Listen (receive, peek, settle), Send
-// (send, schedule) and Manage (the admin API and rules). Manage implies the
-// other two, as Service Bus requires of a rule that has it.
-type Rights uint8
+// authorization rule's AccessRights (broker.AccessRights, which entity-level
+// rules use too): Listen (receive, peek, settle), Send (send, schedule) and
+// Manage (the admin API and rules). A key given Manage gets the other two
+// with it, as Service Bus requires of a rule that has it.
+type Rights = broker.AccessRights
 
 // The rights.
 const (
-	Listen Rights = 1 << iota
-	Send
-	Manage
+	Listen = broker.RightListen
+	Send   = broker.RightSend
+	Manage = broker.RightManage
 )
 
 // AllRights is what a key without a rights list grants.
-const AllRights = Listen | Send | Manage
-
-// rightNames are the names in the order Service Bus writes them.
-var rightNames = [...]struct {
-	r    Rights
-	name string
-}{{Manage, "Manage"}, {Send, "Send"}, {Listen, "Listen"}}
+const AllRights = broker.AllRights
 
 // UnknownRightError is the error of a rights list that names something
 // other than Manage, Send or Listen.
@@ -44,35 +39,16 @@ func ParseRights(s string) (Rights, error) {
 	var r Rights
 	for part := range strings.SplitSeq(s, ",") {
 		name := strings.TrimSpace(part)
-		found := false
-		for _, n := range rightNames {
-			if strings.EqualFold(name, n.name) {
-				r |= n.r
-				found = true
-			}
-		}
-		if !found {
+		one, ok := broker.ParseAccessRight(name)
+		if !ok {
 			return 0, &UnknownRightError{Name: clip(name)}
 		}
+		r |= one
 	}
-	if r&Manage != 0 {
+	if r.Has(Manage) {
 		r |= Send | Listen
 	}
 	return r, nil
-}
-
-// Has reports whether r holds every right of need.
-func (r Rights) Has(need Rights) bool { return r&need == need }
-
-// String returns the rights as Service Bus lists them: "Manage,Send,Listen".
-func (r Rights) String() string {
-	var names []string
-	for _, n := range rightNames {
-		if r&n.r != 0 {
-			names = append(names, n.name)
-		}
-	}
-	return strings.Join(names, ",")
 }
 
 // MissingClaim is the error of a token that covers a resource but lacks a

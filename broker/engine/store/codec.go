@@ -41,9 +41,17 @@ import (
 // written as a byte 0, or 1 and the time); version 3 adds each rule's SQL
 // action (a string, empty for none) after those; version 4 adds, after the
 // actions, each rule's Parameters and then its ActionParameters, written as
-// application properties are (a nil map is a single 0). Every version is
-// read; a record of an older version reads as rules without the fields it
-// lacks (actions, parameters).
+// application properties are (a nil map is a single 0); version 5 adds,
+// after those, the settings that came with entity status and auto-delete:
+// ForwardToURI, ForwardDeadLetteredMessagesToURI, Status (a byte),
+// AutoDeleteOnIdle, a byte of flags (EnablePartitioning,
+// DisableBatchedOperations), and the entity's authorization rules (a count
+// written as lenPlusOne, then each rule's KeyName, PrimaryKey, SecondaryKey,
+// Rights as a byte, CreatedTime and ModifiedTime as optional times). Every
+// version is read; a record of an older version reads as rules without the
+// fields it lacks (actions, parameters) and settings with the defaults of
+// those it lacks (Active, AutoDeleteOnIdle never, no partitioning, batched
+// operations on, no authorization rules).
 //
 // Application properties keep their Go types: each value is written as a
 // one-byte type tag followed by the value.
@@ -62,7 +70,7 @@ const stateVersion = 2
 
 // entityVersion is the first byte of an encoded entity record; records of
 // every version from 1 up are read.
-const entityVersion = 4
+const entityVersion = 5
 
 // ErrCorrupt is the cause (Err) of the *broker.Error returned when stored
 // bytes cannot be decoded: errors.Is(err, store.ErrCorrupt) reports it.
@@ -136,6 +144,12 @@ const (
 	flagDeadLetteringOnMessageExpiration = 1 << iota
 	flagRequiresDuplicateDetection
 	flagRequiresSession
+)
+
+// Entity setting flags of version 5, in a byte of their own.
+const (
+	flagEnablePartitioning = 1 << iota
+	flagDisableBatchedOperations
 )
 
 // appendMessage appends the encoding of m to dst and returns the extended
@@ -518,6 +532,27 @@ func appendEntity(dst []byte, rec *EntityRecord) ([]byte, error) {
 		e.props(ent.Rules[i].Parameters)
 		e.props(ent.Rules[i].ActionParameters)
 	}
+	e.string(st.ForwardToURI)
+	e.string(st.ForwardDeadLetteredMessagesToURI)
+	e.byte(byte(st.Status))
+	e.varint(int64(st.AutoDeleteOnIdle))
+	var flags5 byte
+	if st.EnablePartitioning {
+		flags5 |= flagEnablePartitioning
+	}
+	if st.DisableBatchedOperations {
+		flags5 |= flagDisableBatchedOperations
+	}
+	e.byte(flags5)
+	e.lenPlusOne(ent.AuthorizationRules == nil, len(ent.AuthorizationRules))
+	for _, r := range ent.AuthorizationRules {
+		e.string(r.KeyName)
+		e.string(r.PrimaryKey)
+		e.string(r.SecondaryKey)
+		e.byte(byte(r.Rights))
+		e.optTime(r.CreatedTime)
+		e.optTime(r.ModifiedTime)
+	}
 	return e.buf, nil
 }
 
@@ -592,10 +627,53 @@ func decodeEntity(b []byte) (EntityRecord, error) {
 			ent.Rules[i].ActionParameters = d.props()
 		}
 	}
+	if version >= 5 {
+		d.entityV5(ent)
+	} else {
+		st.AutoDeleteOnIdle = broker.MaxTimeToLive
+	}
 	if err := d.finish(); err != nil {
 		return EntityRecord{}, err
 	}
 	return rec, nil
+}
+
+// entityV5 reads what version 5 added to an entity record.
+func (d *decoder) entityV5(ent *broker.Entity) {
+	st := &ent.Settings
+	st.ForwardToURI = d.string()
+	st.ForwardDeadLetteredMessagesToURI = d.string()
+	st.Status = broker.EntityStatus(d.byte())
+	if d.err == nil && !st.Status.Valid() {
+		d.fail("unknown entity status %d", st.Status)
+	}
+	st.AutoDeleteOnIdle = time.Duration(d.varint())
+	flags := d.byte()
+	if flags&^(flagEnablePartitioning|flagDisableBatchedOperations) != 0 {
+		d.fail("unknown setting flags %#x", flags)
+	}
+	st.EnablePartitioning = flags&flagEnablePartitioning != 0
+	st.DisableBatchedOperations = flags&flagDisableBatchedOperations != 0
+	// Each rule takes at least 6 bytes (three empty strings, the rights
+	// and two absent times).
+	if n, ok := d.count(6); ok {
+		ent.AuthorizationRules = make([]broker.AuthorizationRule, n)
+		for i := range ent.AuthorizationRules {
+			r := &ent.AuthorizationRules[i]
+			r.KeyName = d.string()
+			r.PrimaryKey = d.string()
+			r.SecondaryKey = d.string()
+			r.Rights = broker.AccessRights(d.byte())
+			if d.err == nil && r.Rights&^broker.AllRights != 0 {
+				d.fail("unknown access rights %#x", r.Rights)
+			}
+			r.CreatedTime = d.optTime()
+			r.ModifiedTime = d.optTime()
+			if d.err != nil {
+				break
+			}
+		}
+	}
 }
 
 // checkRules returns a CodeInvalid error for a rule whose filter properties

@@ -255,6 +255,18 @@ func fullEntity() EntityRecord {
 			ForwardDeadLetteredMessagesTo:       "dlq-fwd",
 			MaxSizeInMegabytes:                  2048,
 			MaxMessageSizeInKilobytes:           100,
+			ForwardToURI:                        "https://ns.example/fwd",
+			ForwardDeadLetteredMessagesToURI:    "sb://ns.example/dlq-fwd",
+			Status:                              broker.StatusReceiveDisabled,
+			AutoDeleteOnIdle:                    7 * time.Minute,
+			EnablePartitioning:                  true,
+			DisableBatchedOperations:            true,
+		},
+		AuthorizationRules: []broker.AuthorizationRule{
+			{KeyName: "sender", PrimaryKey: "cHJpbWFyeQ==", SecondaryKey: "c2Vjb25kYXJ5", Rights: broker.RightSend,
+				CreatedTime: utc(1700000000, 1), ModifiedTime: utc(1700000001, 2)},
+			{KeyName: "all", PrimaryKey: "k", Rights: broker.AllRights},
+			{},
 		},
 		Rules: []broker.Rule{
 			{Name: "$Default", CreatedAt: utc(1700000000, 5)},
@@ -393,9 +405,28 @@ func TestEntityVersionChecked(t *testing.T) {
 		}
 	}
 	b, _ := appendEntity(nil, &EntityRecord{ID: 1, Entity: broker.Entity{Path: "q"}})
-	b[len(b)-3] = 7 // CreatedAt's flag
-	if _, err := decodeEntity(b); !errors.Is(err, ErrCorrupt) || err.Error() != "error: corrupt stored entity: bad time flag" {
-		t.Fatalf("bad time flag: err = %v", err)
+	// The record ends with CreatedAt's flag, UpdatedAt's, UserMetadata, the
+	// two forwarding URIs, Status, AutoDeleteOnIdle, the version 5 flags and
+	// the authorization rules' count: one byte each.
+	for _, c := range []struct {
+		at   int
+		v    byte
+		want string
+	}{
+		{9, 7, "bad time flag"},
+		{4, 4, "unknown entity status 4"},
+		{2, 4, "unknown setting flags 0x4"},
+		{1, 2, "count 1 beyond the end"},
+	} {
+		b2 := slices.Clone(b)
+		b2[len(b2)-c.at] = c.v
+		if _, err := decodeEntity(b2); !errors.Is(err, ErrCorrupt) || err.Error() != "error: corrupt stored entity: "+c.want {
+			t.Errorf("byte -%d = %d: err = %v, want %q", c.at, c.v, err, c.want)
+		}
+	}
+	bad, _ := appendEntity(nil, &EntityRecord{ID: 1, Entity: broker.Entity{Path: "q", AuthorizationRules: []broker.AuthorizationRule{{Rights: 8}}}})
+	if _, err := decodeEntity(bad); !errors.Is(err, ErrCorrupt) || err.Error() != "error: corrupt stored entity: unknown access rights 0x8" {
+		t.Errorf("unknown rights: err = %v", err)
 	}
 }
 
@@ -521,13 +552,14 @@ func TestEntityVersion3StillDecodes(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("decoded:\n got %#v\nwant %#v", got, want)
 	}
-	// Written again, it is a version 4 record that reads the same.
+	// Written again, it is a record of the current version that reads the
+	// same.
 	b4, err := appendEntity(nil, &got)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got4, err := decodeEntity(b4); b4[0] != 4 || err != nil || !reflect.DeepEqual(got4, want) {
-		t.Fatalf("version 4 round trip: version %d, %v\n got %#v", b4[0], err, got4)
+	if got4, err := decodeEntity(b4); b4[0] != entityVersion || err != nil || !reflect.DeepEqual(got4, want) {
+		t.Fatalf("round trip: version %d, %v\n got %#v", b4[0], err, got4)
 	}
 	// The version 3 record with a version 4 tail (no parameters: two zero
 	// bytes a rule) appended has trailing bytes.
@@ -537,10 +569,60 @@ func TestEntityVersion3StillDecodes(t *testing.T) {
 	}
 }
 
+// fullEntityV4 is fullEntity as the version 4 encoder wrote it: without
+// the settings and authorization rules that version 5 added, which read as
+// their defaults.
+func fullEntityV4() EntityRecord {
+	rec := fullEntity()
+	st := &rec.Entity.Settings
+	st.ForwardToURI, st.ForwardDeadLetteredMessagesToURI = "", ""
+	st.Status, st.AutoDeleteOnIdle = broker.StatusActive, broker.MaxTimeToLive
+	st.EnablePartitioning, st.DisableBatchedOperations = false, false
+	rec.Entity.AuthorizationRules = nil
+	return rec
+}
+
+// TestEntityVersion4StillDecodes reads a record that the version 4 encoder
+// (before entity status, auto-delete, partitioning and authorization rules)
+// wrote, kept in testdata: those read as their defaults.
+func TestEntityVersion4StillDecodes(t *testing.T) {
+	h, err := os.ReadFile(filepath.Join("testdata", "entity-v4-full.hex"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := hex.DecodeString(strings.TrimSpace(string(h)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b[0] != 4 {
+		t.Fatalf("testdata is version %d, want 4", b[0])
+	}
+	want := fullEntityV4()
+	got, err := decodeEntity(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("decoded:\n got %#v\nwant %#v", got, want)
+	}
+	b5, err := appendEntity(nil, &got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got5, err := decodeEntity(b5); b5[0] != 5 || err != nil || !reflect.DeepEqual(got5, want) {
+		t.Fatalf("version 5 round trip: version %d, %v\n got %#v", b5[0], err, got5)
+	}
+	// The version 4 record with a version 5 tail appended has trailing
+	// bytes.
+	if _, err := decodeEntity(append(slices.Clone(b), 0, 0, 0, 0, 0, 0)); err == nil || err.Error() != "error: corrupt stored entity: 6 trailing bytes" {
+		t.Fatalf("version 4 with a tail: %v", err)
+	}
+}
+
 // fullEntityWithoutParameters is fullEntity as encoders before version 4
 // wrote it: without the rules that only version 4 has.
 func fullEntityWithoutParameters() EntityRecord {
-	rec := fullEntity()
+	rec := fullEntityV4()
 	rec.Entity.Rules = slices.DeleteFunc(rec.Entity.Rules, func(r broker.Rule) bool {
 		return r.Parameters != nil || r.ActionParameters != nil
 	})

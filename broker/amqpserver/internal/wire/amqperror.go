@@ -40,6 +40,7 @@ const (
 	CondTimeout             Symbol = "com.microsoft:timeout"
 	CondEntityAlreadyExists Symbol = "com.microsoft:entity-already-exists"
 	CondMessageNotFound     Symbol = "com.microsoft:message-not-found"
+	CondEntityDisabled      Symbol = "com.microsoft:entity-disabled"
 )
 
 // Error is the AMQP error composite (§2.8.14) carried by detach, end,
