@@ -319,7 +319,7 @@ func TestApplyConfigSubscriptionWithoutRules(t *testing.T) {
 		if err := f.e.ApplyConfig(f.ctx, cfg); err != nil {
 			t.Fatal(err)
 		}
-		ent := f.wantTimes(sub, t0, t0, time.Time{})
+		ent := f.wantTimes(sub, t0, t0, t0) // a new subscription counts as accessed, as on Service Bus
 		if len(ent.Rules) != 1 || ent.Rules[0].Name != broker.DefaultRuleName || !ent.Rules[0].CreatedAt.Equal(t0) {
 			t.Fatalf("rules after applying twice: %+v", ent.Rules)
 		}
@@ -330,7 +330,7 @@ func TestApplyConfigSubscriptionWithoutRules(t *testing.T) {
 		if err := f.e.ApplyConfig(f.ctx, cfg); err != nil {
 			t.Fatal(err)
 		}
-		ent = f.wantTimes(sub, t0, t0.Add(2*time.Minute), time.Time{})
+		ent = f.wantTimes(sub, t0, t0.Add(2*time.Minute), t0)
 		if len(ent.Rules) != 1 || ent.Rules[0].Name != broker.DefaultRuleName {
 			t.Fatalf("rules after applying to a subscription without rules: %+v", ent.Rules)
 		}

@@ -45,7 +45,7 @@ func TestSendRefusesLongIDs(t *testing.T) {
 		// At the limit, counted in UTF-16 code units: 64 clefs are 256
 		// bytes but 128 characters.
 		edge := &broker.Message{MessageID: strings.Repeat("\U0001D11E", broker.MaxIDLength/2),
-			PartitionKey: strings.Repeat("p", broker.MaxIDLength), SessionID: strings.Repeat("s", broker.MaxIDLength)}
+			PartitionKey: strings.Repeat("s", broker.MaxIDLength), SessionID: strings.Repeat("s", broker.MaxIDLength)}
 		f.send("q", edge)
 		if got := f.receiveOne("q"); got.MessageID != edge.MessageID || got.SessionID != edge.SessionID || got.PartitionKey != edge.PartitionKey {
 			t.Fatalf("received %+v", got)

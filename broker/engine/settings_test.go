@@ -144,7 +144,7 @@ func TestPartitioning(t *testing.T) {
 			t.Fatalf("message = %q", be.Message)
 		}
 		err = f.e.UpdateEntity(ctx, broker.Entity{Path: "q", Kind: broker.KindQueue, Settings: broker.EntitySettings{EnablePartitioning: true, RequiresSession: true}})
-		if be := wantCode(t, err, broker.CodeInvalid); be.Message != "The value for the RequiresSession property of an existing Queue cannot be changed" {
+		if be := wantCode(t, err, broker.CodeInvalid); be.Message != "The value for the RequiresSession property of an existing Queue cannot be changed." {
 			t.Fatalf("message = %q", be.Message)
 		}
 		// Sequence numbers carry partition 0 in their top 16 bits.

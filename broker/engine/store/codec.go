@@ -665,7 +665,7 @@ func (d *decoder) entityV5(ent *broker.Entity) {
 			r.SecondaryKey = d.string()
 			r.Rights = broker.AccessRights(d.byte())
 			if d.err == nil && r.Rights&^broker.AllRights != 0 {
-				d.fail("unknown access rights %#x", r.Rights)
+				d.fail("unknown access rights %#x", uint8(r.Rights))
 			}
 			r.CreatedTime = d.optTime()
 			r.ModifiedTime = d.optTime()
