@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"reflect"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/engine/sqlfilter"
@@ -86,6 +88,15 @@ func ParseConfig(data []byte) (*Config, error) {
 	dec.UseNumber()
 	var root any
 	if err := dec.Decode(&root); err != nil {
+		var se *json.SyntaxError
+		switch {
+		case errors.As(err, &se):
+			line, col := textPosition(data, se.Offset-1)
+			return nil, cfgErr("", "is not valid JSON at line %d, column %d: %v", line, col, err)
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			line, col := textPosition(data, int64(len(bytes.TrimRight(data, " \t\r\n"))))
+			return nil, cfgErr("", "is not valid JSON at line %d, column %d: it ends too early", line, col)
+		}
 		return nil, cfgErr("", "is not valid JSON: %v", err)
 	}
 	if dec.More() {
@@ -100,6 +111,16 @@ func ParseConfig(data []byte) (*Config, error) {
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// textPosition returns the line and column (from 1) of the byte at offset
+// in data, or of the end of data.
+func textPosition(data []byte, offset int64) (line, col int) {
+	offset = min(max(offset, 0), int64(len(data)))
+	before := data[:offset]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = utf8.RuneCount(before[bytes.LastIndexByte(before, '\n')+1:]) + 1
+	return line, col
 }
 
 func cfgErr(path, format string, args ...any) *broker.Error {
