@@ -146,7 +146,7 @@ func connection(positional []string, namespace string, d *dashboardFlags) (remot
 		return conn, false, usagef("connect: no connection string (give one, name one of the config file, set SERVICEBUS_CONNECTION_STRING, or use --namespace)")
 	}
 	if err != nil {
-		return conn, false, usageError{"connect: " + err.Error()}
+		return conn, false, usageError{"connect: " + localMessage(err)}
 	}
 	return conn, readOnly, nil
 }

@@ -77,6 +77,9 @@ func unknownEntity(name string, list []broker.Entity) error {
 		msg += "; did you mean " + quoteList(near) + "?"
 	} else if len(names) == 0 {
 		msg += "; the endpoint has no entities"
+	} else if len(names) <= 8 {
+		sort.Strings(names)
+		msg += "; the entities are " + quoteList(names)
 	}
 	return usageError{msg}
 }
@@ -87,10 +90,15 @@ func quoteList(s []string) string {
 	for i, v := range s {
 		q[i] = fmt.Sprintf("%q", v)
 	}
-	if len(q) == 1 {
-		return q[0]
+	return joinList(q, "or")
+}
+
+// joinList renders ["a", "b", "c"] as "a, b <word> c".
+func joinList(s []string, word string) string {
+	if len(s) <= 1 {
+		return strings.Join(s, "")
 	}
-	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+	return strings.Join(s[:len(s)-1], ", ") + " " + word + " " + s[len(s)-1]
 }
 
 // closest returns at most n of names nearest to name (case-insensitive

@@ -60,6 +60,11 @@ func runServe(ctx context.Context, b brokerFlags, sf sshFlags, d dashboardFlags)
 	if err != nil {
 		return err
 	}
+	if plan == nil && d.uiConfig != "" {
+		if _, _, err := d.loadConfig(); err != nil {
+			return err
+		}
+	}
 	amqpserver.TuneGC(ctx)
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	eng, err := openEngine(ctx, b.data, cfg)
