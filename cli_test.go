@@ -45,6 +45,7 @@ func runBin(t *testing.T, stdin string, env []string, args ...string) result {
 var helpCommands = [][]string{
 	{}, {"serve"}, {"connect"}, {"version"}, {"help"},
 	{"completion"}, {"completion", "bash"}, {"completion", "zsh"}, {"completion", "fish"}, {"completion", "powershell"},
+	{"list"}, {"peek"}, {"tail"}, {"send"}, {"import"}, {"export"}, {"resubmit"}, {"purge"},
 }
 
 // trailingSpace is what lipgloss pads lines with.
@@ -190,3 +191,6 @@ func TestSingleDashFlagsStillWork(t *testing.T) {
 		}
 	}
 }
+
+// regexpMatch reports whether s matches the regular expression re.
+func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }

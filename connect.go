@@ -65,7 +65,7 @@ func maxOneConnection(cmd *cobra.Command, args []string) error {
 }
 
 func runConnect(ctx context.Context, args []string, d dashboardFlags, sf sshFlags, namespace, adminURL string) error {
-	conn, readOnly, err := connection(args, namespace, &d)
+	conn, readOnly, err := connection("connect", args, namespace, &d)
 	if err != nil {
 		return err
 	}
@@ -111,16 +111,17 @@ func dial(ctx context.Context, conn remote.ConnectionString, entity, adminURL st
 	return client, nil
 }
 
-// connection finds what connect connects to: the connection string given,
-// a named connection of the config file, SERVICEBUS_CONNECTION_STRING, or a
-// namespace for Entra ID. A bad string is a usage error whose text never
-// holds a secret.
-func connection(positional []string, namespace string, d *dashboardFlags) (remote.ConnectionString, bool, error) {
+// connection finds what the command cmd (connect, or a runbook command)
+// connects to: the connection string given, a named connection of the
+// config file (its entity becomes d.entity when none is given),
+// SERVICEBUS_CONNECTION_STRING, or a namespace for Entra ID. A bad string is
+// a usage error whose text never holds a secret.
+func connection(cmd string, positional []string, namespace string, d *dashboardFlags) (remote.ConnectionString, bool, error) {
 	raw, readOnly := "", false
 	if len(positional) == 1 {
 		raw = strings.TrimSpace(positional[0])
 		if !strings.Contains(raw, "=") && !strings.Contains(raw, "://") {
-			named, err := namedConnection(raw, d)
+			named, err := namedConnection(cmd, raw, d)
 			if err != nil {
 				return remote.ConnectionString{}, false, err
 			}
@@ -137,30 +138,30 @@ func connection(positional []string, namespace string, d *dashboardFlags) (remot
 	var err error
 	switch {
 	case raw != "" && namespace != "":
-		return conn, false, usagef("connect: give a connection string or --namespace, not both")
+		return conn, false, usagef("%s: give a connection string or --namespace, not both", cmd)
 	case namespace != "":
 		conn, err = remote.FromNamespace(namespace)
 	case raw != "":
 		conn, err = remote.ParseConnectionString(raw)
 	default:
-		return conn, false, usagef("connect: no connection string (give one, name one of the config file, set SERVICEBUS_CONNECTION_STRING, or use --namespace)")
+		return conn, false, usagef("%s: no connection string (give one, name one of the config file, set SERVICEBUS_CONNECTION_STRING, or use --namespace)", cmd)
 	}
 	if err != nil {
-		return conn, false, usageError{"connect: " + localMessage(err)}
+		return conn, false, usageError{cmd + ": " + localMessage(err)}
 	}
 	return conn, readOnly, nil
 }
 
 // namedConnection looks a connection up by name in the config file.
-func namedConnection(name string, d *dashboardFlags) (model.Connection, error) {
+func namedConnection(cmd, name string, d *dashboardFlags) (model.Connection, error) {
 	path := d.configPath()
 	cfg, err := model.LoadConfig(path)
 	if err != nil {
-		return model.Connection{}, usagef("connect: %q is not a connection string, and the config file cannot name it: %v", name, err)
+		return model.Connection{}, usagef("%s: %q is not a connection string, and the config file cannot name it: %v", cmd, name, err)
 	}
 	c, ok := cfg.Connections[name]
 	if !ok || c.ConnectionString == "" {
-		msg := fmt.Sprintf("connect: %q is neither a connection string nor a connection of %s", name, path)
+		msg := fmt.Sprintf("%s: %q is neither a connection string nor a connection of %s", cmd, name, path)
 		names := make([]string, 0, len(cfg.Connections))
 		for n := range cfg.Connections {
 			names = append(names, n)

@@ -48,6 +48,7 @@ listener too, so that an application can connect while you watch every lock.`,
 	fs.SortFlags = false
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
 	root.AddCommand(newServeCommand(), newConnectCommand(), newVersionCommand())
+	addRunbookCommands(root)
 	decorateBuiltins(root)
 	return root
 }
