@@ -12,7 +12,7 @@ import (
 func TestParseAndMatch(t *testing.T) {
 	m := &broker.Message{MessageID: "order-7", Subject: "Order.Placed", CorrelationID: "c-1", SequenceNumber: 12,
 		ApplicationProperties: map[string]any{"Tenant": "acme", "count": int64(3), "DeadLetterReason": "Poison"},
-		Body: []byte(`{"customer":"Zeta Corp"}`)}
+		Body:                  []byte(`{"customer":"Zeta Corp"}`)}
 	for _, tc := range []struct {
 		filter string
 		want   bool
@@ -23,7 +23,7 @@ func TestParseAndMatch(t *testing.T) {
 		{"subject=Order.Placed", true},
 		{"label=Order.Placed", true},
 		{"seq=12", true},
-		{"tenant=acme", true}, // application property names match without regard to case
+		{"tenant=acme", true},  // application property names match without regard to case
 		{"Tenant=ACME", false}, // values exactly
 		{"count=3", true},
 		{"DeadLetterReason=Poison", true},
