@@ -59,7 +59,6 @@ func fillDeadLettered(t *testing.T, dir, queue string, n int) {
 	}
 }
 
-
 // TestBenchmarkRunbook measures `peeklock export` of a 100,000-message
 // dead-letter queue and `peeklock resubmit` of 10,000, over loopback
 // against `peeklock serve --data` (and on the store itself). Run with

@@ -498,3 +498,32 @@ func TestRunbookNamedConnection(t *testing.T) {
 		t.Fatalf("a misspelt connection: %d %q", r.status, r.stderr)
 	}
 }
+
+// TestRunbookListWatch: list --watch lists again every interval until
+// interrupted, and an interrupt ends it with status 0.
+func TestRunbookListWatch(t *testing.T) {
+	serve := runbookEndpoints(t, 1)[1]
+	cmd := exec.Command(buildBinary(t), append([]string{"list", "--watch", "--interval", "100ms", "-o", "json"}, serve.args...)...)
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stdout)
+	for i := range 3 {
+		if !lines.Scan() {
+			t.Fatalf("list --watch ended after %d lists", i)
+		}
+		var list []entityJSON
+		if err := json.Unmarshal(lines.Bytes(), &list); err != nil || len(list) != 2 {
+			t.Fatalf("list %d: %v %s", i, err, lines.Text())
+		}
+	}
+	cmd.Process.Signal(os.Interrupt)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("interrupted: %v", err)
+	}
+}
