@@ -527,3 +527,16 @@ func TestRunbookListWatch(t *testing.T) {
 		t.Fatalf("interrupted: %v", err)
 	}
 }
+
+// TestRunbookStoreInUse: the store of a running serve is refused with a
+// hint to use serve's connection string, at run time (status 1).
+func TestRunbookStoreInUse(t *testing.T) {
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	_, _, stop := startServe(t, bin, "--data", dir)
+	defer stop()
+	r := runBin(t, "", nil, "list", "--data", dir)
+	if r.status != 1 || !strings.Contains(r.stderr, "is in use (by peeklock serve? use its connection string with --connection)") {
+		t.Fatalf("list on serve's store: %d %q", r.status, r.stderr)
+	}
+}
