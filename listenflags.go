@@ -1,10 +1,11 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/peeklock/peeklock/broker/amqpserver"
 	"github.com/peeklock/peeklock/broker/amqpserver/sas"
@@ -22,9 +23,10 @@ type listenerFlags struct {
 	idleTimeout    time.Duration
 }
 
-func (l *listenerFlags) register(fs *flag.FlagSet) {
+func (l *listenerFlags) register(fs *pflag.FlagSet) {
 	fs.Var(&l.keys, "key", "a shared access key NAME=KEY[:RIGHTS] for the listener and the admin API, RIGHTS a list of Manage,Send,Listen "+
 		"(default all); repeat for more (default "+amqpserver.DefaultKeyName+"="+amqpserver.DefaultKey+", as the emulator has)")
+	markSecret(fs, "key")
 	fs.IntVar(&l.maxConnections, "max-connections", amqpserver.DefaultMaxConnections, "most AMQP connections open at once")
 	fs.IntVar(&l.maxSessions, "max-sessions", amqpserver.DefaultMaxSessionsPerConnection, "most AMQP sessions per connection")
 	fs.IntVar(&l.maxLinks, "max-links", amqpserver.DefaultMaxLinksPerSession, "most links per AMQP session")
@@ -88,6 +90,9 @@ type sasKeys struct {
 }
 
 func (k *sasKeys) String() string { return strings.Join(k.order, ",") } // names only: keys are secret
+
+// Type names the flag's value in help.
+func (k *sasKeys) Type() string { return "NAME=KEY[:RIGHTS]" }
 
 func (k *sasKeys) Set(v string) error {
 	name, key, ok := strings.Cut(v, "=")

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,13 +26,14 @@ func TestCommandLine(t *testing.T) {
 		status int
 		want   string
 	}{
-		{[]string{"--help"}, nil, 0, "Usage:"},
+		{[]string{"--help"}, nil, 0, "USAGE"},
 		{[]string{"serve", "--help"}, nil, 0, "peeklock serve"},
 		{[]string{"connect", "--help"}, nil, 0, "SERVICEBUS_CONNECTION_STRING"},
-		{[]string{"--bogus"}, nil, 2, "peeklock: flag provided but not defined: -bogus (see peeklock --help)\n"},
+		{[]string{"--bogus"}, nil, 2, "peeklock: unknown flag: --bogus (see peeklock --help)\n"},
+		{[]string{"-bogus"}, nil, 2, "peeklock: unknown flag: -bogus (see peeklock --help)\n"},
 		{[]string{"extra"}, nil, 2, "peeklock: unknown command \"extra\" (see peeklock --help)\n"},
 		{[]string{"connect"}, []string{"SERVICEBUS_CONNECTION_STRING="}, 2, "no connection string"},
-		{[]string{"--config", "/nonexistent/Config.json", "--no-demo"}, nil, 1, "/nonexistent/Config.json"},
+		{[]string{"--config", "/nonexistent/Config.json", "--no-demo"}, nil, 2, "peeklock: config /nonexistent/Config.json: no such file (see peeklock --help)\n"},
 		{[]string{"serve", "--max-connections", "0"}, nil, 2, "peeklock: --max-connections 0: at least 1 (see peeklock --help)\n"},
 		{[]string{"serve", "--max-frame-size", "100"}, nil, 2, "--max-frame-size 100: between 512 and 4294967295 bytes"},
 		{[]string{"serve", "--idle-timeout", "-1s"}, nil, 2, "--idle-timeout -1s: 0 (never) or more"},
@@ -165,14 +167,39 @@ func TestTmuxEndToEnd(t *testing.T) {
 	e.Close()
 }
 
+// binary is the peeklock binary the tests run, built once.
+var binary struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+	out  []byte
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binary.dir != "" {
+		os.RemoveAll(binary.dir)
+	}
+	os.Exit(code)
+}
+
+// buildBinary builds the peeklock binary (once for the whole run) and
+// returns its path.
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "peeklock")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	binary.once.Do(func() {
+		binary.dir, binary.err = os.MkdirTemp("", "peeklock-bin")
+		if binary.err != nil {
+			return
+		}
+		binary.path = filepath.Join(binary.dir, "peeklock")
+		binary.out, binary.err = exec.Command("go", "build", "-o", binary.path, ".").CombinedOutput()
+	})
+	if binary.err != nil {
+		t.Fatalf("go build: %v\n%s", binary.err, binary.out)
 	}
-	return bin
+	return binary.path
 }
 
 func openStore(t *testing.T, dir string) *engine.Engine {

@@ -83,6 +83,34 @@ func TestRebindRefusesUnknownAndEmpty(t *testing.T) {
 	}
 }
 
+// TestRebindRefusesConflicts refuses a key given to two actions (it would
+// do only one of them), naming both, and leaves the key map unchanged; a
+// swap of two actions' keys is fine.
+func TestRebindRefusesConflicts(t *testing.T) {
+	km := DefaultKeyMap()
+	for _, tc := range []struct {
+		bindings map[string][]string
+		action   string
+		want     string
+	}{
+		{map[string][]string{"complete": {"q"}}, "complete", `key "q" is also bound to "quit"`},
+		{map[string][]string{"complete": {"x"}, "Dead-Letter": {"x"}}, "complete", `key "x" is also bound to "Dead-Letter"`},
+		{map[string][]string{"up": {"up", "j"}}, "up", `key "j" is also bound to "down"`},
+	} {
+		err := km.Rebind(tc.bindings)
+		var re *RebindError
+		if !errors.As(err, &re) || re.Action != tc.action || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: got %v, want action %q and %q", tc.bindings, err, tc.action, tc.want)
+		}
+	}
+	if km.Complete.Keys()[0] != "c" || km.Up.Keys()[1] != "k" {
+		t.Fatal("a refused rebind changed the key map")
+	}
+	if err := km.Rebind(map[string][]string{"complete": {"a"}, "abandon": {"c"}}); err != nil {
+		t.Fatalf("swapping two actions' keys: %v", err)
+	}
+}
+
 func TestPressedIgnoresEnabled(t *testing.T) {
 	km := DefaultKeyMap()
 	km.Complete.SetEnabled(false)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"charm.land/bubbles/v2/key"
 )
 
 // RebindError is the error of Rebind: an unknown action name or an unusable
@@ -53,6 +55,9 @@ func (km *KeyMap) Rebind(bindings map[string][]string) error {
 			}
 		}
 	}
+	if err := conflicts(km.All(), byName, bindings, names); err != nil {
+		return err
+	}
 	for _, name := range names {
 		n := byName[normalize(name)]
 		keys := append([]string(nil), bindings[name]...)
@@ -60,6 +65,57 @@ func (km *KeyMap) Rebind(bindings map[string][]string) error {
 		n.Binding.SetHelp(helpKeys(keys), n.Binding.Help().Desc)
 	}
 	return nil
+}
+
+// conflicts refuses bindings that give one key to two actions (the key
+// would do only one of them), naming both; names are the sorted action
+// names of bindings as given.
+func conflicts(all []Named, byName map[string]Named, bindings map[string][]string, names []string) error {
+	given := make(map[*key.Binding]string, len(names)) // binding -> name as given
+	for _, name := range names {
+		given[byName[normalize(name)].Binding] = name
+	}
+	owner := make(map[string]string) // key -> action name
+	check := func(action string, keys []string) error {
+		for _, k := range keys {
+			if other, taken := owner[k]; taken && other != action {
+				a, b := action, other
+				if _, ok := bindings[a]; !ok {
+					a, b = b, a // name the action the config rebinds
+				}
+				return &RebindError{Action: a, Reason: fmt.Sprintf("key %q is also bound to %q; give that action other keys too", k, actionName(b, given, byName))}
+			}
+			owner[k] = action
+		}
+		return nil
+	}
+	// The rebound actions first, so that a clash names them.
+	for _, name := range names {
+		if err := check(name, bindings[name]); err != nil {
+			return err
+		}
+	}
+	for _, n := range all {
+		if _, rebound := given[n.Binding]; rebound {
+			continue
+		}
+		if err := check(n.Name, n.Binding.Keys()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// actionName returns an action's name as the config gave it, or its
+// canonical name.
+func actionName(name string, given map[*key.Binding]string, byName map[string]Named) string {
+	if n, ok := byName[normalize(name)]; ok {
+		if g, ok := given[n.Binding]; ok {
+			return g
+		}
+		return n.Name
+	}
+	return name
 }
 
 // ActionNames returns the action names that Rebind accepts, in help order.

@@ -9,6 +9,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/msgfilter"
 )
 
 // target is the message a key acts on: the one in the detail view, or the
@@ -322,7 +323,7 @@ func (m *Model) replies() tea.Cmd {
 		to = e
 	}
 	m.jumps = append(m.jumps, jump{entity: m.entity, focus: m.focus, filter: m.filter})
-	m.filter = filterSpec{raw: "CorrelationId=" + cur.MessageID, name: "CorrelationId", value: cur.MessageID}
+	m.filter = filterSpec{msgfilter.Property("CorrelationId", cur.MessageID)}
 	m.detail = nil
 	for i := range m.panes {
 		m.panes[i].reset()

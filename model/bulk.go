@@ -419,11 +419,11 @@ func (m *Model) startResubmitJob(seqs []int64) tea.Cmd {
 
 // startResubmitAllJob resubmits every message of an entity's dead-letter
 // queue, then of its transfer dead-letter queue, in batches, until they are
-// empty or the work is cancelled. Messages that fail are kept locked until
-// the end so that they are not received again, then released.
+// empty or the work is cancelled (broker.ResubmitFrom, which the command
+// line's resubmit shares). Messages that fail are kept locked until the end
+// so that they are not received again, then released.
 func (m *Model) startResubmitAllJob(entity string) tea.Cmd {
 	dlq := entity + broker.DeadLetterSuffix
-	target := broker.ResubmitTarget(dlq)
 	e, _ := m.currentEntity()
 	title := "resubmit " + dlq
 	if e.Counts.TransferDeadLettered > 0 {
@@ -431,44 +431,12 @@ func (m *Model) startResubmitAllJob(entity string) tea.Cmd {
 	}
 	c, timeout, n := m.client, m.opts.Timeout, m.opts.Concurrency
 	return m.startJob(title, "resubmitted", int(e.Counts.Count(broker.CategoryDeadLettered)), func(ctx context.Context, report func(jobEvent)) {
-		attempted := make(map[int64]bool)
-		var aside []dlqItem // failed before and received again: kept locked until the end
-		defer func() {
-			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
-			defer cancel()
-			for _, it := range aside {
-				_ = c.Settle(actx, broker.Settlement{Kind: broker.Release, Entity: it.dlq, Token: it.msg.LockToken})
-			}
-		}()
-		for _, sub := range deadLetterQueues {
-			from := broker.SubQueueAddress(entity, sub)
-			for ctx.Err() == nil {
-				rctx, cancel := context.WithTimeout(ctx, timeout)
-				got, err := c.Receive(rctx, broker.ReceiveRequest{Entity: entity, SubQueue: sub, Mode: broker.PeekLock, Max: 32})
-				cancel()
-				if err != nil {
-					report(jobEvent{err: err, label: "receive from " + from})
-					return
-				}
-				if len(got) == 0 {
-					break
-				}
-				fresh := got[:0:0]
-				for _, x := range got {
-					if attempted[x.SequenceNumber] {
-						aside = append(aside, dlqItem{from, x})
-						continue
-					}
-					attempted[x.SequenceNumber] = true
-					fresh = append(fresh, x)
-				}
-				forEach(ctx, n, fresh, func(x *broker.Message) {
-					cctx, cancel := context.WithTimeout(ctx, timeout)
-					defer cancel()
-					err := broker.Resubmit(cctx, c, from, x, target)
-					report(jobEvent{ok: err == nil, err: err, label: fmt.Sprintf("sequence number %d", x.SequenceNumber)})
-				})
-			}
+		err := broker.ResubmitFrom(ctx, c, entity, broker.ResubmitOptions{Concurrency: n, Timeout: timeout},
+			func(_ string, x *broker.Message, err error) {
+				report(jobEvent{ok: err == nil, err: err, label: fmt.Sprintf("sequence number %d", x.SequenceNumber)})
+			})
+		if err != nil {
+			report(jobEvent{err: err, label: "resubmit"})
 		}
 	})
 }

@@ -127,9 +127,11 @@ func parseProperties(s string, orig map[string]any) (map[string]any, error) {
 	return out, nil
 }
 
-// parseSchedule parses the Schedule field: empty (now), a duration from
-// now ("+30s" or "30s"), or an RFC 3339 time.
-func parseSchedule(s string, now time.Time) (time.Time, error) {
+// ParseSchedule parses a schedule as the compose dialog's Schedule field
+// and the command line's send --schedule take it: empty (now), a duration
+// from now ("+30s" or "30s"), or an RFC 3339 time. An error is an
+// *ActionError.
+func ParseSchedule(s string, now time.Time) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return time.Time{}, nil
@@ -185,7 +187,7 @@ func (m *Model) buildMessage(d *dialogState) (string, *broker.Message, time.Time
 		}
 		msg.TimeToLive = v
 	}
-	at, err := parseSchedule(d.value(fSchedule), m.now)
+	at, err := ParseSchedule(d.value(fSchedule), m.now)
 	if err != nil {
 		return "", nil, time.Time{}, err
 	}

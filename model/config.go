@@ -1,14 +1,17 @@
 package model
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 	"github.com/peeklock/peeklock/keymap"
@@ -63,12 +66,21 @@ func (d *Duration) UnmarshalText(b []byte) error {
 type ConfigError struct {
 	// Path is the config file.
 	Path string
+	// Line and Col locate what is wrong in the file, from 1; 0 when the
+	// error is about the whole file.
+	Line, Col int
 	// Err is what is wrong.
 	Err error
 }
 
-// Error returns "config <path>: <what>".
-func (e *ConfigError) Error() string { return "config " + e.Path + ": " + e.Err.Error() }
+// Error returns "config <path>[:line:col]: <what>".
+func (e *ConfigError) Error() string {
+	where := e.Path
+	if e.Line > 0 {
+		where += fmt.Sprintf(":%d:%d", e.Line, e.Col)
+	}
+	return "config " + where + ": " + e.Err.Error()
+}
 
 // Unwrap returns the cause (fs.ErrNotExist for a missing file).
 func (e *ConfigError) Unwrap() error { return e.Err }
@@ -90,13 +102,17 @@ func DefaultConfigPath() string {
 // can treat the default path as optional. Unknown settings, unknown themes,
 // unknown key actions and non-positive intervals are errors.
 func LoadConfig(path string) (Config, error) {
-	var c Config
-	md, err := toml.DecodeFile(path, &c)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Config{}, &ConfigError{Path: path, Err: fs.ErrNotExist}
 		}
 		return Config{}, &ConfigError{Path: path, Err: err}
+	}
+	var c Config
+	md, err := toml.Decode(string(data), &c)
+	if err != nil {
+		return Config{}, parseError(path, data, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		var keys []string
@@ -109,31 +125,121 @@ func LoadConfig(path string) (Config, error) {
 		}
 		if len(keys) > 0 {
 			sort.Strings(keys)
-			return Config{}, &ConfigError{Path: path, Err: fmt.Errorf("unknown setting(s): %s", strings.Join(keys, ", "))}
+			line, col := keyPosition(data, keys[0])
+			return Config{}, &ConfigError{Path: path, Line: line, Col: col, Err: fmt.Errorf("unknown setting(s): %s", strings.Join(keys, ", "))}
 		}
 	}
 	if err := c.check(); err != nil {
-		return Config{}, &ConfigError{Path: path, Err: err}
+		ce := &ConfigError{Path: path, Err: err}
+		var ke *keyError
+		if errors.As(err, &ke) {
+			ce.Line, ce.Col = keyPosition(data, ke.key)
+			ce.Err = ke.err
+		}
+		return Config{}, ce
 	}
 	return c, nil
 }
 
-// check validates the values.
+// keyError is an error about the setting key (a dotted path: "theme",
+// "keys.complete").
+type keyError struct {
+	key string
+	err error
+}
+
+func (e *keyError) Error() string { return e.err.Error() }
+func (e *keyError) Unwrap() error { return e.err }
+
+// lastKeyRE finds the key a TOML type error names.
+var lastKeyRE = regexp.MustCompile(`\(last key "([^"]*)"\)`)
+
+// parseError locates a TOML parse or type error in data.
+func parseError(path string, data []byte, err error) *ConfigError {
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		line, col := pe.Position.Line, pe.Position.Col
+		if col == 0 && pe.Position.Start > 0 && pe.Position.Start <= len(data) {
+			lineStart := bytes.LastIndexByte(data[:pe.Position.Start], '\n') + 1
+			col = utf8.RuneCount(data[lineStart:pe.Position.Start]) + 1
+		}
+		return &ConfigError{Path: path, Line: line, Col: max(col, 1), Err: errors.New(pe.Message)}
+	}
+	ce := &ConfigError{Path: path, Err: err}
+	if m := lastKeyRE.FindStringSubmatch(err.Error()); m != nil {
+		ce.Line, ce.Col = keyPosition(data, m[1])
+		if _, rest, ok := strings.Cut(err.Error(), m[0]+": "); ok {
+			ce.Err = errors.New(rest)
+		}
+	}
+	return ce
+}
+
+// keyPosition returns the line and column (from 1) where the dotted key is
+// set in the TOML text data, or 0, 0 when it cannot be found. It reads
+// table headers and "key = value" lines, which is what a config file holds.
+func keyPosition(data []byte, key string) (line, col int) {
+	table := ""
+	for i, raw := range strings.Split(string(data), "\n") {
+		text := strings.TrimSpace(raw)
+		if text == "" || text[0] == '#' {
+			continue
+		}
+		if text[0] == '[' {
+			name := strings.Trim(text, "[]")
+			if j := strings.IndexByte(name, ']'); j >= 0 {
+				name = name[:j]
+			}
+			table = unquoteKey(name)
+			if table == key {
+				return i + 1, strings.Index(raw, "[") + 1
+			}
+			continue
+		}
+		k, _, ok := strings.Cut(text, "=")
+		if !ok {
+			continue
+		}
+		full := unquoteKey(k)
+		if table != "" {
+			full = table + "." + full
+		}
+		if full == key {
+			return i + 1, len(raw) - len(strings.TrimLeft(raw, " \t")) + 1
+		}
+	}
+	return 0, 0
+}
+
+// unquoteKey turns a TOML dotted key ("a . \"b c\"") into "a.b c".
+func unquoteKey(k string) string {
+	parts := strings.Split(k, ".")
+	for i, p := range parts {
+		parts[i] = strings.Trim(strings.TrimSpace(p), `"'`)
+	}
+	return strings.Join(parts, ".")
+}
+
+// check validates the values; an error names the setting (keyError).
 func (c Config) check() error {
 	if c.Theme != "" && !strings.EqualFold(c.Theme, "auto") {
 		if _, err := themes.ByName(c.Theme); err != nil {
-			return err
+			return &keyError{"theme", err}
 		}
 	}
 	if c.Refresh.Duration < 0 || (c.Refresh.Duration > 0 && c.Refresh.Duration < 50*time.Millisecond) {
-		return fmt.Errorf("refresh %s: must be at least 50ms", c.Refresh.Duration)
+		return &keyError{"refresh", fmt.Errorf("refresh %s: must be at least 50ms", c.Refresh.Duration)}
 	}
 	if c.LockCount < 0 {
-		return fmt.Errorf("lock_count %d: must be positive", c.LockCount)
+		return &keyError{"lock_count", fmt.Errorf("lock_count %d: must be positive", c.LockCount)}
 	}
 	if len(c.Keys) > 0 {
 		km := keymap.DefaultKeyMap()
 		if err := km.Rebind(c.Keys); err != nil {
+			var re *keymap.RebindError
+			if errors.As(err, &re) {
+				return &keyError{"keys." + re.Action, err}
+			}
 			return err
 		}
 	}

@@ -84,6 +84,27 @@ func TestLoadConfigErrors(t *testing.T) {
 	}
 }
 
+// TestLoadConfigErrorsHaveLineAndColumn locates each kind of error in the
+// file: syntax, types, unknown settings, bad values and key conflicts.
+func TestLoadConfigErrorsHaveLineAndColumn(t *testing.T) {
+	cases := []struct{ text, want string }{
+		{"refresh = \"1s\"\ntheme = ", `:2:8: unexpected EOF`},
+		{"# c\n\n  lock_count = \"x\"", `:3:3: incompatible types`},
+		{"refresh = \"1s\"\ntheme = \"neon\"", `:2:1: unknown theme "neon"`},
+		{"# mine\n[keys]\n complete = [\"q\"]", `:3:2: keymap: action "complete": key "q" is also bound to "quit"`},
+		{"theme = \"dark\"\ncolour = \"red\"", `:2:1: unknown setting(s): colour`},
+		{"[connections.x]\nurl = \"amqp\"", `:2:1: unknown setting(s): connections.x.url`},
+		{"refresh = \"soon\"", `:1:12: time: invalid duration "soon"`},
+	}
+	for _, tc := range cases {
+		path := writeConfig(t, tc.text)
+		_, err := LoadConfig(path)
+		if err == nil || !strings.HasPrefix(err.Error(), "config "+path+tc.want) {
+			t.Errorf("%q: got %v, want %q", tc.text, err, "config "+path+tc.want)
+		}
+	}
+}
+
 func TestDefaultConfigPath(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", "/x/cfg")
 	if got := DefaultConfigPath(); got != "/x/cfg/peeklock/config.toml" {

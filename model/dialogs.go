@@ -276,7 +276,7 @@ func (m *Model) openLockMany() tea.Cmd {
 // openFilter asks for a filter.
 func (m *Model) openFilter() tea.Cmd {
 	d := newDialog(dlgFilter, "Filter", m.width, "Filter")
-	d.inputs[0].SetValue(m.filter.raw)
+	d.inputs[0].SetValue(m.filter.Raw())
 	d.inputs[0].CursorEnd()
 	d.inputs[0].Placeholder = "text, or Name=value (MessageId, Subject, an application property…)"
 	d.footer = "enter apply (empty clears) · esc cancel"

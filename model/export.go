@@ -1,7 +1,6 @@
 package model
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,80 +8,19 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/google/uuid"
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/msgjson"
 )
 
 // MessageJSON is the JSON form of a message used by copy (y) and export
-// (x): every broker property, the application properties, and the body as
-// text when it is UTF-8 (Body) or else as base64 (BodyBase64), with the
-// lengths of its data sections when the sender cut it into several.
-type MessageJSON struct {
-	SequenceNumber          int64          `json:"SequenceNumber"`
-	MessageID               string         `json:"MessageId,omitempty"`
-	ContentType             string         `json:"ContentType,omitempty"`
-	CorrelationID           string         `json:"CorrelationId,omitempty"`
-	Subject                 string         `json:"Subject,omitempty"`
-	To                      string         `json:"To,omitempty"`
-	ReplyTo                 string         `json:"ReplyTo,omitempty"`
-	ReplyToSessionID        string         `json:"ReplyToSessionId,omitempty"`
-	SessionID               string         `json:"SessionId,omitempty"`
-	PartitionKey            string         `json:"PartitionKey,omitempty"`
-	ViaPartitionKey         string         `json:"ViaPartitionKey,omitempty"`
-	TimeToLive              string         `json:"TimeToLive,omitempty"`
-	ScheduledEnqueueTimeUtc *time.Time     `json:"ScheduledEnqueueTimeUtc,omitempty"`
-	EnqueuedSequenceNumber  int64          `json:"EnqueuedSequenceNumber,omitempty"`
-	EnqueuedTimeUtc         *time.Time     `json:"EnqueuedTimeUtc,omitempty"`
-	ExpiresAtUtc            *time.Time     `json:"ExpiresAtUtc,omitempty"`
-	LockedUntilUtc          *time.Time     `json:"LockedUntilUtc,omitempty"`
-	DeliveryCount           uint32         `json:"DeliveryCount"`
-	DeadLetterSource        string         `json:"DeadLetterSource,omitempty"`
-	State                   string         `json:"State"`
-	Size                    int64          `json:"Size"`
-	ApplicationProperties   map[string]any `json:"ApplicationProperties,omitempty"`
-	BodyKind                string         `json:"BodyKind"`
-	Body                    *string        `json:"Body,omitempty"`
-	BodyBase64              []byte         `json:"BodyBase64,omitempty"`
-	// DataSections are the lengths of the data sections the body was sent
-	// as, when more than one (broker.Message.DataSections).
-	DataSections []int `json:"DataSections,omitempty"`
-}
-
-func timePtr(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	u := t.UTC()
-	return &u
-}
+// (x): package msgjson's, which the command line shares.
+type MessageJSON = msgjson.Message
 
 // ToJSON returns the JSON form of m.
-func ToJSON(m *broker.Message) MessageJSON {
-	j := MessageJSON{
-		SequenceNumber: m.SequenceNumber, MessageID: m.MessageID, ContentType: m.ContentType,
-		CorrelationID: m.CorrelationID, Subject: m.Subject, To: m.To, ReplyTo: m.ReplyTo,
-		ReplyToSessionID: m.ReplyToSessionID, SessionID: m.SessionID, PartitionKey: m.PartitionKey,
-		ViaPartitionKey: m.ViaPartitionKey, ScheduledEnqueueTimeUtc: timePtr(m.ScheduledEnqueueTime),
-		EnqueuedSequenceNumber: m.EnqueuedSequenceNumber, EnqueuedTimeUtc: timePtr(m.EnqueuedTime),
-		ExpiresAtUtc: timePtr(m.ExpiresAt), LockedUntilUtc: timePtr(m.LockedUntil),
-		DeliveryCount: m.DeliveryCount, DeadLetterSource: m.DeadLetterSource, State: m.State.String(),
-		Size: m.Size, ApplicationProperties: m.ApplicationProperties, BodyKind: m.BodyKind.String(),
-		DataSections: m.DataSections,
-	}
-	if m.TimeToLive > 0 && m.TimeToLive < broker.MaxTimeToLive {
-		j.TimeToLive = m.TimeToLive.String()
-	}
-	if m.BodyKind == broker.BodyData && utf8.Valid(m.Body) {
-		s := string(m.Body)
-		j.Body = &s
-	} else if len(m.Body) > 0 {
-		j.BodyBase64 = m.Body
-	}
-	return j
-}
+func ToJSON(m *broker.Message) MessageJSON { return msgjson.FromMessage(m) }
 
 // chosenMessages returns the messages that y and x act on: the selected
 // rows of the focused pane that are loaded, or the target message.
@@ -161,24 +99,21 @@ func writeJSONLines(path string, msgs []*broker.Message) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("export: %w", err)
 	}
-	w := bufio.NewWriter(f)
-	enc := json.NewEncoder(w)
-	n := 0
+	w := msgjson.NewWriter(f)
 	for _, x := range msgs {
-		if err := enc.Encode(ToJSON(x)); err != nil {
+		if err := w.Write(x); err != nil {
 			f.Close()
-			return n, fmt.Errorf("export: %w", err)
+			return w.Count(), fmt.Errorf("export: %w", err)
 		}
-		n++
 	}
 	if err := w.Flush(); err != nil {
 		f.Close()
-		return n, fmt.Errorf("export: %w", err)
+		return w.Count(), fmt.Errorf("export: %w", err)
 	}
 	if err := f.Close(); err != nil {
-		return n, fmt.Errorf("export: %w", err)
+		return w.Count(), fmt.Errorf("export: %w", err)
 	}
-	return n, nil
+	return w.Count(), nil
 }
 
 // newMessageID returns a new MessageId for a composed message.

@@ -1,152 +1,26 @@
 package model
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/msgfilter"
 )
 
-// filterSpec is the filter of /: "name=value" matches a broker property
-// (MessageId, CorrelationId, Subject, …) or an application property of that
-// name; any other text matches messages whose id, subject, correlation id,
-// properties or body contain it (case-insensitive).
-type filterSpec struct {
-	raw   string
-	name  string // property name; "" for a text search
-	value string
-}
+// filterSpec is the filter of / (package msgfilter, which the command line's
+// --filter shares).
+type filterSpec struct{ msgfilter.Filter }
 
 // parseFilter parses the text typed after /.
-func parseFilter(s string) filterSpec {
-	s = strings.TrimSpace(s)
-	f := filterSpec{raw: s}
-	if name, value, ok := strings.Cut(s, "="); ok && strings.TrimSpace(name) != "" && !strings.ContainsAny(strings.TrimSpace(name), " \t") {
-		f.name = strings.TrimSpace(name)
-		f.value = strings.TrimSpace(value)
-		return f
-	}
-	f.value = strings.ToLower(s)
-	return f
-}
+func parseFilter(s string) filterSpec { return filterSpec{msgfilter.Parse(s)} }
 
 // active reports whether a filter is in force.
-func (f filterSpec) active() bool { return f.raw != "" }
+func (f filterSpec) active() bool { return f.Active() }
 
 func (f filterSpec) equal(g filterSpec) bool { return f == g }
-
-// String describes the filter for the pane title.
-func (f filterSpec) String() string {
-	if f.name != "" {
-		return f.name + " = " + f.value
-	}
-	return "text ~ " + f.raw
-}
-
-// brokerProperty returns a broker property by name, case-insensitively
-// (Label and Subject are one).
-func brokerProperty(m *broker.Message, name string) (string, bool) {
-	switch strings.ToLower(name) {
-	case "messageid", "message-id", "id":
-		return m.MessageID, true
-	case "correlationid", "correlation-id":
-		return m.CorrelationID, true
-	case "subject", "label":
-		return m.Subject, true
-	case "contenttype", "content-type":
-		return m.ContentType, true
-	case "to":
-		return m.To, true
-	case "replyto", "reply-to":
-		return m.ReplyTo, true
-	case "replytosessionid":
-		return m.ReplyToSessionID, true
-	case "sessionid", "session-id":
-		return m.SessionID, true
-	case "partitionkey":
-		return m.PartitionKey, true
-	case "deliverycount":
-		return fmt.Sprint(m.DeliveryCount), true
-	case "sequencenumber", "seq":
-		return fmt.Sprint(m.SequenceNumber), true
-	case "deadlettersource":
-		return m.DeadLetterSource, true
-	}
-	return "", false
-}
-
-// matchBodyBytes bounds how much of a body a text filter reads.
-const matchBodyBytes = 64 << 10
-
-// match reports whether m passes the filter.
-func (f filterSpec) match(m *broker.Message) bool {
-	if !f.active() {
-		return true
-	}
-	if f.name != "" {
-		if v, ok := brokerProperty(m, f.name); ok {
-			return v == f.value
-		}
-		v, ok := m.ApplicationProperties[f.name]
-		if !ok {
-			for k, x := range m.ApplicationProperties {
-				if strings.EqualFold(k, f.name) {
-					v, ok = x, true
-					break
-				}
-			}
-		}
-		return ok && fmt.Sprint(v) == f.value
-	}
-	contains := func(s string) bool { return strings.Contains(strings.ToLower(s), f.value) }
-	if contains(m.MessageID) || contains(m.Subject) || contains(m.CorrelationID) {
-		return true
-	}
-	for k, v := range m.ApplicationProperties {
-		if contains(k) || contains(fmt.Sprint(v)) {
-			return true
-		}
-	}
-	body := m.Body
-	if len(body) > matchBodyBytes {
-		body = body[:matchBodyBytes]
-	}
-	if utf8.Valid(body) {
-		return bytes.Contains(bytes.ToLower(body), []byte(f.value))
-	}
-	return false
-}
 
 // filteredBrowse browses pages from req.FromSequence and keeps the matches
 // until the window is full or scan messages were looked at.
 func filteredBrowse(ctx context.Context, c broker.Client, req broker.BrowseRequest, f filterSpec, scan int) (out []*broker.Message, scanned int, partial bool, err error) {
-	want := req.Max
-	page := max(want*4, 100)
-	from := req.FromSequence
-	for len(out) < want {
-		if scanned >= scan {
-			return out, scanned, true, nil
-		}
-		msgs, err := c.Browse(ctx, broker.BrowseRequest{Entity: req.Entity, Category: req.Category, FromSequence: from, Max: min(page, scan-scanned)})
-		if err != nil {
-			return out, scanned, false, err
-		}
-		if len(msgs) == 0 {
-			break
-		}
-		for _, m := range msgs {
-			if f.match(m) {
-				out = append(out, m)
-				if len(out) == want {
-					break
-				}
-			}
-		}
-		scanned += len(msgs)
-		from = msgs[len(msgs)-1].SequenceNumber + 1
-	}
-	return out, scanned, false, nil
+	return msgfilter.Browse(ctx, c, req, f.Filter, scan)
 }

@@ -56,6 +56,18 @@ type Config struct {
 // HostKeyPathIn returns the host key path in the data directory dir.
 func HostKeyPathIn(dir string) string { return filepath.Join(dir, HostKeyFile) }
 
+// Check validates c as New would, without writing anything: the settings,
+// and the authorized keys file, which must exist and parse. The command line
+// runs it before it opens any listener or creates a host key.
+func (c Config) Check() error {
+	c, err := c.withDefaults()
+	if err != nil {
+		return err
+	}
+	_, err = newKeyRing(c.AuthorizedKeysPath, c.Roles, slog.New(slog.DiscardHandler))
+	return err
+}
+
 // withDefaults fills in the defaults and checks what has none.
 func (c Config) withDefaults() (Config, error) {
 	if c.AuthorizedKeysPath == "" {

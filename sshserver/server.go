@@ -69,6 +69,11 @@ func New(cfg Config, client broker.Client, opts func(role Role) model.Options) (
 	if client == nil {
 		return nil, broker.Errorf(broker.CodeInvalid, "ssh: no broker client")
 	}
+	// The authorized keys first: a server that cannot start writes no host key.
+	keys, err := newKeyRing(cfg.AuthorizedKeysPath, cfg.Roles, cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
 	signer, created, err := LoadOrCreateHostKey(cfg.HostKeyPath)
 	if err != nil {
 		return nil, err
@@ -79,10 +84,6 @@ func New(cfg Config, client broker.Client, opts func(role Role) model.Options) (
 		cfg.Logger.Warn("ssh: the host key is not kept: clients will see a new one after a restart", "fingerprint", hostFP)
 	case created:
 		cfg.Logger.Info("ssh: generated a host key", "file", cfg.HostKeyPath, "fingerprint", hostFP)
-	}
-	keys, err := newKeyRing(cfg.AuthorizedKeysPath, cfg.Roles, cfg.Logger)
-	if err != nil {
-		return nil, err
 	}
 	s := &Server{cfg: cfg, client: client, opts: opts, keys: keys, hostFP: hostFP}
 	s.ssh = &ssh.Server{

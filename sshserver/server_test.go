@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -342,5 +343,24 @@ func TestUnauthenticatedConnectionIsDropped(t *testing.T) {
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
 		t.Fatalf("the connection is still open after %s without authentication", authTimeout)
+	}
+}
+
+// TestMissingAuthorizedKeysWritesNothing refuses a missing authorized_keys
+// file in Check and in New, and neither writes the host key.
+func TestMissingAuthorizedKeysWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{AuthorizedKeysPath: filepath.Join(dir, "missing"), HostKeyPath: HostKeyPathIn(dir)}
+	if err := cfg.Check(); err == nil || !strings.Contains(err.Error(), "authorized keys") {
+		t.Fatalf("Check: %v, want the missing file named", err)
+	}
+	if _, err := New(cfg, newEngine(t, 0), nil); err == nil {
+		t.Fatal("New started without its authorized keys")
+	}
+	if _, err := os.Stat(cfg.HostKeyPath); !os.IsNotExist(err) {
+		t.Fatalf("a refused server wrote its host key: %v", err)
+	}
+	if err := (Config{}).Check(); err == nil {
+		t.Fatal("Check accepts a config without authorized keys")
 	}
 }

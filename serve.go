@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/peeklock/peeklock/broker/amqpserver"
+)
+
+// newServeCommand returns `peeklock serve`: the broker without a screen.
+func newServeCommand() *cobra.Command {
+	var b brokerFlags
+	var sf sshFlags
+	var d dashboardFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "The broker without a screen: AMQP listener and admin API",
+		Long: `peeklock serve — the broker without a screen.
+
+It listens for AMQP 1.0 clients on --amqp and serves /health and the Service Bus admin API on
+--admin, and prints the connection string applications use: the emulator's, with the first --key.
+--data DIR keeps every message across restarts; --config FILE creates the entities of a Service
+Bus emulator Config.json; --ssh ADDR also serves the dashboard over SSH to --authorized-keys.
+Everything is checked before a port opens.`,
+		Example: `  # an emulator for your tests, on the emulator's ports
+  peeklock serve --config Config.json
+
+  # durable, with a key of your own that may only send
+  peeklock serve --data /var/lib/peeklock --key app=c2VjcmV0:Send
+
+  # the dashboard over SSH for on-call
+  peeklock serve --data /var/lib/peeklock --ssh :2222 --authorized-keys ~/.ssh/authorized_keys`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServe(cmd.Context(), b, sf, d)
+		},
+	}
+	fs := cmd.Flags()
+	b.register(fs, "127.0.0.1:5672", "127.0.0.1:5300")
+	sf.register(fs)
+	d.registerUIConfig(fs, "dashboard config file for SSH sessions and [ssh] roles (default $XDG_CONFIG_HOME/peeklock/config.toml)")
+	fs.SortFlags = false
+	return cmd
+}
+
+// runServe checks everything, opens the broker, binds every socket, and
+// only then says it is ready.
+func runServe(ctx context.Context, b brokerFlags, sf sshFlags, d dashboardFlags) error {
+	cfg, err := b.check()
+	if err != nil {
+		return err
+	}
+	if b.amqp == "" && b.admin == "" && sf.addr == "" {
+		return usagef("serve: nothing to serve (--amqp, --admin and --ssh are all empty)")
+	}
+	plan, err := sf.check(&d, b.data)
+	if err != nil {
+		return err
+	}
+	if plan == nil && d.uiConfig != "" {
+		if _, _, err := d.loadConfig(); err != nil {
+			return err
+		}
+	}
+	amqpserver.TuneGC(ctx)
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	eng, err := openEngine(ctx, b.data, cfg)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	srv, err := newAMQPServer(eng, b, log)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	ls, err := b.bind()
+	if err != nil {
+		return err
+	}
+	if plan != nil {
+		sl, err := plan.bind()
+		if err != nil {
+			ls.close()
+			return err
+		}
+		defer startListeners(eng, b, ls, srv, log)()
+		return plan.serve(ctx, eng, sl, log)
+	}
+	defer startListeners(eng, b, ls, srv, log)()
+	<-ctx.Done()
+	log.Info("shutting down")
+	return nil
+}
