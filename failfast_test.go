@@ -134,7 +134,7 @@ func TestFailFastAgainstServe(t *testing.T) {
 		{2, `the endpoint refused the credential: unauthorized: admin API /$Resources/Queues: 401`, []string{"connect", wrong, "--admin-url", admin}},
 		{2, `the endpoint refused the credential: unauthorized: the endpoint refused the token`, []string{"connect", wrong, "--admin-url", admin, "--entity", "orders"}},
 		{2, `unknown entity "ordrs"; did you mean "orders"?`, []string{"connect", conn, "--admin-url", admin, "--entity", "ordrs"}},
-		{2, `unknown entity "ordrs": the messaging entity "ordrs" could not be found`, []string{"connect", conn, "--admin-url", "http://" + freeAddr(t), "--entity", "ordrs"}},
+		{2, `unknown entity "ordrs": The messaging entity 'sb://127.0.0.1/ordrs' could not be found`, []string{"connect", conn, "--admin-url", "http://" + freeAddr(t), "--entity", "ordrs"}},
 		{1, "connection refused", []string{"connect", strings.Replace(conn, strings.TrimPrefix(strings.Split(conn, ";")[0], "Endpoint=sb://"), freeAddr(t), 1)}},
 	} {
 		refusal(t, tc.status, tc.want, secrets, tc.args...)

@@ -121,7 +121,7 @@ func decodeJSONWithComments(data []byte) (any, error) {
 	}
 	std, err := hujson.Standardize(data)
 	if err != nil {
-		return nil, cfgErr("", "is not valid JSON: %s", strings.TrimPrefix(err.Error(), "hujson: "))
+		return nil, cfgErr("", "is not valid JSON at %s", strings.TrimPrefix(err.Error(), "hujson: "))
 	}
 	dec := json.NewDecoder(bytes.NewReader(std))
 	dec.UseNumber()
@@ -130,7 +130,7 @@ func decodeJSONWithComments(data []byte) (any, error) {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			line, col := lineColumn(std, int(se.Offset))
-			return nil, cfgErr("", "is not valid JSON: line %d, column %d: %v", line, col, err)
+			return nil, cfgErr("", "is not valid JSON at line %d, column %d: %v", line, col, err)
 		}
 		return nil, cfgErr("", "is not valid JSON: %v", err)
 	}

@@ -79,10 +79,10 @@ func TestConfigCommentsAndErrors(t *testing.T) {
 	}
 
 	for _, c := range []struct{ in, want string }{
-		{"// comment\n{\n  \"UserConfig\": {,\n}", "the configuration is not valid JSON: line 3, column 18: invalid character ','"},
-		{"{\n  /* never closed\n}", "the configuration is not valid JSON: line 2, column 3: parsing comment: unexpected EOF"},
-		{"{}\n// fine\n{}", "the configuration is not valid JSON: line 3, column 1: invalid character '{' after top-level value"},
-		{"{\"a\": tru}", "the configuration is not valid JSON: line 1, column 7: invalid literal: tru"},
+		{"// comment\n{\n  \"UserConfig\": {,\n}", "the configuration is not valid JSON at line 3, column 18: invalid character ','"},
+		{"{\n  /* never closed\n}", "the configuration is not valid JSON at line 2, column 3: parsing comment: unexpected EOF"},
+		{"{}\n// fine\n{}", "the configuration is not valid JSON at line 3, column 1: invalid character '{' after top-level value"},
+		{"{\"a\": tru}", "the configuration is not valid JSON at line 1, column 7: invalid literal: tru"},
 	} {
 		_, err := ParseConfig([]byte(c.in))
 		be := wantCode(t, err, broker.CodeInvalid)

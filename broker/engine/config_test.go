@@ -120,8 +120,8 @@ func TestParseConfigErrorsNameThePath(t *testing.T) {
 		json, want string
 		code       broker.Code
 	}{
-		{`{`, "is not valid JSON at line 1, column 2: it ends too early", broker.CodeInvalid},
-		{"{\n  \"UserConfig\": x}", "is not valid JSON at line 2, column 17: invalid character 'x'", broker.CodeInvalid},
+		{`{`, "is not valid JSON at line 1, column 2: parsing value: unexpected EOF", broker.CodeInvalid},
+		{"{\n  \"UserConfig\": x}", "is not valid JSON at line 2, column 17: invalid literal: x", broker.CodeInvalid},
 		{`[]`, "must be a JSON object", broker.CodeInvalid},
 		{`{}`, "UserConfig is required", broker.CodeInvalid},
 		{`{"UserConfig":{"Namespaces":[]}}`, "UserConfig.Namespaces must hold exactly one namespace, not 0", broker.CodeInvalid},
