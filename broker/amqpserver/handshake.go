@@ -104,18 +104,17 @@ func (c *conn) sasl() error {
 
 // plainValid checks a PLAIN response ("authzid NUL authcid NUL passwd")
 // against the configured keys: the user is a key name, the password its
-// key.
+// key. It returns the rights of that key.
 func (c *conn) plainValid(resp []byte) (sas.Rights, bool) {
 	parts := bytes.Split(resp, []byte{0})
 	if len(parts) != 3 {
 		return 0, false
 	}
-	name := string(parts[1])
-	key, ok := c.opts.Keys[name]
+	key, ok := c.opts.Keys[string(parts[1])]
 	if !ok || subtle.ConstantTimeCompare([]byte(key), parts[2]) != 1 {
 		return 0, false
 	}
-	if r, limited := c.opts.KeyRights[name]; limited {
+	if r, limited := c.opts.KeyRights[string(parts[1])]; limited {
 		return r, true
 	}
 	return sas.AllRights, true
