@@ -46,7 +46,7 @@ type aside struct {
 // completed), receiving them under peek-lock in batches, until the
 // sub-queues are empty, the messages of o.Only are found, o.Max is reached
 // or ctx ends. report is called once for every message attempted, with its
-// outcome. A message whose resubmit failed is given back, and when it comes
+// outcome, one call at a time (the resubmits themselves run concurrently). A message whose resubmit failed is given back, and when it comes
 // again it is kept locked until the end with the others set aside; at the
 // end every message set aside is released unchanged (its delivery count
 // stays). The error is that of a receive that failed, which ends the work.
@@ -55,6 +55,7 @@ func ResubmitFrom(ctx context.Context, c Client, entity string, o ResubmitOption
 	if subs == nil {
 		subs = []SubQueue{SubQueueDeadLetter, SubQueueTransferDeadLetter}
 	}
+	var reportMu sync.Mutex
 	n := o.Concurrency
 	if n <= 0 {
 		n = 8
@@ -130,7 +131,10 @@ func ResubmitFrom(ctx context.Context, c Client, entity string, o ResubmitOption
 			resubmitEach(ctx, n, fresh, func(m *Message) {
 				cctx, cancel := context.WithTimeout(ctx, timeout)
 				defer cancel()
-				report(from, m, Resubmit(cctx, c, from, m, target))
+				err := Resubmit(cctx, c, from, m, target)
+				reportMu.Lock()
+				defer reportMu.Unlock()
+				report(from, m, err)
 			})
 			if o.Now != nil {
 				renewAside(ctx, c, kept, o.Now(), timeout)
