@@ -17,6 +17,7 @@ import (
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver/sas"
+	"github.com/peeklock/peeklock/broker/atom"
 	"github.com/peeklock/peeklock/broker/engine"
 )
 
@@ -208,9 +209,9 @@ func TestGoldenDocuments(t *testing.T) {
 		contentType              string
 	}
 	const (
-		entry = contentTypeEntry
-		feed  = contentTypeFeed
-		xerr  = contentTypeError
+		entry = atom.ContentTypeEntry
+		feed  = atom.ContentTypeFeed
+		xerr  = atom.ContentTypeError
 	)
 	docs := []doc{
 		{file: "queue-settings.xml", method: "GET", path: "/settings", auth: true, status: 200, contentType: entry},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver/sas"
+	"github.com/peeklock/peeklock/broker/atom"
 	"github.com/peeklock/peeklock/broker/engine"
 )
 
@@ -51,7 +52,7 @@ func checkError(t *testing.T, status int, body string, hdr http.Header, wantStat
 	if ct := hdr.Get("Content-Type"); ct != "application/xml; charset=utf-8" {
 		t.Fatalf("Content-Type %q", ct)
 	}
-	var e errorXML
+	var e atom.Error
 	if err := xml.Unmarshal([]byte(body), &e); err != nil {
 		t.Fatalf("error body %q: %v", body, err)
 	}
