@@ -16,6 +16,7 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/atom"
 	"github.com/peeklock/peeklock/broker/engine/sqlfilter"
 )
 
@@ -43,7 +44,7 @@ const (
 // Limits checked in a Config.json, as Service Bus enforces them.
 const (
 	maxConfigLockDuration    = 5 * time.Minute
-	maxConfigDuplicateWindow = 7 * day
+	maxConfigDuplicateWindow = 7 * 24 * time.Hour
 )
 
 // LoadConfigFile reads and parses a Config.json file.
@@ -80,9 +81,10 @@ func LoadConfigFile(path string) (*Config, error) {
 // trailing commas, as the emulator's own default Config.json has comments;
 // a syntax error names the line and column (in bytes) of the original
 // file. Property names match without regard to case; durations are ISO 8601
-// (ParseDuration). Besides the emulator's properties, queues and topics
-// accept MaxSizeInMegabytes, MaxMessageSizeInKilobytes and
-// EnablePartitioning, and every entity Status, AutoDeleteOnIdle and
+// (atom.ParseDuration: one too long for a time.Duration, such as .NET's
+// TimeSpan.MaxValue, is "never"). Besides the emulator's properties,
+// queues and topics accept MaxSizeInMegabytes, MaxMessageSizeInKilobytes
+// and EnablePartitioning, and every entity Status, AutoDeleteOnIdle and
 // EnableBatchedOperations, named and valued as in the admin API (a
 // partitioned entity's MaxSizeInMegabytes is its whole limit here, not one
 // partition's). Anything
@@ -274,7 +276,7 @@ func (p *cfgParser) duration(o *object, name string, def, max time.Duration) tim
 		p.fail(path, "must be an ISO 8601 duration string such as \"PT1M\", not %s", jsonKind(v))
 		return def
 	}
-	d, err := ParseDuration(s)
+	d, err := atom.ParseDuration(s)
 	if err != nil {
 		p.fail(path, "is invalid: %v", err)
 		return def
@@ -283,7 +285,7 @@ func (p *cfgParser) duration(o *object, name string, def, max time.Duration) tim
 		p.fail(path, "must be longer than zero")
 	}
 	if max > 0 && d > max {
-		p.fail(path, "is %s; at most %s is allowed", s, FormatDuration(max))
+		p.fail(path, "is %s; at most %s is allowed", s, atom.FormatDuration(max))
 	}
 	return d
 }
@@ -380,7 +382,7 @@ func (p *cfgParser) commonSettings(props *object, s *broker.EntitySettings) {
 	if _, path, ok := props.get("AutoDeleteOnIdle"); ok {
 		d := p.duration(props, "AutoDeleteOnIdle", 0, 0)
 		if d > 0 && d < broker.MinAutoDeleteOnIdle {
-			p.fail(path, "is %s; at least %s is allowed", FormatDuration(d), FormatDuration(broker.MinAutoDeleteOnIdle))
+			p.fail(path, "is %s; at least %s is allowed", atom.FormatDuration(d), atom.FormatDuration(broker.MinAutoDeleteOnIdle))
 		}
 		s.AutoDeleteOnIdle = d
 	}

@@ -260,47 +260,6 @@ func TestLoadConfigFile(t *testing.T) {
 	}
 }
 
-func TestDurations(t *testing.T) {
-	good := map[string]time.Duration{
-		"PT30S":                      30 * time.Second,
-		"P1D":                        24 * time.Hour,
-		"PT1H30M":                    90 * time.Minute,
-		"PT0.5S":                     500 * time.Millisecond,
-		"PT1.25S":                    1250 * time.Millisecond,
-		"P1DT2H3M4S":                 26*time.Hour + 3*time.Minute + 4*time.Second,
-		"P2W":                        14 * 24 * time.Hour,
-		"P1Y":                        365 * 24 * time.Hour,
-		"P1M":                        30 * 24 * time.Hour,
-		"PT1M":                       time.Minute,
-		"P10675199DT2H48M5.4775807S": broker.MaxTimeToLive,
-		"P106751DT23H47M17S":         broker.MaxTimeToLive, // just past the int64 nanosecond range
-		"P106751D":                   106751 * 24 * time.Hour,
-		"pt5s":                       5 * time.Second,
-	}
-	for s, want := range good {
-		got, err := ParseDuration(s)
-		if err != nil || got != want {
-			t.Errorf("ParseDuration(%q) = %v, %v; want %v", s, got, err, want)
-		}
-	}
-	for _, s := range []string{"", "P", "PT", "30S", "-PT1S", "PT1H1H", "PT1S1M", "P1H", "PT1D", "PT1.5M30S", "P1DT", "PTS", "PT1.2.3S", "P1D T1H"} {
-		if d, err := ParseDuration(s); err == nil {
-			t.Errorf("ParseDuration(%q) = %v, want an error", s, d)
-		}
-	}
-	for d, want := range map[time.Duration]string{
-		time.Minute: "PT1M", 90 * time.Minute: "PT1H30M", 26 * time.Hour: "P1DT2H", 500 * time.Millisecond: "PT0.5S",
-		broker.MaxTimeToLive: "P10675199DT2H48M5.4775807S", 0: "PT0S", 24 * time.Hour: "P1D",
-	} {
-		if got := FormatDuration(d); got != want {
-			t.Errorf("FormatDuration(%v) = %q, want %q", d, got, want)
-		}
-		if back, err := ParseDuration(want); err != nil || back != d {
-			t.Errorf("round trip of %v: %v, %v", d, back, err)
-		}
-	}
-}
-
 // A configured subscription without rules has the $Default TrueFilter:
 // applying the configuration again changes nothing, and brings $Default back
 // when it was removed meanwhile.

@@ -8,6 +8,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/atom"
 	"github.com/peeklock/peeklock/broker/engine/store"
 )
 
@@ -218,7 +219,7 @@ func checkSettings(path string, s broker.EntitySettings) error {
 	case s.AutoDeleteOnIdle < 0:
 		return newErr(broker.CodeInvalid, path, "AutoDeleteOnIdle %v is negative", s.AutoDeleteOnIdle)
 	case s.AutoDeleteOnIdle > 0 && s.AutoDeleteOnIdle < broker.MinAutoDeleteOnIdle:
-		return newErr(broker.CodeInvalid, path, "AutoDeleteOnIdle %s is shorter than the minimum of %s", FormatDuration(s.AutoDeleteOnIdle), FormatDuration(broker.MinAutoDeleteOnIdle))
+		return newErr(broker.CodeInvalid, path, "AutoDeleteOnIdle %s is shorter than the minimum of %s", atom.FormatDuration(s.AutoDeleteOnIdle), atom.FormatDuration(broker.MinAutoDeleteOnIdle))
 	case strings.EqualFold(s.ForwardTo, path):
 		return newErr(broker.CodeInvalid, path, "an entity cannot forward to itself")
 	case strings.EqualFold(s.ForwardDeadLetteredMessagesTo, path):
@@ -544,13 +545,13 @@ func (e *Engine) deleteIdle(list []*entity) {
 		en.mu.Lock()
 		idle := en.settings.AutoDeleteOnIdle
 		en.mu.Unlock()
-		why := "deleted: idle for " + FormatDuration(idle) + " (AutoDeleteOnIdle)"
+		why := "deleted: idle for " + atom.FormatDuration(idle) + " (AutoDeleteOnIdle)"
 		deleted, err := e.deleteEntity(en.path, en, why)
 		switch {
 		case err != nil && broker.CodeOf(err) != broker.CodeNotFound:
 			e.log.Error("deleting an idle entity failed", "entity", en.path, "err", err)
 		case deleted:
-			e.log.Info("entity deleted after being idle", "entity", en.path, "autoDeleteOnIdle", FormatDuration(idle))
+			e.log.Info("entity deleted after being idle", "entity", en.path, "autoDeleteOnIdle", atom.FormatDuration(idle))
 		}
 	}
 }

@@ -3,8 +3,10 @@ package remote
 import (
 	"context"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/atom"
 )
 
 // Admin API constants.
@@ -105,9 +108,7 @@ func (a *adminClient) get(ctx context.Context, path string, query url.Values) ([
 // adminStatusErr builds the error of a non-200 admin response from its
 // <Error><Detail> text.
 func adminStatusErr(status int, body []byte, path string) *broker.Error {
-	var e struct {
-		Detail string `xml:"Detail"`
-	}
+	var e atom.Error
 	_ = xml.Unmarshal(body, &e)
 	text, id := splitDescription(e.Detail)
 	code := broker.CodeUnknown
@@ -134,75 +135,18 @@ func toBrokerErr(err error, code broker.Code) *broker.Error {
 	return &broker.Error{Code: code, Message: err.Error(), Err: err}
 }
 
-// ATOM documents, matched by local names.
-type (
-	atomFeed struct {
-		Entries []atomEntry `xml:"entry"`
-	}
-	atomEntry struct {
-		Title   string `xml:"title"`
-		Content struct {
-			Queue        *entityDesc `xml:"QueueDescription"`
-			Topic        *entityDesc `xml:"TopicDescription"`
-			Subscription *entityDesc `xml:"SubscriptionDescription"`
-		} `xml:"content"`
-	}
-	// entityDesc holds the fields of queue, topic and subscription
-	// descriptions that the dashboard shows.
-	entityDesc struct {
-		LockDuration                        string
-		MaxSizeInMegabytes                  int64
-		RequiresDuplicateDetection          bool
-		RequiresSession                     bool
-		DefaultMessageTimeToLive            string
-		DeadLetteringOnMessageExpiration    bool
-		DuplicateDetectionHistoryTimeWindow string
-		MaxDeliveryCount                    int32
-		SizeInBytes                         int64
-		MessageCount                        int64
-		ForwardTo                           string
-		ForwardDeadLetteredMessagesTo       string
-		MaxMessageSizeInKilobytes           int64
-		UserMetadata                        string
-		CreatedAt                           string
-		UpdatedAt                           string
-		AccessedAt                          string
-		Status                              string
-		AutoDeleteOnIdle                    string
-		EnablePartitioning                  bool
-		EnableBatchedOperations             *bool
-		AuthorizationRules                  struct {
-			Rules []struct {
-				Rights       []string `xml:"Rights>AccessRights"`
-				KeyName      string
-				PrimaryKey   string
-				SecondaryKey string
-				CreatedTime  string
-				ModifiedTime string
-			} `xml:"AuthorizationRule"`
-		}
-		CountDetails struct {
-			Active             int64 `xml:"ActiveMessageCount"`
-			DeadLetter         int64 `xml:"DeadLetterMessageCount"`
-			Scheduled          int64 `xml:"ScheduledMessageCount"`
-			Transfer           int64 `xml:"TransferMessageCount"`
-			TransferDeadLetter int64 `xml:"TransferDeadLetterMessageCount"`
-		}
-	}
-)
-
 // list fetches every page of a feed.
-func (a *adminClient) list(ctx context.Context, path string) ([]atomEntry, *adminError) {
-	var all []atomEntry
+func (a *adminClient) list(ctx context.Context, path string) ([]atom.Entry, *adminError) {
+	var all []atom.Entry
 	for skip := 0; ; skip += adminPageSize {
 		q := url.Values{"$skip": {strconv.Itoa(skip)}, "$top": {strconv.Itoa(adminPageSize)}}
 		body, aerr := a.get(ctx, path, q)
 		if aerr != nil {
 			return nil, aerr
 		}
-		var f atomFeed
+		var f atom.Feed
 		if err := xml.Unmarshal(body, &f); err != nil {
-			return nil, &adminError{err: &broker.Error{Code: broker.CodeUnknown, Message: "admin API /" + path + ": the answer is not an ATOM feed: " + err.Error()}}
+			return nil, &adminError{err: feedError(path, err)}
 		}
 		all = append(all, f.Entries...)
 		if len(f.Entries) < adminPageSize {
@@ -223,8 +167,8 @@ func (a *adminClient) entities(ctx context.Context) ([]broker.Entity, *adminErro
 	}
 	var out []broker.Entity
 	for _, e := range queues {
-		if e.Content.Queue != nil {
-			out = append(out, e.Content.Queue.entity(e.Title, broker.KindQueue, a.c.cfg.Conn.Host))
+		if q := queueOf(e); q != nil {
+			out = append(out, queueEntity(title(e), q))
 		}
 	}
 	subs := make([][]broker.Entity, len(topics))
@@ -232,7 +176,7 @@ func (a *adminClient) entities(ctx context.Context) ([]broker.Entity, *adminErro
 	sem := make(chan struct{}, adminParallel)
 	var wg sync.WaitGroup
 	for i, t := range topics {
-		if t.Content.Topic == nil {
+		if topicOf(t) == nil {
 			continue
 		}
 		wg.Add(1)
@@ -240,165 +184,193 @@ func (a *adminClient) entities(ctx context.Context) ([]broker.Entity, *adminErro
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			list, aerr := a.list(ctx, url.PathEscape(t.Title)+"/Subscriptions")
+			list, aerr := a.list(ctx, url.PathEscape(title(t))+"/Subscriptions")
 			if aerr != nil {
 				errs[i] = aerr
 				return
 			}
 			for _, s := range list {
-				if s.Content.Subscription != nil {
-					subs[i] = append(subs[i], s.Content.Subscription.entity(broker.SubscriptionPath(t.Title, s.Title), broker.KindSubscription, a.c.cfg.Conn.Host))
+				if d := subscriptionOf(s); d != nil {
+					subs[i] = append(subs[i], subscriptionEntity(broker.SubscriptionPath(title(t), title(s)), d))
 				}
 			}
 		}()
 	}
 	wg.Wait()
 	for i, t := range topics {
-		if t.Content.Topic == nil {
+		d := topicOf(t)
+		if d == nil {
 			continue
 		}
 		if errs[i] != nil {
 			return nil, errs[i]
 		}
-		out = append(out, t.Content.Topic.entity(t.Title, broker.KindTopic, a.c.cfg.Conn.Host))
+		out = append(out, topicEntity(title(t), d))
 		out = append(out, subs[i]...)
 	}
 	return out, nil
 }
 
-// entity converts a description. Deferred messages are what MessageCount
-// holds beyond the counted details.
-func (d *entityDesc) entity(path string, kind broker.EntityKind, host string) broker.Entity {
-	cd := d.CountDetails
-	e := broker.Entity{Path: path, Kind: kind, UserMetadata: d.UserMetadata,
-		CreatedAt: parseAtomTime(d.CreatedAt), UpdatedAt: parseAtomTime(d.UpdatedAt), AccessedAt: parseAtomTime(d.AccessedAt)}
-	e.Settings = broker.EntitySettings{
-		LockDuration:                        parseISODuration(d.LockDuration),
-		MaxDeliveryCount:                    d.MaxDeliveryCount,
-		DefaultMessageTimeToLive:            parseISODuration(d.DefaultMessageTimeToLive),
-		DeadLetteringOnMessageExpiration:    d.DeadLetteringOnMessageExpiration,
-		RequiresDuplicateDetection:          d.RequiresDuplicateDetection,
-		DuplicateDetectionHistoryTimeWindow: parseISODuration(d.DuplicateDetectionHistoryTimeWindow),
-		RequiresSession:                     d.RequiresSession,
-		ForwardTo:                           forwardPath(d.ForwardTo, host),
-		ForwardDeadLetteredMessagesTo:       forwardPath(d.ForwardDeadLetteredMessagesTo, host),
-		ForwardToURI:                        forwardURI(d.ForwardTo),
-		ForwardDeadLetteredMessagesToURI:    forwardURI(d.ForwardDeadLetteredMessagesTo),
-		MaxSizeInMegabytes:                  d.MaxSizeInMegabytes,
-		MaxMessageSizeInKilobytes:           d.MaxMessageSizeInKilobytes,
-		AutoDeleteOnIdle:                    parseISODuration(d.AutoDeleteOnIdle),
-		EnablePartitioning:                  d.EnablePartitioning,
-		DisableBatchedOperations:            d.EnableBatchedOperations != nil && !*d.EnableBatchedOperations,
+// feedError is the error of an answer that is not a feed, or has a value
+// that is not of its element's type.
+func feedError(path string, err error) *broker.Error {
+	var ve *atom.ValueError
+	if errors.As(err, &ve) {
+		return &broker.Error{Code: broker.CodeUnknown, Message: "admin API /" + path + ": a malformed value: " + ve.Error(), Err: ve}
 	}
+	return &broker.Error{Code: broker.CodeUnknown, Message: "admin API /" + path + ": the answer is not an ATOM feed: " + err.Error(), Err: err}
+}
+
+// title is an entry's title: the entity's name.
+func title(e atom.Entry) string {
+	if e.Title == nil {
+		return ""
+	}
+	return e.Title.Text
+}
+
+func queueOf(e atom.Entry) *atom.QueueDescription {
+	if e.Content == nil {
+		return nil
+	}
+	return e.Content.Queue
+}
+
+func topicOf(e atom.Entry) *atom.TopicDescription {
+	if e.Content == nil {
+		return nil
+	}
+	return e.Content.Topic
+}
+
+func subscriptionOf(e atom.Entry) *atom.SubscriptionDescription {
+	if e.Content == nil {
+		return nil
+	}
+	return e.Content.Subscription
+}
+
+// queueEntity converts a QueueDescription.
+func queueEntity(path string, d *atom.QueueDescription) broker.Entity {
+	e := newEntity(path, broker.KindQueue, d.Settings(), times{d.CreatedAt, d.UpdatedAt, d.AccessedAt}, d.AuthorizationRules)
+	e.Counts = counts(d.CountDetails, d.MessageCount, d.SizeInBytes)
+	return e
+}
+
+// topicEntity converts a TopicDescription. The counts are the
+// subscriptions'; only the size is the topic's own.
+func topicEntity(path string, d *atom.TopicDescription) broker.Entity {
+	e := newEntity(path, broker.KindTopic, d.Settings(), times{d.CreatedAt, d.UpdatedAt, d.AccessedAt}, d.AuthorizationRules)
+	e.Counts.SizeBytes = int64(d.SizeInBytes)
+	return e
+}
+
+// subscriptionEntity converts a SubscriptionDescription.
+func subscriptionEntity(path string, d *atom.SubscriptionDescription) broker.Entity {
+	e := newEntity(path, broker.KindSubscription, d.Settings(), times{d.CreatedAt, d.UpdatedAt, d.AccessedAt}, atom.AuthorizationRules{})
+	e.Counts = counts(d.CountDetails, d.MessageCount, 0)
+	return e
+}
+
+// times are a description's CreatedAt, UpdatedAt and AccessedAt.
+type times struct{ created, updated, accessed atom.Time }
+
+// newEntity converts what every description has. A setting absent from
+// the description is zero (the broker's default), except
+// EnableBatchedOperations, true when absent.
+func newEntity(path string, kind broker.EntityKind, d atom.Settings, t times, rules atom.AuthorizationRules) broker.Entity {
+	e := broker.Entity{Path: path, Kind: kind, CreatedAt: t.created.Time, UpdatedAt: t.updated.Time, AccessedAt: t.accessed.Time}
+	if d.UserMetadata != nil {
+		e.UserMetadata = *d.UserMetadata
+	}
+	e.Settings = broker.EntitySettings{
+		LockDuration:                        duration(d.LockDuration),
+		MaxDeliveryCount:                    int32(min(integer(d.MaxDeliveryCount), math.MaxInt32)),
+		DefaultMessageTimeToLive:            duration(d.DefaultMessageTimeToLive),
+		DeadLetteringOnMessageExpiration:    boolean(d.DeadLetteringOnMessageExpiration, false),
+		RequiresDuplicateDetection:          boolean(d.RequiresDuplicateDetection, false),
+		DuplicateDetectionHistoryTimeWindow: duration(d.DuplicateDetectionHistoryTimeWindow),
+		RequiresSession:                     boolean(d.RequiresSession, false),
+		MaxSizeInMegabytes:                  integer(d.MaxSizeInMegabytes),
+		MaxMessageSizeInKilobytes:           integer(d.MaxMessageSizeInKilobytes),
+		AutoDeleteOnIdle:                    duration(d.AutoDeleteOnIdle),
+		EnablePartitioning:                  boolean(d.EnablePartitioning, false),
+		DisableBatchedOperations:            !boolean(d.EnableBatchedOperations, true),
+	}
+	e.Settings.ForwardTo, e.Settings.ForwardToURI = forwardTarget(d.ForwardTo)
+	e.Settings.ForwardDeadLetteredMessagesTo, e.Settings.ForwardDeadLetteredMessagesToURI = forwardTarget(d.ForwardDeadLetteredMessagesTo)
 	// A status this client does not know (Creating, Restoring...) shows as
 	// Active: the dashboard only marks the ones that refuse operations.
-	e.Settings.Status, _ = broker.ParseEntityStatus(strings.TrimSpace(d.Status))
-	for _, r := range d.AuthorizationRules.Rules {
-		rule := broker.AuthorizationRule{KeyName: r.KeyName, PrimaryKey: r.PrimaryKey, SecondaryKey: r.SecondaryKey,
-			CreatedTime: parseAtomTime(r.CreatedTime), ModifiedTime: parseAtomTime(r.ModifiedTime)}
+	if d.Status != nil {
+		e.Settings.Status, _ = broker.ParseEntityStatus(strings.TrimSpace(*d.Status))
+	}
+	for _, r := range rules.Rules {
+		rule := broker.AuthorizationRule{KeyName: r.KeyName, PrimaryKey: r.PrimaryKey, SecondaryKey: r.SecondaryKey}
+		if r.CreatedTime != nil {
+			rule.CreatedTime = r.CreatedTime.Time
+		}
+		if r.ModifiedTime != nil {
+			rule.ModifiedTime = r.ModifiedTime.Time
+		}
 		for _, name := range r.Rights {
 			right, _ := broker.ParseAccessRight(strings.TrimSpace(name))
 			rule.Rights |= right
 		}
 		e.AuthorizationRules = append(e.AuthorizationRules, rule)
 	}
-	if kind == broker.KindTopic {
-		e.Counts.SizeBytes = d.SizeInBytes
-		return e
-	}
-	deferred := d.MessageCount - cd.Active - cd.DeadLetter - cd.Scheduled - cd.Transfer - cd.TransferDeadLetter
-	e.Counts = broker.Counts{
-		Active:               cd.Active,
-		Deferred:             max(deferred, 0),
-		Scheduled:            cd.Scheduled,
-		DeadLettered:         cd.DeadLetter,
-		Transfer:             cd.Transfer,
-		TransferDeadLettered: cd.TransferDeadLetter,
-		SizeBytes:            d.SizeInBytes,
-	}
 	return e
 }
 
-// parseAtomTime reads a time of an entity description: RFC 3339 with
-// optional fractional seconds (Azure writes seven digits), in UTC. The
-// "unknown" value 0001-01-01T00:00:00, and anything malformed, is the zero
-// time.
-func parseAtomTime(s string) time.Time {
-	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(s))
-	if err != nil {
-		return time.Time{}
+// counts converts CountDetails. Deferred messages are what MessageCount
+// holds beyond the counted details.
+func counts(cd atom.CountDetails, messages, size atom.Int) broker.Counts {
+	c := broker.Counts{
+		Active:               int64(cd.ActiveMessageCount),
+		Scheduled:            int64(cd.ScheduledMessageCount),
+		DeadLettered:         int64(cd.DeadLetterMessageCount),
+		Transfer:             int64(cd.TransferMessageCount),
+		TransferDeadLettered: int64(cd.TransferDeadLetterMessageCount),
+		SizeBytes:            int64(size),
 	}
-	return t.UTC()
+	c.Deferred = max(int64(messages)-c.Active-c.Scheduled-c.DeadLettered-c.Transfer-c.TransferDeadLettered, 0)
+	return c
 }
 
-// forwardPath turns a forwarding URI ("sb://host/q") into an entity path.
-func forwardPath(v, host string) string {
-	if v == "" {
-		return ""
+// forwardTarget splits a forwarding setting into its entity path and, for
+// an absolute URI, the URI.
+func forwardTarget(v *string) (path, uri string) {
+	if v == nil || *v == "" {
+		return "", ""
 	}
-	if _, rest, ok := strings.Cut(v, "://"); ok {
-		_, path, _ := strings.Cut(rest, "/")
-		return strings.Trim(path, "/")
+	if _, rest, ok := strings.Cut(*v, "://"); ok {
+		_, p, _ := strings.Cut(rest, "/")
+		return strings.Trim(p, "/"), strings.TrimSpace(*v)
 	}
-	_ = host
-	return strings.Trim(v, "/")
+	return strings.Trim(*v, "/"), ""
 }
 
-// forwardURI returns a forwarding target given as an absolute URI, as it
-// is, or "" for an entity name.
-func forwardURI(v string) string {
-	if strings.Contains(v, "://") {
-		return strings.TrimSpace(v)
-	}
-	return ""
-}
-
-// parseISODuration reads an ISO 8601 duration as the admin API writes it
-// (P10675199DT2H48M5.4775807S, PT30S, P14D); values past the largest
-// time.Duration saturate, and a malformed value is 0 (the default).
-func parseISODuration(s string) time.Duration {
-	s = strings.TrimSpace(s)
-	if len(s) < 2 || (s[0] != 'P' && s[0] != 'p') {
+// duration reads an optional duration; absent is zero.
+func duration(d *atom.Duration) time.Duration {
+	if d == nil {
 		return 0
 	}
-	var total float64 // seconds
-	inTime := false
-	num := ""
-	for _, r := range s[1:] {
-		switch {
-		case r >= '0' && r <= '9' || r == '.':
-			num += string(r)
-		case r == 'T' || r == 't':
-			inTime = true
-		default:
-			v, err := strconv.ParseFloat(num, 64)
-			if err != nil {
-				return 0
-			}
-			num = ""
-			switch {
-			case r == 'D' || r == 'd':
-				total += v * 86400
-			case r == 'W' || r == 'w':
-				total += v * 7 * 86400
-			case (r == 'H' || r == 'h') && inTime:
-				total += v * 3600
-			case (r == 'M' || r == 'm') && inTime:
-				total += v * 60
-			case (r == 'S' || r == 's') && inTime:
-				total += v
-			default:
-				return 0
-			}
-		}
-	}
-	if num != "" {
+	return time.Duration(*d)
+}
+
+// integer reads an optional integer; absent is zero.
+func integer(n *atom.Int) int64 {
+	if n == nil {
 		return 0
 	}
-	if total*1e9 >= float64(broker.MaxTimeToLive) {
-		return broker.MaxTimeToLive
+	return int64(*n)
+}
+
+// boolean reads an optional boolean; absent is the given default.
+func boolean(b *atom.Bool, absent bool) bool {
+	if b == nil {
+		return absent
 	}
-	return time.Duration(total * 1e9).Round(time.Millisecond)
+	return bool(*b)
 }
 
 // Entities lists queues, topics and subscriptions with their counts from

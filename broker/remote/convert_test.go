@@ -97,16 +97,3 @@ func TestFromAMQPAnnotations(t *testing.T) {
 		t.Fatalf("fromAMQP = %+v", m)
 	}
 }
-
-func TestParseISODuration(t *testing.T) {
-	tests := map[string]time.Duration{
-		"PT30S": 30 * time.Second, "PT1M": time.Minute, "P14D": 14 * 24 * time.Hour, "PT0.5S": 500 * time.Millisecond,
-		"P1DT2H3M4.5S":               26*time.Hour + 3*time.Minute + 4500*time.Millisecond,
-		"P10675199DT2H48M5.4775807S": broker.MaxTimeToLive, "": 0, "30": 0, "PTXS": 0, "P1H": 0,
-	}
-	for in, want := range tests {
-		if got := parseISODuration(in); got != want {
-			t.Fatalf("parseISODuration(%q) = %v, want %v", in, got, want)
-		}
-	}
-}

@@ -40,21 +40,6 @@ func TestServeEntityTimesAndMetadata(t *testing.T) {
 	}
 }
 
-func TestParseAtomTime(t *testing.T) {
-	for in, want := range map[string]time.Time{
-		"2024-05-06T07:08:09.1234567Z": time.Date(2024, 5, 6, 7, 8, 9, 123456700, time.UTC),
-		"2024-05-06T07:08:09Z":         time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC),
-		"2024-05-06T09:08:09+02:00":    time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC),
-		"0001-01-01T00:00:00":          {},
-		"":                             {},
-		"yesterday":                    {},
-	} {
-		if got := parseAtomTime(in); !got.Equal(want) || (!got.IsZero() && got.Location() != time.UTC) {
-			t.Errorf("parseAtomTime(%q) = %v, want %v", in, got, want)
-		}
-	}
-}
-
 // TestServeEntitySettings: Entities carries the status, auto-delete,
 // partitioning, batched operations, forwarding URIs and authorization rules
 // that the admin API reports, so that the dashboard shows them for a remote

@@ -3,60 +3,75 @@ package admin
 import (
 	"math"
 	"strings"
+	"time"
 
 	"github.com/peeklock/peeklock/broker"
-	"github.com/peeklock/peeklock/broker/engine"
+	"github.com/peeklock/peeklock/broker/atom"
 )
 
 // clamp32 fits a count into the int32 the SDKs read.
-func clamp32(n int64) int32 {
-	if n > math.MaxInt32 {
-		return math.MaxInt32
-	}
-	if n < 0 {
-		return 0
-	}
-	return int32(n)
+func clamp32(n int64) atom.Int {
+	return atom.Int(min(max(n, 0), math.MaxInt32))
 }
 
 // countDetails maps the engine's counts to Service Bus's: ActiveMessageCount
 // is available plus locked messages (broker.Counts); deferred messages count
 // in MessageCount only.
-func countDetails(c broker.Counts) countDetailsXML {
-	return countDetailsXML{
-		Active:             clamp32(c.Active + c.Locked),
-		DeadLetter:         clamp32(c.DeadLettered),
-		Scheduled:          clamp32(c.Scheduled),
-		Transfer:           clamp32(c.Transfer),
-		TransferDeadLetter: clamp32(c.TransferDeadLettered),
+func countDetails(c broker.Counts) atom.CountDetails {
+	return atom.CountDetails{
+		ActiveMessageCount:             clamp32(c.Active + c.Locked),
+		DeadLetterMessageCount:         clamp32(c.DeadLettered),
+		ScheduledMessageCount:          clamp32(c.Scheduled),
+		TransferMessageCount:           clamp32(c.Transfer),
+		TransferDeadLetterMessageCount: clamp32(c.TransferDeadLettered),
 	}
 }
 
 // messageCount is Service Bus's MessageCount: every message of the entity,
 // its dead-letter and transfer dead-letter sub-queues included.
-func messageCount(c broker.Counts) int64 {
-	return c.Active + c.Locked + c.Deferred + c.Scheduled + c.DeadLettered + c.Transfer + c.TransferDeadLettered
+func messageCount(c broker.Counts) atom.Int {
+	return atom.Int(c.Active + c.Locked + c.Deferred + c.Scheduled + c.DeadLettered + c.Transfer + c.TransferDeadLettered)
 }
 
 // forwardURI writes a forwarding target as Service Bus reports it: the
 // absolute URI the client gave (uri), or one built from the entity path
-// (sb://host/path); "" for none.
-func forwardURI(host, path, uri string) string {
+// (sb://host/path); nil for none.
+func forwardURI(host, path, uri string) *string {
 	switch {
 	case path == "":
-		return ""
+		return nil
 	case uri != "":
-		return uri
+		return &uri
 	}
-	return "sb://" + host + "/" + path
+	return addr("sb://" + host + "/" + path)
 }
 
+// optional returns a pointer to s, or nil for "".
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// addr returns a pointer to v.
+func addr[T any](v T) *T { return &v }
+
+// duration is a duration element.
+func duration(d time.Duration) *atom.Duration { return addr(atom.Duration(d)) }
+
+// integer is an integer element.
+func integer[T int32 | int64](n T) *atom.Int { return addr(atom.Int(n)) }
+
+// boolean is a boolean element.
+func boolean(b bool) *atom.Bool { return addr(atom.Bool(b)) }
+
 // authRules writes an entity's authorization rules.
-func authRules(rules []broker.AuthorizationRule) authorizationRulesXML {
-	var out authorizationRulesXML
+func authRules(rules []broker.AuthorizationRule) atom.AuthorizationRules {
+	var out atom.AuthorizationRules
 	for _, r := range rules {
-		x := authRuleXML{
-			Type:         "SharedAccessAuthorizationRule",
+		x := atom.AuthorizationRule{
+			Type:         atom.SharedAccessAuthorizationRule,
 			ClaimType:    "SharedAccessKey",
 			ClaimValue:   "None",
 			Rights:       r.Rights.Names(),
@@ -65,45 +80,44 @@ func authRules(rules []broker.AuthorizationRule) authorizationRulesXML {
 			SecondaryKey: r.SecondaryKey,
 		}
 		if !r.CreatedTime.IsZero() {
-			x.CreatedTime = formatTime(r.CreatedTime)
+			x.CreatedTime = &atom.Time{Time: r.CreatedTime}
 		}
 		if !r.ModifiedTime.IsZero() {
-			x.ModifiedTime = formatTime(r.ModifiedTime)
+			x.ModifiedTime = &atom.Time{Time: r.ModifiedTime}
 		}
 		out.Rules = append(out.Rules, x)
 	}
 	return out
 }
 
-func describeQueue(ent broker.Entity, host string) *queueXML {
+func describeQueue(ent broker.Entity, host string) *atom.QueueDescription {
 	s := ent.Settings
-	return &queueXML{
-		XMLNSI:                              nsInstance,
-		LockDuration:                        engine.FormatDuration(s.LockDuration),
-		MaxSizeInMegabytes:                  s.MaxSizeInMegabytes,
-		RequiresDuplicateDetection:          s.RequiresDuplicateDetection,
-		RequiresSession:                     s.RequiresSession,
-		DefaultMessageTimeToLive:            engine.FormatDuration(s.DefaultMessageTimeToLive),
-		DeadLetteringOnMessageExpiration:    s.DeadLetteringOnMessageExpiration,
-		DuplicateDetectionHistoryTimeWindow: engine.FormatDuration(s.DuplicateDetectionHistoryTimeWindow),
-		MaxDeliveryCount:                    s.MaxDeliveryCount,
-		EnableBatchedOperations:             !s.DisableBatchedOperations,
-		SizeInBytes:                         ent.Counts.SizeBytes,
+	return &atom.QueueDescription{
+		LockDuration:                        duration(s.LockDuration),
+		MaxSizeInMegabytes:                  integer(s.MaxSizeInMegabytes),
+		RequiresDuplicateDetection:          boolean(s.RequiresDuplicateDetection),
+		RequiresSession:                     boolean(s.RequiresSession),
+		DefaultMessageTimeToLive:            duration(s.DefaultMessageTimeToLive),
+		DeadLetteringOnMessageExpiration:    boolean(s.DeadLetteringOnMessageExpiration),
+		DuplicateDetectionHistoryTimeWindow: duration(s.DuplicateDetectionHistoryTimeWindow),
+		MaxDeliveryCount:                    integer(s.MaxDeliveryCount),
+		EnableBatchedOperations:             boolean(!s.DisableBatchedOperations),
+		SizeInBytes:                         atom.Int(ent.Counts.SizeBytes),
 		MessageCount:                        messageCount(ent.Counts),
 		AuthorizationRules:                  authRules(ent.AuthorizationRules),
-		Status:                              s.Status.String(),
+		Status:                              addr(s.Status.String()),
 		ForwardTo:                           forwardURI(host, s.ForwardTo, s.ForwardToURI),
-		UserMetadata:                        ent.UserMetadata,
-		CreatedAt:                           formatTime(ent.CreatedAt),
-		UpdatedAt:                           formatTime(ent.UpdatedAt),
-		AccessedAt:                          formatTime(ent.AccessedAt),
+		UserMetadata:                        optional(ent.UserMetadata),
+		CreatedAt:                           atom.Time{Time: ent.CreatedAt},
+		UpdatedAt:                           atom.Time{Time: ent.UpdatedAt},
+		AccessedAt:                          atom.Time{Time: ent.AccessedAt},
 		SupportOrdering:                     true,
 		CountDetails:                        countDetails(ent.Counts),
-		AutoDeleteOnIdle:                    engine.FormatDuration(s.AutoDeleteOnIdle),
-		EnablePartitioning:                  s.EnablePartitioning,
+		AutoDeleteOnIdle:                    duration(s.AutoDeleteOnIdle),
+		EnablePartitioning:                  boolean(s.EnablePartitioning),
 		EntityAvailabilityStatus:            "Available",
 		ForwardDeadLetteredMessagesTo:       forwardURI(host, s.ForwardDeadLetteredMessagesTo, s.ForwardDeadLetteredMessagesToURI),
-		MaxMessageSizeInKilobytes:           s.MaxMessageSizeInKilobytes,
+		MaxMessageSizeInKilobytes:           integer(s.MaxMessageSizeInKilobytes),
 	}
 }
 
@@ -154,58 +168,56 @@ func statsOf(list []broker.Entity) map[string]*topicStats {
 // describeTopic describes a topic. The engine counts a topic's messages in
 // its subscriptions; SizeInBytes is their sum, ScheduledMessageCount comes
 // from them (see topicStats), and the other counts are zero.
-func describeTopic(ent broker.Entity, st *topicStats) *topicXML {
+func describeTopic(ent broker.Entity, st *topicStats) *atom.TopicDescription {
 	if st == nil {
 		st = &topicStats{}
 	}
 	s := ent.Settings
-	return &topicXML{
-		XMLNSI:                              nsInstance,
-		DefaultMessageTimeToLive:            engine.FormatDuration(s.DefaultMessageTimeToLive),
-		MaxSizeInMegabytes:                  s.MaxSizeInMegabytes,
-		RequiresDuplicateDetection:          s.RequiresDuplicateDetection,
-		DuplicateDetectionHistoryTimeWindow: engine.FormatDuration(s.DuplicateDetectionHistoryTimeWindow),
-		EnableBatchedOperations:             !s.DisableBatchedOperations,
-		SizeInBytes:                         st.size,
-		FilteringMessagesBeforePublishing:   false,
+	return &atom.TopicDescription{
+		DefaultMessageTimeToLive:            duration(s.DefaultMessageTimeToLive),
+		MaxSizeInMegabytes:                  integer(s.MaxSizeInMegabytes),
+		RequiresDuplicateDetection:          boolean(s.RequiresDuplicateDetection),
+		DuplicateDetectionHistoryTimeWindow: duration(s.DuplicateDetectionHistoryTimeWindow),
+		EnableBatchedOperations:             boolean(!s.DisableBatchedOperations),
+		SizeInBytes:                         atom.Int(st.size),
 		AuthorizationRules:                  authRules(ent.AuthorizationRules),
-		Status:                              s.Status.String(),
-		UserMetadata:                        ent.UserMetadata,
-		CreatedAt:                           formatTime(ent.CreatedAt),
-		UpdatedAt:                           formatTime(ent.UpdatedAt),
-		AccessedAt:                          formatTime(ent.AccessedAt),
+		Status:                              addr(s.Status.String()),
+		UserMetadata:                        optional(ent.UserMetadata),
+		CreatedAt:                           atom.Time{Time: ent.CreatedAt},
+		UpdatedAt:                           atom.Time{Time: ent.UpdatedAt},
+		AccessedAt:                          atom.Time{Time: ent.AccessedAt},
 		SupportOrdering:                     true,
-		CountDetails:                        countDetailsXML{Scheduled: clamp32(st.scheduled)},
+		CountDetails:                        atom.CountDetails{ScheduledMessageCount: clamp32(st.scheduled)},
 		SubscriptionCount:                   clamp32(st.subscriptions),
-		AutoDeleteOnIdle:                    engine.FormatDuration(s.AutoDeleteOnIdle),
-		EnablePartitioning:                  s.EnablePartitioning,
+		AutoDeleteOnIdle:                    duration(s.AutoDeleteOnIdle),
+		EnablePartitioning:                  boolean(s.EnablePartitioning),
 		EntityAvailabilityStatus:            "Available",
-		MaxMessageSizeInKilobytes:           s.MaxMessageSizeInKilobytes,
+		MaxMessageSizeInKilobytes:           integer(s.MaxMessageSizeInKilobytes),
 		SQLFilterCount:                      clamp32(st.sqlFilters),
 		CorrelationFilterCount:              clamp32(st.corrFilters),
 	}
 }
 
-func describeSubscription(ent broker.Entity, host string) *subscriptionXML {
+func describeSubscription(ent broker.Entity, host string) *atom.SubscriptionDescription {
 	s := ent.Settings
-	return &subscriptionXML{
-		XMLNSI:                           nsInstance,
-		LockDuration:                     engine.FormatDuration(s.LockDuration),
-		RequiresSession:                  s.RequiresSession,
-		DefaultMessageTimeToLive:         engine.FormatDuration(s.DefaultMessageTimeToLive),
-		DeadLetteringOnMessageExpiration: s.DeadLetteringOnMessageExpiration,
-		MessageCount:                     messageCount(ent.Counts),
-		MaxDeliveryCount:                 s.MaxDeliveryCount,
-		EnableBatchedOperations:          !s.DisableBatchedOperations,
-		Status:                           s.Status.String(),
-		ForwardTo:                        forwardURI(host, s.ForwardTo, s.ForwardToURI),
-		UserMetadata:                     ent.UserMetadata,
-		CreatedAt:                        formatTime(ent.CreatedAt),
-		UpdatedAt:                        formatTime(ent.UpdatedAt),
-		AccessedAt:                       formatTime(ent.AccessedAt),
-		CountDetails:                     countDetails(ent.Counts),
-		AutoDeleteOnIdle:                 engine.FormatDuration(s.AutoDeleteOnIdle),
-		ForwardDeadLetteredMessagesTo:    forwardURI(host, s.ForwardDeadLetteredMessagesTo, s.ForwardDeadLetteredMessagesToURI),
-		EntityAvailabilityStatus:         "Available",
+	return &atom.SubscriptionDescription{
+		LockDuration:                              duration(s.LockDuration),
+		RequiresSession:                           boolean(s.RequiresSession),
+		DefaultMessageTimeToLive:                  duration(s.DefaultMessageTimeToLive),
+		DeadLetteringOnMessageExpiration:          boolean(s.DeadLetteringOnMessageExpiration),
+		DeadLetteringOnFilterEvaluationExceptions: boolean(false),
+		MessageCount:                              messageCount(ent.Counts),
+		MaxDeliveryCount:                          integer(s.MaxDeliveryCount),
+		EnableBatchedOperations:                   boolean(!s.DisableBatchedOperations),
+		Status:                                    addr(s.Status.String()),
+		ForwardTo:                                 forwardURI(host, s.ForwardTo, s.ForwardToURI),
+		UserMetadata:                              optional(ent.UserMetadata),
+		CreatedAt:                                 atom.Time{Time: ent.CreatedAt},
+		UpdatedAt:                                 atom.Time{Time: ent.UpdatedAt},
+		AccessedAt:                                atom.Time{Time: ent.AccessedAt},
+		CountDetails:                              countDetails(ent.Counts),
+		AutoDeleteOnIdle:                          duration(s.AutoDeleteOnIdle),
+		ForwardDeadLetteredMessagesTo:             forwardURI(host, s.ForwardDeadLetteredMessagesTo, s.ForwardDeadLetteredMessagesToURI),
+		EntityAvailabilityStatus:                  "Available",
 	}
 }

@@ -28,6 +28,11 @@
 // the forwarding target too. The api-version query parameter is accepted
 // and ignored.
 //
+// The documents, their XML mapping and the ISO 8601 durations in them are
+// package atom's (broker/atom), which the remote client reads them with
+// too; testdata/golden holds every kind of document this package writes,
+// byte for byte.
+//
 // # Errors
 //
 // Failures answer as Azure does, with an XML body
@@ -80,8 +85,9 @@
 // A SqlFilter and a SqlRuleAction may carry Parameters, the values of the
 // expression's @name: KeyValueOfstringanyType elements keyed by the name
 // with its @, each Value of an XML Schema type (string, boolean, int, long,
-// short, byte, double, float, decimal, dateTime, duration, base64Binary) or
-// i:nil="true", as the SDKs send them. They are kept with the rule and
+// short, byte, the unsigned ones, double, float, decimal, dateTime,
+// duration, base64Binary, guid; atom.Value.Decode) or i:nil="true", as the
+// SDKs send them. They are kept with the rule and
 // written back the same way on GET (integers that fit as int, the type the
 // Go SDK reads; dateTime in UTC). A parameter the expression uses but
 // Parameters lack refuses the rule with 400 and its position; parameters it

@@ -2,33 +2,35 @@ package admin
 
 import (
 	"encoding/xml"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver/sas"
+	"github.com/peeklock/peeklock/broker/atom"
 )
 
 // render wraps an entity's description in an entry. stats are needed for
 // topics only (nil: compute them).
-func (h *handler) render(r *http.Request, ent broker.Entity, stats map[string]*topicStats) (entryXML, error) {
+func (h *handler) render(r *http.Request, ent broker.Entity, stats map[string]*topicStats) (atom.Entry, error) {
 	host := h.hostOf(r)
 	switch ent.Kind {
 	case broker.KindTopic:
 		if stats == nil {
 			list, err := h.eng.Entities(r.Context())
 			if err != nil {
-				return entryXML{}, err
+				return atom.Entry{}, err
 			}
 			stats = statsOf(list)
 		}
-		return h.entry(r, ent.Path, ent.Path, contentXML{Topic: describeTopic(ent, stats[strings.ToLower(ent.Path)])}), nil
+		return h.entry(r, ent.Path, ent.Path, atom.Content{Topic: describeTopic(ent, stats[strings.ToLower(ent.Path)])}), nil
 	case broker.KindSubscription:
 		_, sub, _ := broker.SplitSubscriptionPath(ent.Path)
-		return h.entry(r, ent.Path, sub, contentXML{Sub: describeSubscription(ent, host)}), nil
+		return h.entry(r, ent.Path, sub, atom.Content{Subscription: describeSubscription(ent, host)}), nil
 	}
-	return h.entry(r, ent.Path, ent.Path, contentXML{Queue: describeQueue(ent, host)}), nil
+	return h.entry(r, ent.Path, ent.Path, atom.Content{Queue: describeQueue(ent, host)}), nil
 }
 
 // lookup returns the entity a route names, or ErrNotFound.
@@ -57,11 +59,13 @@ func (h *handler) getEntity(w http.ResponseWriter, r *http.Request, rt route) {
 		h.writeError(w, r, rt.path, err)
 		return
 	}
-	h.writeXML(w, r, http.StatusOK, contentTypeEntry, e)
+	h.writeXML(w, r, http.StatusOK, atom.ContentTypeEntry, e)
 }
 
-// readEntry reads and parses a PUT body.
-func readEntry(r *http.Request) (*entryIn, error) {
+// readEntry reads and parses a PUT body. A value that is not of its
+// element's type is refused with the element's path
+// (QueueDescription.LockDuration: ...).
+func readEntry(r *http.Request) (*atom.Entry, error) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodySize+1))
 	if err != nil {
 		return nil, broker.Errorf(broker.CodeInvalid, "cannot read the request body: %v", err)
@@ -72,8 +76,12 @@ func readEntry(r *http.Request) (*entryIn, error) {
 	if len(strings.TrimSpace(string(body))) == 0 {
 		return nil, broker.Errorf(broker.CodeInvalid, "the request has no body; send an Atom entry with a description")
 	}
-	var in entryIn
+	var in atom.Entry
 	if err := xml.Unmarshal(body, &in); err != nil {
+		var ve *atom.ValueError
+		if errors.As(err, &ve) {
+			return nil, &broker.Error{Code: broker.CodeInvalid, Message: ve.Error(), Err: ve}
+		}
 		return nil, broker.Errorf(broker.CodeInvalid, "the request body is not well-formed XML: %v", err)
 	}
 	if in.XMLName.Local != "entry" {
@@ -85,25 +93,24 @@ func readEntry(r *http.Request) (*entryIn, error) {
 	return &in, nil
 }
 
-// description picks the description a PUT on rt must carry and the kind it
-// makes.
-func description(in *entryIn, rt route) (*descriptionIn, broker.EntityKind, error) {
+// description picks the description a PUT on rt must carry.
+func description(in *atom.Entry, rt route) (*entityIn, error) {
 	c := in.Content
 	if rt.kind == routeSubscription {
-		if c.Sub == nil {
-			return nil, 0, broker.Errorf(broker.CodeInvalid, "the entry has no SubscriptionDescription")
+		if c.Subscription == nil {
+			return nil, broker.Errorf(broker.CodeInvalid, "the entry has no SubscriptionDescription")
 		}
-		return c.Sub, broker.KindSubscription, nil
+		return &entityIn{kind: broker.KindSubscription, settings: c.Subscription.Settings(), defaultRule: c.Subscription.DefaultRuleDescription}, nil
 	}
 	switch {
 	case c.Queue != nil && c.Topic != nil:
-		return nil, 0, broker.Errorf(broker.CodeInvalid, "the entry has both a QueueDescription and a TopicDescription")
+		return nil, broker.Errorf(broker.CodeInvalid, "the entry has both a QueueDescription and a TopicDescription")
 	case c.Queue != nil:
-		return c.Queue, broker.KindQueue, nil
+		return &entityIn{kind: broker.KindQueue, settings: c.Queue.Settings(), authRules: &c.Queue.AuthorizationRules}, nil
 	case c.Topic != nil:
-		return c.Topic, broker.KindTopic, nil
+		return &entityIn{kind: broker.KindTopic, settings: c.Topic.Settings(), authRules: &c.Topic.AuthorizationRules}, nil
 	}
-	return nil, 0, broker.Errorf(broker.CodeInvalid, "the entry has neither a QueueDescription nor a TopicDescription")
+	return nil, broker.Errorf(broker.CodeInvalid, "the entry has neither a QueueDescription nor a TopicDescription")
 }
 
 // putEntity creates an entity, or updates it when the request has an
@@ -115,7 +122,7 @@ func (h *handler) putEntity(w http.ResponseWriter, r *http.Request, rt route, to
 		fail(err)
 		return
 	}
-	desc, kind, err := description(in, rt)
+	desc, err := description(in, rt)
 	if err != nil {
 		fail(err)
 		return
@@ -136,25 +143,26 @@ func (h *handler) putEntity(w http.ResponseWriter, r *http.Request, rt route, to
 	if old != nil {
 		oldSettings = &old.Settings
 	}
-	settings, err := settingsOf(kind, desc, oldSettings)
+	settings, err := settingsOf(desc.kind, &desc.settings, oldSettings)
 	if err != nil {
 		fail(err)
 		return
 	}
-	if err := h.authorizeForward(r, tok, headerForwardAuth, "ForwardTo", deref(desc.ForwardTo), settings.ForwardTo); err != nil {
+	if err := h.authorizeForward(r, tok, headerForwardAuth, "ForwardTo", deref(desc.settings.ForwardTo), settings.ForwardTo); err != nil {
 		fail(err)
 		return
 	}
-	if err := h.authorizeForward(r, tok, headerForwardDLQAuth, "ForwardDeadLetteredMessagesTo", deref(desc.ForwardDeadLetteredMessagesTo), settings.ForwardDeadLetteredMessagesTo); err != nil {
+	if err := h.authorizeForward(r, tok, headerForwardDLQAuth, "ForwardDeadLetteredMessagesTo", deref(desc.settings.ForwardDeadLetteredMessagesTo), settings.ForwardDeadLetteredMessagesTo); err != nil {
 		fail(err)
 		return
 	}
 	// A PUT replaces the whole description: no UserMetadata clears it, and
 	// no AuthorizationRules clears them (a SubscriptionDescription has none:
 	// a subscription keeps its own).
-	ent := broker.Entity{Path: rt.path, Kind: kind, Settings: settings, UserMetadata: deref(desc.UserMetadata)}
+	kind := desc.kind
+	ent := broker.Entity{Path: rt.path, Kind: kind, Settings: settings, UserMetadata: deref(desc.settings.UserMetadata)}
 	if kind != broker.KindSubscription {
-		if ent.AuthorizationRules, err = authorizationRulesOf(kind, desc); err != nil {
+		if ent.AuthorizationRules, err = authorizationRulesOf(kind, desc.authRules); err != nil {
 			fail(err)
 			return
 		}
@@ -163,8 +171,8 @@ func (h *handler) putEntity(w http.ResponseWriter, r *http.Request, rt route, to
 	}
 	if old != nil {
 		ent.Path, ent.Rules = old.Path, old.Rules
-	} else if kind == broker.KindSubscription && desc.DefaultRuleDescription != nil {
-		rule, err := ruleOf(desc.DefaultRuleDescription, "")
+	} else if desc.defaultRule != nil {
+		rule, err := ruleOf(desc.defaultRule, "")
 		if err != nil {
 			fail(err)
 			return
@@ -192,7 +200,7 @@ func (h *handler) putEntity(w http.ResponseWriter, r *http.Request, rt route, to
 		fail(err)
 		return
 	}
-	h.writeXML(w, r, status, contentTypeEntry, e)
+	h.writeXML(w, r, status, atom.ContentTypeEntry, e)
 }
 
 func deref(p *string) string {
@@ -283,16 +291,16 @@ func (h *handler) writeFeed(w http.ResponseWriter, r *http.Request, path, title 
 		}
 		f.Entries = append(f.Entries, e)
 	}
-	h.writeXML(w, r, http.StatusOK, contentTypeFeed, f)
+	h.writeXML(w, r, http.StatusOK, atom.ContentTypeFeed, f)
 }
 
 // feed starts a feed.
-func (h *handler) feed(r *http.Request, path, title string) *feedXML {
+func (h *handler) feed(r *http.Request, path, title string) *atom.Feed {
 	id := h.entryID(r, path)
-	return &feedXML{
-		Title:   textXML{Type: "text", Text: title},
+	return &atom.Feed{
+		Title:   atom.Text{Type: "text", Text: title},
 		ID:      id,
 		Updated: h.now(),
-		Link:    linkXML{Rel: "self", Href: id},
+		Link:    atom.Link{Rel: "self", Href: id},
 	}
 }

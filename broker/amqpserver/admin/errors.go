@@ -1,17 +1,14 @@
 package admin
 
 import (
-	"bytes"
-	"encoding/xml"
 	"errors"
-	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/atom"
 )
 
 // statusOf maps a broker error code to the HTTP status Service Bus answers.
@@ -61,34 +58,9 @@ func (h *handler) writeErrorStatus(w http.ResponseWriter, r *http.Request, resou
 		", Timestamp:" + h.clock.Now().UTC().Format(time.RFC3339)
 	h.log.Info("admin request failed", "method", r.Method, "path", r.URL.Path, "status", status,
 		"error", msg, "trackingId", id)
-	var buf bytes.Buffer
-	buf.WriteString(xml.Header)
-	fmt.Fprintf(&buf, "<Error><Code>%d</Code><Detail>%s</Detail></Error>", status, detailText(detail))
-	w.Header().Set("Content-Type", contentTypeError)
+	w.Header().Set("Content-Type", atom.ContentTypeError)
 	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
-}
-
-// detailText escapes text for the Detail element as Service Bus does: only
-// what XML requires (&, <, >), so quotes stay as written and the SDKs'
-// checks of the text find them; characters XML cannot hold become U+FFFD.
-func detailText(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '&':
-			b.WriteString("&amp;")
-		case r == '<':
-			b.WriteString("&lt;")
-		case r == '>':
-			b.WriteString("&gt;")
-		case r == '\t' || r == '\n' || r == '\r' || r >= 0x20 && r != 0xFFFE && r != 0xFFFF && (r < 0xD800 || r > 0xDFFF):
-			b.WriteRune(r)
-		default:
-			b.WriteRune('\uFFFD')
-		}
-	}
-	return b.String()
+	_, _ = w.Write(atom.Error{Code: status, Detail: detail}.Marshal())
 }
 
 // unauthorized is the error of a request without a usable token.

@@ -1,9 +1,7 @@
 package admin
 
 import (
-	"bytes"
 	"encoding/json"
-	"encoding/xml"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver/sas"
+	"github.com/peeklock/peeklock/broker/atom"
 	"github.com/peeklock/peeklock/broker/engine"
 )
 
@@ -161,8 +160,9 @@ func (h *handler) health(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// now returns the current time as the Atom documents write it.
-func (h *handler) now() string { return h.clock.Now().UTC().Format(time.RFC3339) }
+// now returns the current time as the Atom documents write it: to the
+// second.
+func (h *handler) now() atom.Time { return atom.Time{Time: h.clock.Now().UTC().Truncate(time.Second)} }
 
 // entryID returns the id and self link of a resource.
 func (h *handler) entryID(r *http.Request, path string) string {
@@ -170,44 +170,43 @@ func (h *handler) entryID(r *http.Request, path string) string {
 }
 
 // entry wraps a description in an Atom entry.
-func (h *handler) entry(r *http.Request, path, title string, c contentXML) entryXML {
+func (h *handler) entry(r *http.Request, path, title string, c atom.Content) atom.Entry {
 	now := h.now()
 	id := h.entryID(r, path)
-	return entryXML{
+	c.Type = atom.ContentTypeXML
+	return atom.Entry{
 		ID:        id,
-		Title:     textXML{Type: "text", Text: title},
-		Published: now,
-		Updated:   now,
-		Author:    authorXML{Name: h.eng.Namespace()},
-		Link:      linkXML{Rel: "self", Href: id},
-		Content:   c,
+		Title:     &atom.Text{Type: "text", Text: title},
+		Published: &now,
+		Updated:   &now,
+		Author:    &atom.Author{Name: h.eng.Namespace()},
+		Link:      &atom.Link{Rel: "self", Href: id},
+		Content:   &c,
 	}
 }
 
 // writeXML answers with a document.
 func (h *handler) writeXML(w http.ResponseWriter, r *http.Request, status int, contentType string, doc any) {
-	var buf bytes.Buffer
-	buf.WriteString(xml.Header)
-	if err := xml.NewEncoder(&buf).Encode(doc); err != nil {
+	body, err := atom.Marshal(doc)
+	if err != nil {
 		h.writeError(w, r, r.URL.Path, broker.Errorf(broker.CodeUnknown, "cannot encode the answer: %v", err))
 		return
 	}
 	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	_, _ = w.Write(body)
 }
 
 // namespaceInfo describes the namespace. The engine keeps no creation time;
 // CreatedTime and ModifiedTime are when this handler was made.
 func (h *handler) namespaceInfo(w http.ResponseWriter, r *http.Request) {
-	t := h.started.Format(time.RFC3339)
-	ns := &namespaceXML{
-		XMLNSI:        nsInstance,
+	t := atom.Time{Time: h.started.Truncate(time.Second)}
+	ns := &atom.NamespaceInfo{
 		CreatedTime:   t,
 		MessagingSKU:  "Standard",
 		ModifiedTime:  t,
 		Name:          h.eng.Namespace(),
 		NamespaceType: "Messaging",
 	}
-	h.writeXML(w, r, http.StatusOK, contentTypeEntry, h.entry(r, "$namespaceinfo", h.eng.Namespace(), contentXML{Namespace: ns}))
+	h.writeXML(w, r, http.StatusOK, atom.ContentTypeEntry, h.entry(r, "$namespaceinfo", h.eng.Namespace(), atom.Content{Namespace: ns}))
 }

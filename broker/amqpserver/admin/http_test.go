@@ -13,6 +13,7 @@ import (
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver/sas"
+	"github.com/peeklock/peeklock/broker/atom"
 	"github.com/peeklock/peeklock/broker/engine"
 )
 
@@ -51,7 +52,7 @@ func checkError(t *testing.T, status int, body string, hdr http.Header, wantStat
 	if ct := hdr.Get("Content-Type"); ct != "application/xml; charset=utf-8" {
 		t.Fatalf("Content-Type %q", ct)
 	}
-	var e errorXML
+	var e atom.Error
 	if err := xml.Unmarshal([]byte(body), &e); err != nil {
 		t.Fatalf("error body %q: %v", body, err)
 	}
@@ -147,6 +148,10 @@ func TestHTTPErrors(t *testing.T) {
 			`QueueDescription.AuthorizationRules[0].Rights: "Read" is not an access right (Manage, Send or Listen)`, "q2"},
 		{"other rule type", "PUT", "/q2", root, q(`<AuthorizationRules><AuthorizationRule xmlns:i="http://www.w3.org/2001/XMLSchema-instance" i:type="AllowRule"><KeyName>k</KeyName></AuthorizationRule></AuthorizationRules>`), nil, 400,
 			`QueueDescription.AuthorizationRules[0]: the rule type "AllowRule" is not supported; use SharedAccessAuthorizationRule`, "q2"},
+		{"bad rule time", "PUT", "/q2", root, q("<AuthorizationRules><AuthorizationRule><CreatedTime>yesterday</CreatedTime><KeyName>k</KeyName><PrimaryKey>p</PrimaryKey></AuthorizationRule></AuthorizationRules>"), nil, 400,
+			`QueueDescription.AuthorizationRules[0].CreatedTime: "yesterday" is not an RFC 3339 time`, "q2"},
+		{"bad read-only count", "PUT", "/q2", root, q("<MessageCount>many</MessageCount>"), nil, 400,
+			`QueueDescription.MessageCount: "many" is not an integer`, "q2"},
 		{"rule without key", "PUT", "/q2", root, q("<AuthorizationRules><AuthorizationRule><Rights><AccessRights>Send</AccessRights></Rights><KeyName>k</KeyName></AuthorizationRule></AuthorizationRules>"), nil, 400,
 			`authorization rule "k" has no PrimaryKey`, "q2"},
 		{"bad name", "PUT", "/bad$name", root, q(""), nil, 400,

@@ -47,3 +47,12 @@ func window[T any](list []T, p page) []T {
 	}
 	return list
 }
+
+// clip shortens client text quoted in an error message.
+func clip(s string) string {
+	const max = 80
+	if len(s) > max {
+		return s[:max] + "…"
+	}
+	return s
+}

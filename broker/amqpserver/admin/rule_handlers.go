@@ -5,13 +5,14 @@ import (
 	"slices"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/atom"
 )
 
 // rulePath returns the resource path of a rule.
 func rulePath(rt route, name string) string { return rt.path + "/Rules/" + name }
 
-func (h *handler) ruleEntry(r *http.Request, rt route, rule broker.Rule) entryXML {
-	return h.entry(r, rulePath(rt, rule.Name), rule.Name, contentXML{Rule: describeRule(rule)})
+func (h *handler) ruleEntry(r *http.Request, rt route, rule broker.Rule) atom.Entry {
+	return h.entry(r, rulePath(rt, rule.Name), rule.Name, atom.Content{Rule: describeRule(rule)})
 }
 
 func errRuleNotFound(rt route) error {
@@ -34,7 +35,7 @@ func (h *handler) listRules(w http.ResponseWriter, r *http.Request, rt route) {
 	for _, rule := range window(ent.Rules, p) {
 		f.Entries = append(f.Entries, h.ruleEntry(r, rt, rule))
 	}
-	h.writeXML(w, r, http.StatusOK, contentTypeFeed, f)
+	h.writeXML(w, r, http.StatusOK, atom.ContentTypeFeed, f)
 }
 
 func (h *handler) getRule(w http.ResponseWriter, r *http.Request, rt route) {
@@ -50,7 +51,7 @@ func (h *handler) getRule(w http.ResponseWriter, r *http.Request, rt route) {
 		h.writeError(w, r, path, errRuleNotFound(rt))
 		return
 	}
-	h.writeXML(w, r, http.StatusOK, contentTypeEntry, h.ruleEntry(r, rt, rules[i]))
+	h.writeXML(w, r, http.StatusOK, atom.ContentTypeEntry, h.ruleEntry(r, rt, rules[i]))
 }
 
 // putRule creates a rule, or replaces it when the request has If-Match.
@@ -108,7 +109,7 @@ func (h *handler) putRule(w http.ResponseWriter, r *http.Request, rt route) {
 	if i := findRule(got.Rules, rt.rule); i >= 0 {
 		rule = got.Rules[i]
 	}
-	h.writeXML(w, r, status, contentTypeEntry, h.ruleEntry(r, rt, rule))
+	h.writeXML(w, r, status, atom.ContentTypeEntry, h.ruleEntry(r, rt, rule))
 }
 
 // deleteRule removes a rule (engine.Engine.RemoveRule); removing the last

@@ -1,20 +1,10 @@
 package admin
 
 import (
-	"encoding/base64"
-	"encoding/xml"
-	"fmt"
-	"maps"
-	"math"
-	"slices"
-	"strconv"
 	"strings"
-	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/peeklock/peeklock/broker"
-	"github.com/peeklock/peeklock/broker/engine"
+	"github.com/peeklock/peeklock/broker/atom"
 )
 
 // DefaultRuleName is the name of the rule a subscription created without
@@ -34,7 +24,7 @@ func findRule(rules []broker.Rule, name string) int {
 // ruleOf reads a RuleDescription (or DefaultRuleDescription). name is the
 // rule's name from the URL, or "" to take it from the body ($Default when
 // the body names none).
-func ruleOf(in *ruleIn, name string) (broker.Rule, error) {
+func ruleOf(in *atom.RuleDescription, name string) (broker.Rule, error) {
 	bodyName := ""
 	if in.Name != nil {
 		bodyName = strings.TrimSpace(*in.Name)
@@ -50,9 +40,9 @@ func ruleOf(in *ruleIn, name string) (broker.Rule, error) {
 	}
 	r := broker.Rule{Name: name}
 	if in.Action != nil {
-		switch t := typeAttr(in.Action.Attrs); t {
-		case "", "EmptyRuleAction":
-		case "SqlRuleAction":
+		switch t := in.Action.Type.Local(); t {
+		case "", atom.EmptyRuleAction:
+		case atom.SQLRuleAction:
 			if in.Action.SQLExpression != nil {
 				r.Action = strings.TrimSpace(*in.Action.SQLExpression)
 			}
@@ -76,21 +66,21 @@ func ruleOf(in *ruleIn, name string) (broker.Rule, error) {
 	if f.SQLExpression != nil {
 		expr = strings.TrimSpace(*f.SQLExpression)
 	}
-	t := typeAttr(f.Attrs)
+	t := f.Type.Local()
 	params, err := paramsOf(f.Parameters, name, t)
 	if err != nil {
 		return broker.Rule{}, err
 	}
-	if params != nil && (t == "TrueFilter" || t == "FalseFilter" || t == "CorrelationFilter") {
+	if params != nil && (t == atom.TrueFilter || t == atom.FalseFilter || t == atom.CorrelationFilter) {
 		return broker.Rule{}, broker.Errorf(broker.CodeInvalid, "rule %q: a %s has no Parameters; only a SqlFilter has", name, t)
 	}
 	switch {
-	case t == "TrueFilter", t == "SqlFilter" && expr == "1=1" && params == nil:
+	case t == atom.TrueFilter, t == atom.SQLFilter && expr == "1=1" && params == nil:
 		return r, nil
-	case t == "FalseFilter", t == "SqlFilter" && expr == "1=0" && params == nil:
+	case t == atom.FalseFilter, t == atom.SQLFilter && expr == "1=0" && params == nil:
 		r.SQL = "1=0"
 		return r, nil
-	case t == "SqlFilter":
+	case t == atom.SQLFilter:
 		if expr == "" {
 			return broker.Rule{}, broker.Errorf(broker.CodeInvalid, "rule %q: the SqlFilter has no SqlExpression", name)
 		}
@@ -98,7 +88,7 @@ func ruleOf(in *ruleIn, name string) (broker.Rule, error) {
 		// CodeInvalid if malformed or a parameter has no value.
 		r.SQL, r.Parameters = expr, params
 		return r, nil
-	case t == "CorrelationFilter":
+	case t == atom.CorrelationFilter:
 		c, err := correlationOf(f, name)
 		if err != nil {
 			return broker.Rule{}, err
@@ -112,22 +102,16 @@ func ruleOf(in *ruleIn, name string) (broker.Rule, error) {
 	}
 }
 
-func correlationOf(f *filterIn, rule string) (*broker.CorrelationFilter, error) {
-	str := func(p *string) string {
-		if p == nil {
-			return ""
-		}
-		return *p
-	}
+func correlationOf(f *atom.Filter, rule string) (*broker.CorrelationFilter, error) {
 	c := &broker.CorrelationFilter{
-		CorrelationID:    str(f.CorrelationID),
-		MessageID:        str(f.MessageID),
-		To:               str(f.To),
-		ReplyTo:          str(f.ReplyTo),
-		Subject:          str(f.Label),
-		SessionID:        str(f.SessionID),
-		ReplyToSessionID: str(f.ReplyToSessionID),
-		ContentType:      str(f.ContentType),
+		CorrelationID:    deref(f.CorrelationID),
+		MessageID:        deref(f.MessageID),
+		To:               deref(f.To),
+		ReplyTo:          deref(f.ReplyTo),
+		Subject:          deref(f.Label),
+		SessionID:        deref(f.SessionID),
+		ReplyToSessionID: deref(f.ReplyToSessionID),
+		ContentType:      deref(f.ContentType),
 	}
 	if f.Properties == nil || len(f.Properties.Items) == 0 {
 		return c, nil
@@ -140,11 +124,7 @@ func correlationOf(f *filterIn, rule string) (*broker.CorrelationFilter, error) 
 		if _, dup := c.Properties[kv.Key]; dup {
 			return nil, broker.Errorf(broker.CodeInvalid, "rule %q: the property %q appears twice", rule, kv.Key)
 		}
-		if isNil(kv.Value.Attrs) {
-			c.Properties[kv.Key] = nil
-			continue
-		}
-		v, err := propertyValue(typeAttr(kv.Value.Attrs), kv.Value.Text)
+		v, err := kv.Value.Decode()
 		if err != nil {
 			return nil, broker.Errorf(broker.CodeInvalid, "rule %q: property %q: %v", rule, kv.Key, err)
 		}
@@ -157,7 +137,7 @@ func correlationOf(f *filterIn, rule string) (*broker.CorrelationFilter, error) 
 // the SDKs send them: KeyValueOfstringanyType elements, each a Key (the
 // parameter's name with its @) and a Value with an XML Schema type, or
 // i:nil="true" for NULL. It returns nil for no parameters.
-func paramsOf(p *paramsIn, rule, what string) (map[string]any, error) {
+func paramsOf(p *atom.KeyValues, rule, what string) (map[string]any, error) {
 	if p == nil {
 		return nil, nil
 	}
@@ -176,11 +156,7 @@ func paramsOf(p *paramsIn, rule, what string) (map[string]any, error) {
 		if _, dup := params[kv.Key]; dup {
 			return nil, broker.Errorf(broker.CodeInvalid, "rule %q: the %s parameter %q appears twice", rule, what, kv.Key)
 		}
-		if isNil(kv.Value.Attrs) {
-			params[kv.Key] = nil
-			continue
-		}
-		v, err := propertyValue(typeAttr(kv.Value.Attrs), kv.Value.Text)
+		v, err := kv.Value.Decode()
 		if err != nil {
 			return nil, broker.Errorf(broker.CodeInvalid, "rule %q: %s parameter %q: %v", rule, what, kv.Key, err)
 		}
@@ -189,167 +165,41 @@ func paramsOf(p *paramsIn, rule, what string) (map[string]any, error) {
 	return params, nil
 }
 
-// isNil reports whether attrs hold i:nil="true", an XML Schema null.
-func isNil(attrs []xml.Attr) bool {
-	for _, a := range attrs {
-		if a.Name.Local == "nil" && a.Name.Space != "xmlns" && strings.TrimSpace(a.Value) == "true" {
-			return true
-		}
-	}
-	return false
-}
-
-// propertyValue reads a value of an XML Schema type.
-func propertyValue(typ, text string) (any, error) {
-	bad := func(error) (any, error) {
-		return nil, fmt.Errorf("%q is not a valid %s", clip(text), typ)
-	}
-	switch typ {
-	case "string", "":
-		return text, nil
-	case "boolean":
-		switch strings.TrimSpace(text) {
-		case "true", "1":
-			return true, nil
-		case "false", "0":
-			return false, nil
-		}
-		return bad(nil)
-	case "int", "long", "short", "byte":
-		n, err := strconv.ParseInt(strings.TrimSpace(text), 10, 64)
-		if err != nil {
-			return bad(err)
-		}
-		return n, nil
-	case "double", "float", "decimal":
-		x, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
-		if err != nil {
-			return bad(err)
-		}
-		return x, nil
-	case "dateTime":
-		t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(text))
-		if err != nil {
-			return bad(err)
-		}
-		return t.UTC(), nil
-	case "duration":
-		d, err := engine.ParseDuration(strings.TrimSpace(text))
-		if err != nil {
-			return bad(err)
-		}
-		return d, nil
-	case "base64Binary":
-		b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(text))
-		if err != nil {
-			return bad(err)
-		}
-		return b, nil
-	}
-	return nil, fmt.Errorf("the type %q is not supported", typ)
-}
-
 // describeRule writes a rule as a RuleDescription.
-func describeRule(r broker.Rule) *ruleXML {
-	out := &ruleXML{
-		XMLNSI:    nsInstance,
-		Action:    actionXML{Type: "EmptyRuleAction"},
-		CreatedAt: formatTime(r.CreatedAt),
-		Name:      r.Name,
+func describeRule(r broker.Rule) *atom.RuleDescription {
+	out := &atom.RuleDescription{
+		Action:    &atom.Action{Type: atom.EmptyRuleAction},
+		CreatedAt: &atom.Time{Time: r.CreatedAt},
+		Name:      &r.Name,
 	}
 	if r.Action != "" {
-		out.Action = actionXML{Type: "SqlRuleAction", SQLExpression: r.Action, Parameters: keyValuesXML(r.ActionParameters), CompatibilityLevel: 20}
+		out.Action = &atom.Action{Type: atom.SQLRuleAction, SQLExpression: &r.Action, Parameters: atom.NewKeyValues(r.ActionParameters),
+			CompatibilityLevel: atom.CompatibilityLevel}
+	}
+	sql := func(typ, expr string, params map[string]any) *atom.Filter {
+		return &atom.Filter{Type: atom.InstanceType(typ), SQLExpression: &expr, CompatibilityLevel: atom.CompatibilityLevel, Parameters: atom.NewKeyValues(params)}
 	}
 	c := r.Filter
 	switch {
 	case c != nil:
+		out.Filter = &atom.Filter{
+			Type:             atom.CorrelationFilter,
+			CorrelationID:    optional(c.CorrelationID),
+			MessageID:        optional(c.MessageID),
+			To:               optional(c.To),
+			ReplyTo:          optional(c.ReplyTo),
+			Label:            optional(c.Subject),
+			SessionID:        optional(c.SessionID),
+			ReplyToSessionID: optional(c.ReplyToSessionID),
+			ContentType:      optional(c.ContentType),
+			Properties:       atom.NewKeyValues(c.Properties),
+		}
 	case r.SQL == "1=0" && len(r.Parameters) == 0:
-		out.Filter = filterXML{Type: "FalseFilter", SQLExpression: "1=0", CompatibilityLevel: 20}
-		return out
+		out.Filter = sql(atom.FalseFilter, "1=0", nil)
 	case r.SQL != "":
-		out.Filter = filterXML{Type: "SqlFilter", SQLExpression: r.SQL, CompatibilityLevel: 20, Parameters: keyValuesXML(r.Parameters)}
-		return out
+		out.Filter = sql(atom.SQLFilter, r.SQL, r.Parameters)
 	default:
-		out.Filter = filterXML{Type: "TrueFilter", SQLExpression: "1=1", CompatibilityLevel: 20}
-		return out
+		out.Filter = sql(atom.TrueFilter, "1=1", nil)
 	}
-	opt := func(s string) *string {
-		if s == "" {
-			return nil
-		}
-		return &s
-	}
-	out.Filter = filterXML{
-		Type:             "CorrelationFilter",
-		CorrelationID:    opt(c.CorrelationID),
-		MessageID:        opt(c.MessageID),
-		To:               opt(c.To),
-		ReplyTo:          opt(c.ReplyTo),
-		Label:            opt(c.Subject),
-		SessionID:        opt(c.SessionID),
-		ReplyToSessionID: opt(c.ReplyToSessionID),
-		ContentType:      opt(c.ContentType),
-	}
-	out.Filter.Properties = keyValuesXML(c.Properties)
 	return out
-}
-
-// keyValuesXML writes a correlation filter's Properties or a SQL filter's or
-// action's Parameters as KeyValueOfstringanyType elements in key order; nil
-// for none. A nil value is written with i:nil="true".
-func keyValuesXML(m map[string]any) *propertiesXML {
-	if len(m) == 0 {
-		return nil
-	}
-	props := &propertiesXML{}
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if m[k] == nil {
-			props.Items = append(props.Items, keyValueXML{Key: k, Value: valueXML{Nil: "true"}})
-			continue
-		}
-		typ, text := xmlValue(m[k])
-		props.Items = append(props.Items, keyValueXML{Key: k, Value: valueXML{Type: "d6p1:" + typ, Schema: nsSchema, Text: text}})
-	}
-	return props
-}
-
-// xmlValue writes a property value with its XML Schema type. Integers that
-// fit are written as int, the type the Go SDK reads.
-func xmlValue(v any) (typ, text string) {
-	switch v := v.(type) {
-	case string:
-		return "string", v
-	case bool:
-		return "boolean", strconv.FormatBool(v)
-	case int, int8, int16, int32, int64, uint8, uint16, uint32:
-		n, _ := strconv.ParseInt(fmt.Sprint(v), 10, 64)
-		if n >= math.MinInt32 && n <= math.MaxInt32 {
-			return "int", strconv.FormatInt(n, 10)
-		}
-		return "long", strconv.FormatInt(n, 10)
-	case uint, uint64:
-		return "unsignedLong", fmt.Sprint(v)
-	case float32:
-		return "double", strconv.FormatFloat(float64(v), 'g', -1, 32)
-	case float64:
-		return "double", strconv.FormatFloat(v, 'g', -1, 64)
-	case time.Time:
-		return "dateTime", v.UTC().Format(time.RFC3339Nano)
-	case time.Duration:
-		return "duration", engine.FormatDuration(v)
-	case []byte:
-		return "base64Binary", base64.StdEncoding.EncodeToString(v)
-	case uuid.UUID:
-		return "string", v.String()
-	}
-	return "string", fmt.Sprint(v)
-}
-
-// clip shortens client text quoted in an error message.
-func clip(s string) string {
-	const max = 80
-	if len(s) > max {
-		return s[:max] + "…"
-	}
-	return s
 }

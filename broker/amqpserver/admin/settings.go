@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
-	"github.com/peeklock/peeklock/broker/engine"
+	"github.com/peeklock/peeklock/broker/atom"
 )
 
 // Limits that Service Bus enforces on entity settings.
@@ -34,51 +34,35 @@ func (p *settingsReader) fail(code broker.Code, name, format string, args ...any
 	}
 }
 
-func (p *settingsReader) duration(name string, v *string, dst *time.Duration, max time.Duration) {
+func (p *settingsReader) duration(name string, v *atom.Duration, dst *time.Duration, max time.Duration) {
 	if v == nil || p.err != nil {
 		return
 	}
-	d, err := engine.ParseDuration(strings.TrimSpace(*v))
-	switch {
-	case err != nil:
-		p.fail(broker.CodeInvalid, name, "%v", err)
+	switch d := time.Duration(*v); {
 	case d <= 0:
-		p.fail(broker.CodeInvalid, name, "%q must be longer than zero", *v)
+		p.fail(broker.CodeInvalid, name, "%q must be longer than zero", atom.FormatDuration(d))
 	case max > 0 && d > max:
-		p.fail(broker.CodeInvalid, name, "%q is longer than the maximum %s", *v, engine.FormatDuration(max))
+		p.fail(broker.CodeInvalid, name, "%q is longer than the maximum %s", atom.FormatDuration(d), atom.FormatDuration(max))
 	default:
 		*dst = d
 	}
 }
 
-func (p *settingsReader) boolean(name string, v *string, dst *bool) {
-	if v == nil || p.err != nil {
-		return
-	}
-	switch strings.TrimSpace(*v) {
-	case "true", "1":
-		*dst = true
-	case "false", "0":
-		*dst = false
-	default:
-		p.fail(broker.CodeInvalid, name, "%q is not a boolean (true or false)", *v)
+func (p *settingsReader) boolean(v *atom.Bool, dst *bool) {
+	if v != nil && p.err == nil {
+		*dst = bool(*v)
 	}
 }
 
-func (p *settingsReader) integer(name string, v *string, min, max int64) (int64, bool) {
+func (p *settingsReader) integer(name string, v *atom.Int, min, max int64) (int64, bool) {
 	if v == nil || p.err != nil {
 		return 0, false
 	}
-	n, err := strconv.ParseInt(strings.TrimSpace(*v), 10, 64)
-	if err != nil {
-		p.fail(broker.CodeInvalid, name, "%q is not an integer", *v)
-		return 0, false
-	}
-	if n < min || n > max {
+	if n := int64(*v); n < min || n > max {
 		p.fail(broker.CodeInvalid, name, "%d is out of range [%d, %d]", n, min, max)
 		return 0, false
 	}
-	return n, true
+	return int64(*v), true
 }
 
 // forward reads a ForwardTo element: an entity name or an absolute URI
@@ -145,13 +129,21 @@ func partitionedSize(given int64) int64 {
 	return given * partitions
 }
 
-// settingsOf reads the settings of an entity of kind from its description.
-// Absent elements take the defaults (broker.EntitySettings.Normalize), as a
-// PUT replaces the whole description, except RequiresSession, which cannot
+// entityIn is what a PUT body's description gives, whatever its kind.
+type entityIn struct {
+	kind        broker.EntityKind
+	settings    atom.Settings
+	authRules   *atom.AuthorizationRules // nil for a subscription
+	defaultRule *atom.RuleDescription    // of a subscription
+}
+
+// settingsOf reads the settings of an entity from its description. Absent
+// elements take the defaults (broker.EntitySettings.Normalize), as a PUT
+// replaces the whole description, except RequiresSession, which cannot
 // change and so keeps its old value on update (old is nil on create). A
 // partitioned queue or topic has partitions times the MaxSizeInMegabytes
 // given for one partition, as on Service Bus's Standard tier.
-func settingsOf(kind broker.EntityKind, d *descriptionIn, old *broker.EntitySettings) (broker.EntitySettings, error) {
+func settingsOf(kind broker.EntityKind, d *atom.Settings, old *broker.EntitySettings) (broker.EntitySettings, error) {
 	var s broker.EntitySettings
 	if old != nil {
 		s.RequiresSession = old.RequiresSession
@@ -161,15 +153,15 @@ func settingsOf(kind broker.EntityKind, d *descriptionIn, old *broker.EntitySett
 	p.status(d.Status, &s.Status)
 	p.duration("AutoDeleteOnIdle", d.AutoDeleteOnIdle, &s.AutoDeleteOnIdle, 0)
 	if s.AutoDeleteOnIdle > 0 && s.AutoDeleteOnIdle < broker.MinAutoDeleteOnIdle {
-		p.fail(broker.CodeInvalid, "AutoDeleteOnIdle", "%q is shorter than the minimum %s", *d.AutoDeleteOnIdle, engine.FormatDuration(broker.MinAutoDeleteOnIdle))
+		p.fail(broker.CodeInvalid, "AutoDeleteOnIdle", "%q is shorter than the minimum %s", atom.FormatDuration(s.AutoDeleteOnIdle), atom.FormatDuration(broker.MinAutoDeleteOnIdle))
 	}
 	batched := true
-	p.boolean("EnableBatchedOperations", d.EnableBatchedOperations, &batched)
+	p.boolean(d.EnableBatchedOperations, &batched)
 	s.DisableBatchedOperations = !batched
 	if kind != broker.KindTopic {
 		p.duration("LockDuration", d.LockDuration, &s.LockDuration, maxLockDuration)
-		p.boolean("RequiresSession", d.RequiresSession, &s.RequiresSession)
-		p.boolean("DeadLetteringOnMessageExpiration", d.DeadLetteringOnMessageExpiration, &s.DeadLetteringOnMessageExpiration)
+		p.boolean(d.RequiresSession, &s.RequiresSession)
+		p.boolean(d.DeadLetteringOnMessageExpiration, &s.DeadLetteringOnMessageExpiration)
 		if n, ok := p.integer("MaxDeliveryCount", d.MaxDeliveryCount, 1, maxDeliveryCountLimit); ok {
 			s.MaxDeliveryCount = int32(n)
 		}
@@ -177,8 +169,8 @@ func settingsOf(kind broker.EntityKind, d *descriptionIn, old *broker.EntitySett
 		p.forward("ForwardDeadLetteredMessagesTo", d.ForwardDeadLetteredMessagesTo, &s.ForwardDeadLetteredMessagesTo, &s.ForwardDeadLetteredMessagesToURI)
 	}
 	if kind != broker.KindSubscription {
-		p.boolean("EnablePartitioning", d.EnablePartitioning, &s.EnablePartitioning)
-		p.boolean("RequiresDuplicateDetection", d.RequiresDuplicateDetection, &s.RequiresDuplicateDetection)
+		p.boolean(d.EnablePartitioning, &s.EnablePartitioning)
+		p.boolean(d.RequiresDuplicateDetection, &s.RequiresDuplicateDetection)
 		p.duration("DuplicateDetectionHistoryTimeWindow", d.DuplicateDetectionHistoryTimeWindow, &s.DuplicateDetectionHistoryTimeWindow, maxDuplicateWindow)
 		maxSize := int64(maxSizeInMegabytes)
 		if s.EnablePartitioning {
@@ -205,21 +197,21 @@ func settingsOf(kind broker.EntityKind, d *descriptionIn, old *broker.EntitySett
 
 // authorizationRulesOf reads a description's AuthorizationRules: each a
 // SharedAccessAuthorizationRule with rights (Manage, Send, Listen), a key
-// name, keys and optional times. No element is none (nil).
-func authorizationRulesOf(kind broker.EntityKind, d *descriptionIn) ([]broker.AuthorizationRule, error) {
-	if d.AuthorizationRules == nil || len(d.AuthorizationRules.Rules) == 0 {
+// name, keys and optional times. None is nil.
+func authorizationRulesOf(kind broker.EntityKind, rules *atom.AuthorizationRules) ([]broker.AuthorizationRule, error) {
+	if rules == nil || len(rules.Rules) == 0 {
 		return nil, nil
 	}
 	p := &settingsReader{elem: descriptionName(kind)}
-	out := make([]broker.AuthorizationRule, 0, len(d.AuthorizationRules.Rules))
-	for i, in := range d.AuthorizationRules.Rules {
+	out := make([]broker.AuthorizationRule, 0, len(rules.Rules))
+	for i, in := range rules.Rules {
 		name := "AuthorizationRules[" + strconv.Itoa(i) + "]"
-		if t := typeAttr(in.Attrs); t != "" && t != "SharedAccessAuthorizationRule" {
+		if t := in.Type.Local(); t != "" && t != atom.SharedAccessAuthorizationRule {
 			p.fail(broker.CodeNotSupported, name, "the rule type %q is not supported; use SharedAccessAuthorizationRule", t)
 			break
 		}
-		r := broker.AuthorizationRule{KeyName: strings.TrimSpace(deref(in.KeyName)), PrimaryKey: strings.TrimSpace(deref(in.PrimaryKey)),
-			SecondaryKey: strings.TrimSpace(deref(in.SecondaryKey))}
+		r := broker.AuthorizationRule{KeyName: strings.TrimSpace(in.KeyName), PrimaryKey: strings.TrimSpace(in.PrimaryKey),
+			SecondaryKey: strings.TrimSpace(in.SecondaryKey)}
 		for _, right := range in.Rights {
 			x, ok := broker.ParseAccessRight(strings.TrimSpace(right))
 			if !ok {
@@ -228,8 +220,12 @@ func authorizationRulesOf(kind broker.EntityKind, d *descriptionIn) ([]broker.Au
 			}
 			r.Rights |= x
 		}
-		p.ruleTime(name+".CreatedTime", in.CreatedTime, &r.CreatedTime)
-		p.ruleTime(name+".ModifiedTime", in.ModifiedTime, &r.ModifiedTime)
+		if in.CreatedTime != nil {
+			r.CreatedTime = in.CreatedTime.Time
+		}
+		if in.ModifiedTime != nil {
+			r.ModifiedTime = in.ModifiedTime.Time
+		}
 		if p.err != nil {
 			break
 		}
@@ -239,19 +235,6 @@ func authorizationRulesOf(kind broker.EntityKind, d *descriptionIn) ([]broker.Au
 		return nil, p.err
 	}
 	return out, nil
-}
-
-// ruleTime reads an optional RFC 3339 time.
-func (p *settingsReader) ruleTime(name string, v *string, dst *time.Time) {
-	if v == nil || p.err != nil || strings.TrimSpace(*v) == "" {
-		return
-	}
-	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(*v))
-	if err != nil {
-		p.fail(broker.CodeInvalid, name, "%q is not an RFC 3339 time", *v)
-		return
-	}
-	*dst = t.UTC()
 }
 
 // descriptionName returns the XML element of a kind's description.
