@@ -47,6 +47,10 @@ type entity struct {
 	// its subscriptions count too. It starts at the entity's creation or
 	// load. Atomic like accessed, and not stored either.
 	used atomic.Int64
+	// tally counts the message events of the entity since the engine
+	// opened, by kind (see count); atomic so that Stats reads them without
+	// mu. Not stored.
+	tally [numEventKinds]atomic.Uint64
 	// status mirrors settings.Status, so that a subscription can check its
 	// topic's status without the topic's mutex. Written under mu.
 	status atomic.Uint32

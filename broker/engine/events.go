@@ -108,19 +108,28 @@ func (e *Engine) Events() (<-chan broker.Event, func()) {
 	return e.events.subscribe()
 }
 
-// emit publishes an event about message x with x's lock token.
+// emit counts an event about message x (see entity.tally) and publishes it
+// with x's lock token.
 func (en *entity) emit(kind broker.EventKind, x *entry, reason string) {
+	en.count(kind)
 	if !en.eng.events.active() {
 		return
 	}
-	en.emitToken(kind, x, x.token, reason)
+	en.publish(kind, x, x.token, reason)
 }
 
-// emitToken publishes an event about message x with the given lock token.
+// emitToken counts an event about message x and publishes it with the given
+// lock token.
 func (en *entity) emitToken(kind broker.EventKind, x *entry, token broker.LockToken, reason string) {
+	en.count(kind)
 	if !en.eng.events.active() {
 		return
 	}
+	en.publish(kind, x, token, reason)
+}
+
+// publish publishes an event about message x.
+func (en *entity) publish(kind broker.EventKind, x *entry, token broker.LockToken, reason string) {
 	en.eng.events.publish(broker.Event{
 		Kind:      kind,
 		Time:      en.eng.clock.Now(),
