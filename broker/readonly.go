@@ -117,3 +117,13 @@ func (r readOnly) SessionState(ctx context.Context, entity, sessionID string) ([
 
 // Unwrap returns the wrapped client (see RulesOf).
 func (r readOnly) Unwrap() Client { return r.c }
+
+// Clients passes listing the connected clients through: it changes
+// nothing.
+func (r readOnly) Clients(ctx context.Context) ([]ClientConn, error) {
+	cl, ok := ClientsOf(r.c)
+	if !ok {
+		return nil, &Error{Code: CodeNotSupported, Message: "this endpoint does not list its clients"}
+	}
+	return cl.Clients(ctx)
+}

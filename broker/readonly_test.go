@@ -110,12 +110,17 @@ func (r *recorder) Events() (<-chan broker.Event, func()) { r.calls++; return ni
 func (r *recorder) Close() error                          { r.calls++; return nil }
 func (r *recorder) State() string                         { r.calls++; return "connected" }
 func (r *recorder) Notice() string                        { r.calls++; return "" }
+func (r *recorder) Clients(context.Context) ([]broker.ClientConn, error) {
+	r.calls++
+	return []broker.ClientConn{{ID: "c1"}}, nil
+}
 
 // readOnlyPasses are the methods a read-only client lets through; every
 // other method of the interfaces it forwards must refuse with CodeReadOnly.
 var readOnlyPasses = map[string]bool{
 	"Endpoint": true, "Capabilities": true, "Entities": true, "Browse": true, "Events": true,
 	"Close": true, "State": true, "Notice": true, "SessionState": true, "Unwrap": true,
+	"Clients": true,
 }
 
 // TestReadOnlyFailsClosed calls every method of every interface the
@@ -130,6 +135,7 @@ func TestReadOnlyFailsClosed(t *testing.T) {
 	for _, it := range []reflect.Type{
 		reflect.TypeFor[broker.Client](), reflect.TypeFor[broker.SessionClient](),
 		reflect.TypeFor[broker.StatusReporter](), reflect.TypeFor[broker.Unwrapper](),
+		reflect.TypeFor[broker.ClientLister](),
 	} {
 		if !v.Type().Implements(it) {
 			t.Errorf("the read-only client does not implement %v: decide each of its methods in readonly.go", it)
@@ -154,5 +160,20 @@ func TestReadOnlyFailsClosed(t *testing.T) {
 				t.Errorf("%v.%s: %v (reached the endpoint: %v); want a read-only refusal", it, m.Name, err, inner.calls != before || inner.locked)
 			}
 		}
+	}
+}
+
+// Listing the connected clients passes through a read-only wrapper, and a
+// client that lists none is found to have none through it.
+func TestReadOnlyClients(t *testing.T) {
+	cl, ok := broker.ClientsOf(broker.ReadOnly(&recorder{}))
+	if !ok {
+		t.Fatal("read-only wrapper hides the clients")
+	}
+	if got, err := cl.Clients(context.Background()); err != nil || len(got) != 1 || got[0].ID != "c1" {
+		t.Errorf("Clients = %v, %v", got, err)
+	}
+	if _, ok := broker.ClientsOf(broker.ReadOnly(&sessionFake{})); ok {
+		t.Error("ClientsOf finds a lister in a client without one")
 	}
 }

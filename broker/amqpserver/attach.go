@@ -151,6 +151,7 @@ func (s *session) attachIncoming(l *link, a *wire.Attach) error {
 	}
 	l.creditMax = max(l.creditMax, 1)
 	l.state = linkAttached
+	s.c.trackLink(l)
 	reply := l.attachReply(wire.RoleReceiver)
 	reply.MaxMessageSize = l.maxSize
 	if l.kind == kindEntityIn {
@@ -266,6 +267,7 @@ func (s *session) attachOutgoing(l *link, a *wire.Attach) error {
 // its goroutines.
 func (s *session) completeOutgoingLocked(l *link, props wire.Map) {
 	l.state = linkAttached
+	s.c.trackLink(l)
 	reply := l.attachReply(wire.RoleSender)
 	reply.Properties = props
 	s.sendLocked(reply)

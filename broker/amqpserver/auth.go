@@ -32,6 +32,9 @@ type Grant struct {
 	Audience string
 	Expires  time.Time
 	Rights   sas.Rights
+	// KeyName names the key that signed the token, if any (shown in the
+	// connections view).
+	KeyName string
 }
 
 // sasAuthorizer validates shared access signatures with package sas.
@@ -51,7 +54,7 @@ func (a sasAuthorizer) Validate(tokenType, token string) (Grant, error) {
 	if err != nil {
 		return Grant{}, err
 	}
-	return Grant{Audience: t.Audience, Expires: t.Expiry, Rights: t.Rights}, nil
+	return Grant{Audience: t.Audience, Expires: t.Expiry, Rights: t.Rights, KeyName: t.KeyName}, nil
 }
 
 // maxGrants bounds the grants one connection keeps; a new token for an
@@ -66,6 +69,8 @@ type grants struct {
 	all   sas.Rights
 	host  string // the host the client opened the connection for
 	items []Grant
+	// keyName is the key name of the last grant added.
+	keyName string
 }
 
 // add records g, replacing a grant for the same audience.
@@ -83,6 +88,9 @@ func (gs *grants) add(g Grant, now time.Time) *broker.Error {
 		return broker.Errorf(broker.CodeQuotaExceeded, "a connection keeps at most %d tokens", maxGrants)
 	}
 	gs.items = append(gs.items, g)
+	if g.KeyName != "" {
+		gs.keyName = g.KeyName
+	}
 	return nil
 }
 

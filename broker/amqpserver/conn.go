@@ -47,6 +47,8 @@ type conn struct {
 	sessionLinks map[string]*link // session receivers by link name
 	cbsLinks     [2]*link         // the links attached to $cbs: receiver (we send), sender (we receive)
 
+	info connInfo // what Clients shows
+
 	lastRead  atomic.Int64 // clock time of the last byte read, UnixNano
 	opened    atomic.Bool  // our open was sent: a close frame may follow
 	closeSent atomic.Bool
@@ -80,6 +82,7 @@ func newConn(srv *Server, nc net.Conn, owner uint64) *conn {
 	if srv.opts.AllowAnonymous {
 		c.grants.all = sas.AllRights
 	}
+	c.info.at = c.clock.Now()
 	c.touch()
 	return c
 }

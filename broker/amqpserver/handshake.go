@@ -114,6 +114,7 @@ func (c *conn) plainValid(resp []byte) (sas.Rights, bool) {
 	if !ok || subtle.ConstantTimeCompare([]byte(key), parts[2]) != 1 {
 		return 0, false
 	}
+	c.setUser(string(parts[1]))
 	if r, limited := c.opts.KeyRights[string(parts[1])]; limited {
 		return r, true
 	}
@@ -135,6 +136,7 @@ func (c *conn) open() error {
 		c.grants.mu.Lock()
 		c.grants.host = o.Hostname
 		c.grants.mu.Unlock()
+		c.setContainer(o.ContainerID)
 		if o.IdleTimeout > 0 {
 			c.w.heartbeat(time.Duration(o.IdleTimeout) * time.Millisecond / 2)
 		}

@@ -77,6 +77,7 @@ type link struct {
 	sessionToken broker.LockToken
 	sessionful   bool
 	tagSeq       uint64
+	moved        uint64 // messages delivered or received on the link (Clients)
 	replies      [][]byte // reply links: encoded responses waiting for credit
 }
 
@@ -189,6 +190,7 @@ func (l *link) closeLocked() {
 		return
 	}
 	l.state = linkClosed
+	l.s.c.untrackLink(l)
 	l.cancel()
 	if l.inQ != nil {
 		close(l.inQ)

@@ -40,6 +40,7 @@ func (l *link) onTransferLocked(t *wire.Transfer) {
 		}
 		l.deliveryCount++
 		l.inflight++
+		l.moved++
 		d = &inDelivery{id: id, format: t.MessageFormat.Value, second: l.rcvMode.Value == wire.ReceiverSettleSecond}
 		if m, ok := t.RcvSettleMode.Get(); ok {
 			if m == wire.ReceiverSettleSecond && !d.second {

@@ -263,6 +263,7 @@ func (s *session) transferLocked(l *link, tag, payload []byte, settled bool) (ui
 	s.remoteIncomingWindow -= min(frames, s.remoteIncomingWindow)
 	l.credit--
 	l.outCount++
+	l.moved++
 	return id, true
 }
 

@@ -37,6 +37,8 @@ type Server struct {
 
 	// panics counts recovered panics; tests assert it stays zero.
 	panics atomic.Int64
+	// unlist removes the server from the engine's client listers (Close).
+	unlist func()
 }
 
 // New returns a server for eng. It does not listen yet: call Serve or
@@ -49,13 +51,15 @@ func New(eng *engine.Engine, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{
+	s := &Server{
 		eng:       eng,
 		opts:      o,
 		log:       o.Logger,
 		listeners: make(map[net.Listener]struct{}),
 		conns:     make(map[*conn]struct{}),
-	}, nil
+	}
+	s.unlist = eng.AddClientLister(s)
+	return s, nil
 }
 
 // ListenAndServe listens on the TCP address addr and serves it until Close.
@@ -170,6 +174,7 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.unlist()
 	ls := make([]net.Listener, 0, len(s.listeners))
 	for l := range s.listeners {
 		ls = append(ls, l)

@@ -25,7 +25,7 @@ import (
 //     forwarding (to ForwardTo, and of dead-lettered messages through the
 //     outbox) happens after every source mutex is released (unlockAll).
 //  4. leaves, each taken alone and never while holding another leaf:
-//     sweeper.mu, Engine.ownersMu, hub.mu then subscriber.mu, and the store's
+//     sweeper.mu, Engine.ownersMu, listerSet.mu, hub.mu then subscriber.mu, and the store's
 //     own mutexes (Store.Apply, Store.Get and Store.Bodies are called under
 //     entity.mu).
 //
@@ -77,12 +77,16 @@ type Engine struct {
 	ownersMu sync.Mutex
 	owners   map[uint64]map[*entity]struct{}
 
-	events hub
-	sweep  sweeper
-	wg     sync.WaitGroup
+	events  hub
+	sweep   sweeper
+	listers listerSet
+	wg      sync.WaitGroup
 }
 
-var _ broker.Client = (*Engine)(nil)
+var (
+	_ broker.Client       = (*Engine)(nil)
+	_ broker.ClientLister = (*Engine)(nil)
+)
 
 // New opens an engine over opts.Store: it loads the stored entities and
 // messages, rebuilds the indexes (formerly locked messages are available

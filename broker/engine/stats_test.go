@@ -25,8 +25,8 @@ func TestStatsCountEvents(t *testing.T) {
 		}
 		f.mustSettle(broker.Complete, "q", ms[0])
 		f.mustSettle(broker.Abandon, "q", ms[1]) // MaxDeliveryCount 1: dead-lettered
-		f.receiveOne("q")                          // left to expire: lock expired, dead-lettered
-		f.advance(11 * time.Second)                // and "ttl" expires unreceived
+		f.receiveOne("q")                        // left to expire: lock expired, dead-lettered
+		f.advance(11 * time.Second)              // and "ttl" expires unreceived
 
 		stats, err := f.e.Stats(f.ctx)
 		if err != nil {
