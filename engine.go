@@ -18,6 +18,7 @@ import (
 	"github.com/peeklock/peeklock/broker/amqpserver/admin"
 	"github.com/peeklock/peeklock/broker/engine"
 	"github.com/peeklock/peeklock/broker/engine/store"
+	"github.com/peeklock/peeklock/broker/metrics"
 )
 
 // brokerFlags are the flags of the embedded broker.
@@ -176,11 +177,16 @@ func startListeners(eng *engine.Engine, b brokerFlags, ls *listeners, srv *amqps
 				addr, keyName, key))
 	}
 	if ls.admin != nil {
-		hs := &http.Server{Handler: admin.NewHandler(eng, admin.Options{Keys: b.listener.keys.m, KeyRights: b.listener.keys.rights, Logger: log}), ReadHeaderTimeout: 10 * time.Second}
+		var lis metrics.Listener
+		if srv != nil {
+			lis = srv
+		}
+		hs := &http.Server{Handler: admin.NewHandler(eng, admin.Options{Keys: b.listener.keys.m, KeyRights: b.listener.keys.rights, Logger: log,
+			Metrics: metrics.Handler(eng, lis)}), ReadHeaderTimeout: 10 * time.Second}
 		go hs.Serve(ls.admin)
 		closers = append(closers, func() { hs.Close() })
 		addr := ls.admin.Addr().String()
-		log.Info("admin API ready", "addr", addr, "health", "http://"+addr+"/health")
+		log.Info("admin API ready", "addr", addr, "health", "http://"+addr+"/health", "metrics", "http://"+addr+"/metrics")
 	}
 	return func() {
 		for i := len(closers) - 1; i >= 0; i-- {

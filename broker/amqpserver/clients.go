@@ -161,3 +161,37 @@ func (l *link) snapshot() (broker.ClientLink, bool) {
 	}
 	return cl, true
 }
+
+// ListenerStats are the listener's gauges for metrics.
+type ListenerStats struct {
+	// Connections counts the open connections.
+	Connections int
+	// Unauthenticated counts those that hold no right yet (no SASL PLAIN
+	// key, no token on $cbs, anonymous access off).
+	Unauthenticated int
+	// Links counts the attached links to entities.
+	Links int
+}
+
+// Stats returns the listener's gauges. It takes each connection's leaf
+// mutexes briefly and no session mutex.
+func (s *Server) Stats() ListenerStats {
+	s.mu.Lock()
+	cs := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		cs = append(cs, c)
+	}
+	s.mu.Unlock()
+	st := ListenerStats{Connections: len(cs)}
+	for _, c := range cs {
+		c.info.mu.Lock()
+		st.Links += len(c.info.links)
+		c.info.mu.Unlock()
+		c.grants.mu.Lock()
+		if c.grants.all == 0 && len(c.grants.items) == 0 {
+			st.Unauthenticated++
+		}
+		c.grants.mu.Unlock()
+	}
+	return st
+}

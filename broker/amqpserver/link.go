@@ -77,7 +77,7 @@ type link struct {
 	sessionToken broker.LockToken
 	sessionful   bool
 	tagSeq       uint64
-	moved        uint64 // messages delivered or received on the link (Clients)
+	moved        uint64   // messages delivered or received on the link (Clients)
 	replies      [][]byte // reply links: encoded responses waiting for credit
 }
 

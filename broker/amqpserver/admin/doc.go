@@ -6,6 +6,7 @@
 // # Resources
 //
 //	GET    /health                                    {"status":"healthy",...}, no authorization
+//	GET    /metrics                                   Prometheus metrics (Options.Metrics), no authorization
 //	GET    /$namespaceinfo                            NamespaceInfo
 //	GET    /$Resources/Queues?$skip=N&$top=M          feed of QueueDescription entries
 //	GET    /$Resources/Topics?$skip=N&$top=M          feed of TopicDescription entries
@@ -21,7 +22,7 @@
 //	PUT    /<topic>/Subscriptions/<sub>/Rules/<rule>  create; with If-Match: update
 //	DELETE /<topic>/Subscriptions/<sub>/Rules/<rule>
 //
-// Every request but /health carries a shared access signature in the
+// Every request but /health and /metrics carries a shared access signature in the
 // Authorization header (package sas) whose audience covers the resource;
 // forwarding settings also need the ServiceBusSupplementaryAuthorization and
 // ServiceBusDlqSupplementaryAuthorization headers unless that token covers

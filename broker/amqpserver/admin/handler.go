@@ -39,6 +39,11 @@ type Options struct {
 	Clock clockwork.Clock
 	// Logger receives one line per failed request; nil discards.
 	Logger *slog.Logger
+	// Metrics, if set, serves GET /metrics (without an api-version query
+	// parameter, like /health) without authorization: Prometheus scrapers
+	// carry no shared access signature, and the admin port listens on the
+	// loopback interface by default.
+	Metrics http.Handler
 }
 
 // handler serves the management API; see the package documentation.
@@ -49,6 +54,7 @@ type handler struct {
 	clock   clockwork.Clock
 	log     *slog.Logger
 	started time.Time
+	metrics http.Handler
 
 	// writeMu serialises changes: rule changes read, modify and write back
 	// a subscription's whole rule list.
@@ -62,6 +68,8 @@ func NewHandler(eng *engine.Engine, opts Options) http.Handler {
 		host:  opts.Host,
 		clock: opts.Clock,
 		log:   opts.Logger,
+
+		metrics: opts.Metrics,
 	}
 	if h.clock == nil {
 		h.clock = eng.Clock()
@@ -88,6 +96,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.Trim(r.URL.Path, "/")
 	if strings.EqualFold(path, "health") && !r.URL.Query().Has("api-version") {
 		h.health(w, r)
+		return
+	}
+	if h.metrics != nil && strings.EqualFold(path, "metrics") && !r.URL.Query().Has("api-version") {
+		h.serveMetrics(w, r)
 		return
 	}
 	rt, err := parseRoute(path)
@@ -139,6 +151,16 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.deleteRule(w, r, rt)
 		}
 	}
+}
+
+// serveMetrics serves Options.Metrics to GET and HEAD.
+func (h *handler) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		h.writeErrorStatus(w, r, "metrics", http.StatusMethodNotAllowed, broker.Errorf(broker.CodeInvalid, "the method %s is not allowed on /metrics; use GET", r.Method))
+		return
+	}
+	h.metrics.ServeHTTP(w, r)
 }
 
 // health answers like the emulator's health probe.
