@@ -16,7 +16,7 @@ func TestDefaultsMatchDesign(t *testing.T) {
 		"up": {"up", "k"}, "down": {"down", "j"}, "page_up": {"pgup"}, "page_down": {"pgdown"},
 		"top": {"g", "home"}, "bottom": {"G", "end"}, "next_pane": {"tab"}, "prev_pane": {"shift+tab"},
 		"pane_active": {"1"}, "pane_locked": {"2"}, "pane_deferred": {"3"}, "pane_scheduled": {"4"},
-		"pane_dead_lettered": {"5"}, "detail": {"enter"}, "back": {"esc"}, "info": {"i"}, "lock": {"l"},
+		"pane_dead_lettered": {"5"}, "detail": {"enter"}, "back": {"esc"}, "info": {"i"}, "clients": {"C"}, "lock": {"l"},
 		"complete": {"c"}, "abandon": {"a"}, "dead_letter": {"d"}, "defer": {"f"}, "renew": {"r"},
 		"auto_renew": {"R"}, "resubmit": {"s"}, "compose": {"n"}, "edit": {"e"}, "purge": {"P"},
 		"select": {"space"}, "filter": {"/"}, "copy": {"y"}, "export": {"x"}, "pause": {"p"},

@@ -42,7 +42,19 @@ func (m *Model) updateKeybindings() {
 	if m.entity == "" {
 		m.why[&k.Info] = "no entity selected"
 	}
-	if m.entInfo != nil {
+	if _, ok := broker.ClientsOf(m.client); !ok {
+		m.why[&k.Clients] = noClientsReason
+	}
+	if m.clients != nil {
+		const inClients = "not in the connected clients view (esc goes back)"
+		works := map[*key.Binding]bool{&k.Up: true, &k.Down: true, &k.PageUp: true, &k.PageDown: true, &k.Top: true,
+			&k.Bottom: true, &k.Back: true, &k.Clients: true, &k.Help: true, &k.Quit: true, &k.Pause: true}
+		for _, n := range k.All() {
+			if !works[n.Binding] && m.why[n.Binding] == "" {
+				m.why[n.Binding] = inClients
+			}
+		}
+	} else if m.entInfo != nil {
 		const inInfo = "not in the entity info view (esc goes back)"
 		works := map[*key.Binding]bool{&k.Up: true, &k.Down: true, &k.PageUp: true, &k.PageDown: true, &k.Top: true,
 			&k.Bottom: true, &k.Back: true, &k.Info: true, &k.NextEntity: true, &k.PrevEntity: true, &k.Help: true,

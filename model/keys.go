@@ -56,7 +56,11 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.cancelSearch()
 		return nil
 	}
-	if m.entInfo != nil {
+	if m.clients != nil {
+		if cmd, ok := m.clientsKey(msg); ok {
+			return cmd
+		}
+	} else if m.entInfo != nil {
 		if cmd, ok := m.infoKey(msg); ok {
 			return cmd
 		}
@@ -101,6 +105,7 @@ func (m *Model) actions() []action {
 		{&k.PrevEntity, func() tea.Cmd { return m.stepEntity(-1) }},
 		{&k.Enter, m.openDetail},
 		{&k.Info, m.openInfo},
+		{&k.Clients, m.openClients},
 		{&k.Lock, func() tea.Cmd { return m.lock(m.opts.LockCount) }},
 		{&k.LockMany, m.openLockMany},
 		{&k.Complete, func() tea.Cmd { return m.settle(&k.Complete, broker.Settlement{Kind: broker.Complete}) }},

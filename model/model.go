@@ -95,6 +95,11 @@ type Model struct {
 
 	// why holds the reason of every disabled binding (updateKeybindings).
 	why map[*key.Binding]string
+
+	// clients is the open connected clients view (nil when closed), drawn
+	// over the panes like entInfo; clientsSeq numbers its reads.
+	clients    *clientsState
+	clientsSeq int
 }
 
 // New returns a dashboard over c.

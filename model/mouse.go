@@ -57,6 +57,10 @@ func (m *Model) onWheel(ms tea.Mouse) tea.Cmd {
 	if m.dialog != nil || m.showHelp {
 		return nil
 	}
+	if m.clients != nil {
+		m.clients.top = max(0, min(m.clientsMaxTop(), m.clients.top+d))
+		return nil
+	}
 	if m.entInfo != nil {
 		m.entInfo.top = max(0, min(m.infoMaxTop(), m.entInfo.top+d))
 		return nil

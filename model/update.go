@@ -18,6 +18,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if c := m.syncInfo(); c != nil {
 		cmd = tea.Batch(cmd, c)
 	}
+	m.syncClients()
 	if r := m.releaseStaleSession(); r != nil {
 		cmd = tea.Batch(cmd, r)
 	}
@@ -44,6 +45,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 			if m.entInfo != nil {
 				m.entInfo.dirty = true
 			}
+			if m.clients != nil {
+				m.clients.dirty = true
+			}
 		}
 		return nil
 	case tickMsg:
@@ -53,7 +57,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		if m.paused {
 			return m.tickCmd()
 		}
-		return tea.Batch(m.tickCmd(), m.startRefresh())
+		return tea.Batch(m.tickCmd(), m.startRefresh(), m.readClients())
 	case kickMsg:
 		if msg.id != m.kickID {
 			return nil
@@ -92,6 +96,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.requestRefresh()
 	case rulesMsg:
 		m.onRules(msg)
+		return nil
+	case clientsMsg:
+		m.onClients(msg)
 		return nil
 	case sessionStateMsg:
 		m.onSessionState(msg)

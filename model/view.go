@@ -44,6 +44,12 @@ func (m *Model) render() string {
 		s.Panes = append(s.Panes, m.paneView(slot))
 	}
 	switch {
+	case m.clients != nil:
+		s.DetailOpen = true
+		s.DetailTitle = "connected clients"
+		s.Help = m.clientsHelp()
+		s.DetailLines = m.clients.lines
+		s.DetailTop = min(m.clients.top, max(0, len(s.DetailLines)-1))
 	case m.entInfo != nil:
 		s.DetailOpen = true
 		s.DetailTitle = m.infoTitle()

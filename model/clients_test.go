@@ -1,0 +1,144 @@
+package model
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/jonboulle/clockwork"
+
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/engine"
+)
+
+// listedEngine is the embedded engine with a fixed list of connected
+// clients, as its AMQP listener would report them.
+type listedEngine struct {
+	*engine.Engine
+	conns []broker.ClientConn
+	reads int
+}
+
+func (l *listedEngine) Clients(context.Context) ([]broker.ClientConn, error) {
+	l.reads++
+	return l.conns, nil
+}
+
+// clientsFixture is the info fixture's engine with two connections: an
+// application whose receiver holds no credit while "orders" has messages,
+// and one that has not authenticated, with a container id carrying escape
+// sequences.
+func clientsFixture(t *testing.T) (*listedEngine, *clockwork.FakeClock) {
+	t.Helper()
+	clock, c := infoFixture(t)
+	at := clock.Now()
+	return &listedEngine{Engine: c.(*engine.Engine), conns: []broker.ClientConn{
+		{ID: "a1", Remote: "127.0.0.1:50412", User: "RootManageSharedAccessKey", ContainerID: "orders-worker-7",
+			ConnectedAt: at.Add(-3 * time.Minute), Authenticated: true, Links: []broker.ClientLink{
+				{Name: "s1", Entity: "orders", Credit: 100, Moved: 3},
+				{Name: "r1", Receiver: true, Entity: "orders", Credit: 0, Unsettled: 1, Moved: 1, Waiting: 2},
+				{Name: "r2", Receiver: true, Entity: "orders/$DeadLetterQueue", Credit: 10},
+			}},
+		{ID: "b2", Remote: "10.0.0.9:40000", ContainerID: "evil\x1b[31mred\x1b[0m", ConnectedAt: at.Add(-5 * time.Second)},
+	}}, clock
+}
+
+// clientsText returns every line of the open clients view, unstyled and
+// without trailing spaces.
+func clientsText(h *harness) string {
+	h.t.Helper()
+	if h.m.clients == nil {
+		h.t.Fatal("the connected clients view is not open")
+	}
+	var out []string
+	for _, l := range h.m.clients.lines {
+		out = append(out, strings.TrimRight(ansi.Strip(l), " "))
+	}
+	return strings.Join(out, "\n")
+}
+
+// The view lists each connection with its links, flags the receiver with
+// no credit while messages wait, neutralises the clients' text, reads the
+// list again on each refresh tick, and closes with esc or C.
+func TestClientsView(t *testing.T) {
+	le, hc := clientsFixture(t)
+	h := newHarness(t, le, hc, Options{}, 100, 40)
+	h.key("C")
+	text := clientsText(h)
+	wantLines(t, text,
+		"2 connection(s), 3 link(s)",
+		"⚠ 1 receiver(s) with no credit while messages wait",
+		"user RootManageSharedAccessKey · connected 3m ago",
+		"container orders-worker-7",
+		"  send    orders  credit 100 · unsettled 0 · moved 3",
+		"⚠ receive orders  credit 0 · unsettled 1 · moved 1 · waiting 2",
+		"  receive orders/$DeadLetterQueue  credit 10 · unsettled 0 · moved 0",
+		"user -, not authenticated · connected 5s ago",
+		"no links",
+	)
+	if strings.Contains(strings.Join(h.m.clients.lines, ""), "\x1b[31mred") {
+		t.Error("a client's container id reached the screen unsanitised")
+	}
+	before := le.reads
+	h.advance(2 * time.Second)
+	if le.reads <= before {
+		t.Errorf("the view did not read the list again on a refresh (%d reads)", le.reads)
+	}
+	h.key("c") // complete: disabled in the view
+	if h.m.clients == nil || !strings.Contains(h.statusLine(), "not in the connected clients view") {
+		t.Errorf("complete in the clients view: %q", h.statusLine())
+	}
+	h.key("esc")
+	if h.m.clients != nil {
+		t.Fatal("esc did not close the view")
+	}
+	h.keys("C", "C")
+	if h.m.clients != nil {
+		t.Fatal("C did not close the view")
+	}
+}
+
+// On an endpoint that lists no clients (a remote one) the key is disabled
+// and says why; a read-only dashboard still lists them.
+func TestClientsKeyDisabledRemote(t *testing.T) {
+	clock, c := infoFixture(t)
+	h := newHarness(t, remoteish{c}, clock, Options{}, 80, 24)
+	h.key("C")
+	if h.m.clients != nil || h.m.lastErr == nil || !strings.Contains(h.m.lastErr.Error(), "only the embedded broker lists its clients") {
+		t.Errorf("C on a remote endpoint: open %v, error %v", h.m.clients != nil, h.m.lastErr)
+	}
+	le, hc := clientsFixture(t)
+	h = newHarness(t, broker.ReadOnly(le), hc, Options{}, 80, 24)
+	h.key("C")
+	if h.m.clients == nil || !strings.Contains(clientsText(h), "2 connection(s)") {
+		t.Error("a read-only dashboard does not list the clients")
+	}
+}
+
+// remoteish hides every optional interface of the engine, like a remote
+// endpoint's client.
+type remoteish struct{ broker.Client }
+
+// TestGoldenClients compares the connected clients view at 60x20 and 80x24
+// with testdata/TestGoldenClients/*.golden (go test -update rewrites them).
+func TestGoldenClients(t *testing.T) {
+	for _, size := range [][2]int{{60, 20}, {80, 24}} {
+		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
+			le, hc := clientsFixture(t)
+			h := newHarness(t, le, hc, Options{}, size[0], size[1])
+			h.key("C")
+			t.Run("top", func(t *testing.T) { golden.RequireEqual(t, h.screen()) })
+			h.key("G")
+			t.Run("end", func(t *testing.T) { golden.RequireEqual(t, h.screen()) })
+			for i, l := range strings.Split(h.screen(), "\n") {
+				if w := ansi.StringWidth(l); w != size[0] {
+					t.Fatalf("line %d is %d wide, want %d", i, w, size[0])
+				}
+			}
+		})
+	}
+}
