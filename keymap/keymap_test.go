@@ -51,10 +51,10 @@ func TestNoKeyIsBoundTwice(t *testing.T) {
 
 func TestRebind(t *testing.T) {
 	km := DefaultKeyMap()
-	if err := km.Rebind(map[string][]string{"complete": {"C", "ctrl+d"}, "Dead-Letter": {"D"}}); err != nil {
+	if err := km.Rebind(map[string][]string{"complete": {"K", "ctrl+d"}, "Dead-Letter": {"D"}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := km.Complete.Keys(); strings.Join(got, ",") != "C,ctrl+d" || km.Complete.Help().Key != "C/ctrl+d" {
+	if got := km.Complete.Keys(); strings.Join(got, ",") != "K,ctrl+d" || km.Complete.Help().Key != "K/ctrl+d" {
 		t.Fatalf("complete: %v %q", got, km.Complete.Help().Key)
 	}
 	if got := km.DeadLetter.Keys(); len(got) != 1 || got[0] != "D" {

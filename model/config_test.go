@@ -32,7 +32,7 @@ export_dir = "/tmp/exports"
 lock_count = 5
 
 [keys]
-complete = ["C"]
+complete = ["K"]
 dead_letter = ["D", "ctrl+d"]
 
 [connections.prod]
@@ -115,7 +115,7 @@ func TestDefaultConfigPath(t *testing.T) {
 func TestRebindFromConfigDrivesKeys(t *testing.T) {
 	clock, c := fixture(t, 1)
 	km := keymap.DefaultKeyMap()
-	if err := km.Rebind(map[string][]string{"complete": {"C"}}); err != nil {
+	if err := km.Rebind(map[string][]string{"complete": {"K"}}); err != nil {
 		t.Fatal(err)
 	}
 	h := newHarness(t, c, clock, Options{KeyMap: km}, 80, 24)
@@ -124,7 +124,7 @@ func TestRebindFromConfigDrivesKeys(t *testing.T) {
 	if len(h.m.held) != 1 {
 		t.Fatal("c still completes")
 	}
-	h.key("C")
+	h.key("K")
 	h.wantStatus("completed: sequence number 1")
 }
 
