@@ -20,8 +20,9 @@ func newServeCommand() *cobra.Command {
 		Short: "The broker without a screen: AMQP listener and admin API",
 		Long: `peeklock serve — the broker without a screen.
 
-It listens for AMQP 1.0 clients on --amqp and serves /health, /metrics (Prometheus) and the Service Bus admin API on
---admin, and prints the connection string applications use: the emulator's, with the first --key.
+It listens for AMQP 1.0 clients on --amqp and serves /health, Prometheus /metrics and the Service
+Bus admin API on --admin, and prints the connection string applications use: the emulator's, with
+the first --key.
 --data DIR keeps every message across restarts; --config FILE creates the entities of a Service
 Bus emulator Config.json; --ssh ADDR also serves the dashboard over SSH to --authorized-keys.
 Everything is checked before a port opens.`,
