@@ -97,7 +97,7 @@ func TestTinyAndOddSizesDoNotBreak(t *testing.T) {
 	for _, size := range [][2]int{{1, 1}, {20, 6}, {33, 9}, {59, 14}, {61, 30}, {99, 25}, {139, 41}, {141, 80}, {300, 100}} {
 		h.update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
 		h.settle()
-		for _, k := range []string{"1", "2", "3", "4", "5", "enter", "esc", "?", "?", "n", "esc", "P", "esc", "i", "G", "esc"} {
+		for _, k := range []string{"1", "2", "3", "4", "5", "enter", "esc", "?", "?", "n", "esc", "P", "esc", "i", "G", "esc", "C", "G", "esc"} {
 			h.key(k)
 			lines := strings.Split(h.screen(), "\n")
 			if len(lines) != h.m.height {
