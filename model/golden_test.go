@@ -67,7 +67,7 @@ func goldenFixture(t *testing.T) (*clockwork.FakeClock, broker.Client) {
 // TestGoldenViews compares every pane and the detail view at three sizes
 // with testdata/TestGoldenViews/*.golden (go test -update rewrites them).
 func TestGoldenViews(t *testing.T) {
-	for _, size := range [][2]int{{80, 24}, {120, 40}, {200, 60}} {
+	for _, size := range [][2]int{{60, 20}, {80, 24}, {120, 40}, {200, 60}} {
 		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
 			clock, c := goldenFixture(t)
 			h := newHarness(t, c, clock, Options{}, size[0], size[1])

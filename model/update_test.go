@@ -188,7 +188,7 @@ func TestDetailOpensAndCloses(t *testing.T) {
 		t.Fatal("detail not open on o-2")
 	}
 	s := h.screen()
-	for _, want := range []string{"orders › Active › 2", "MessageId" + strings.Repeat(" ", 19) + "o-2"} {
+	for _, want := range []string{"orders › Active › 2", "MessageId" + strings.Repeat(" ", 16) + "o-2"} {
 		if !strings.Contains(s, want) {
 			t.Fatalf("%q missing:\n%s", want, s)
 		}

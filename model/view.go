@@ -40,6 +40,12 @@ func (m *Model) render() string {
 	if !m.listed && m.lastErr == nil {
 		s.EntityNote = "loading…"
 	}
+	for _, x := range m.entities {
+		if n := x.Counts.Count(broker.CategoryDeadLettered); n > 0 && x.Path != m.entity {
+			s.OtherDLQ += n
+			s.OtherDLQEntities++
+		}
+	}
 	for _, slot := range l.Panes {
 		s.Panes = append(s.Panes, m.paneView(slot))
 	}
@@ -91,7 +97,7 @@ func (m *Model) paneView(slot ui.PaneSlot) ui.PaneState {
 	e, _ := m.currentEntity()
 	ps := ui.PaneState{
 		Category:     category(i),
-		Count:        e.Counts.Count(category(i)),
+		Counts:       e.Counts,
 		Cursor:       p.cursor,
 		Focused:      i == m.focus && m.detail == nil,
 		Position:     p.pos,

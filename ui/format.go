@@ -2,6 +2,8 @@ package ui
 
 import (
 	"fmt"
+
+	"github.com/peeklock/peeklock/broker"
 	"strconv"
 	"time"
 )
@@ -24,6 +26,9 @@ func Count(n int64) string {
 	}
 	return fmt.Sprintf("%.1fG", float64(n)/1e9)
 }
+
+// CountOf formats the count of category c in n with Count.
+func CountOf(n broker.Counts, c broker.Category) string { return Count(n.Count(c)) }
 
 // Age formats how long ago t was, in at most 5 cells: 0s, 59s, 12m, 3h, 4d.
 // A zero t is "-".

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -18,6 +19,11 @@ type Screen struct {
 	// Counts of the selected entity, for the tabs; Focus is the focused pane.
 	Counts broker.Counts
 	Focus  int
+	// OtherDLQ and OtherDLQEntities are the dead-lettered messages of the
+	// other entities and how many entities hold them: the tab line says so
+	// when the entity list is not on screen.
+	OtherDLQ         int64
+	OtherDLQEntities int
 	// Panes holds one state per slot of Layout.Panes, in the same order.
 	Panes []PaneState
 	// Help is the one-line key help (enabled bindings only).
@@ -53,7 +59,12 @@ func Render(c *Common, s Screen) string {
 	}
 	// Main area: tabs line, then panes or the detail view or help.
 	main := make([]string, l.Sidebar.H)
-	main[0] = Tabs(c, s.Counts, s.Focus, l.Tabs.W)
+	var notes []string
+	if l.Sidebar.W == 0 && s.OtherDLQ > 0 {
+		notes = append(notes, c.Styles.Error.Render(fmt.Sprintf("X %s in %d other", Count(s.OtherDLQ), s.OtherDLQEntities)),
+			c.Styles.Error.Render("+X "+Count(s.OtherDLQ)))
+	}
+	main[0] = TabsWithNote(c, s.Counts, s.Focus, l.Tabs.W, notes...)
 	area := l.Main
 	var body []string
 	switch {

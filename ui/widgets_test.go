@@ -197,15 +197,40 @@ func TestStatusBarShowsErrorWithTrackingID(t *testing.T) {
 
 func TestPaneColumnsFitWidth(t *testing.T) {
 	for _, cat := range broker.Categories {
-		for _, w := range []int{40, 54, 76, 150} {
-			cols := columns(cat, true, w)
-			used := len(cols) - 1
-			for _, c := range cols {
-				used += c.w
+		for _, w := range []int{20, 33, 40, 54, 58, 76, 150} {
+			if w < 33 && cat != broker.CategoryDeadLettered {
+				continue // the other panes are cut below 33 cells
 			}
-			if used != w {
-				t.Errorf("%s at %d: columns use %d cells", cat, w, used)
+			for _, reasonW := range []int{0, 16, 24, 40} {
+				cols := columns(cat, true, w, reasonW)
+				used := len(cols) - 1
+				for _, c := range cols {
+					used += c.w
+				}
+				if used != w {
+					t.Errorf("%s at %d (reason %d): columns use %d cells", cat, w, reasonW, used)
+				}
 			}
+		}
+	}
+}
+
+// TestDeadLetterReasonIsReadWhole checks that the Reason column of the
+// Dead-lettered pane is as wide as the widest reason on screen, at the
+// widths of a phone (58 cells) and of the 80-column layout, and that the
+// delivery count stays.
+func TestDeadLetterReasonIsReadWhole(t *testing.T) {
+	for _, w := range []int{53, 58, 76} {
+		cols := columns(broker.CategoryDeadLettered, false, w, len("MaxDeliveryCountExceeded"))
+		kinds := map[colKind]int{}
+		for _, c := range cols {
+			kinds[c.kind] = c.w
+		}
+		if kinds[colReason] != len("MaxDeliveryCountExceeded") {
+			t.Errorf("at %d the reason gets %d cells: %+v", w, kinds[colReason], cols)
+		}
+		if _, ok := kinds[colDC]; !ok {
+			t.Errorf("at %d the delivery count is gone: %+v", w, cols)
 		}
 	}
 }
