@@ -117,3 +117,8 @@ func (r readOnly) SessionState(ctx context.Context, entity, sessionID string) ([
 
 // Unwrap returns the wrapped client (see RulesOf).
 func (r readOnly) Unwrap() Client { return r.c }
+
+// LockSequence is refused: a lock keeps the message from other receivers.
+func (r readOnly) LockSequence(context.Context, string, []int64) ([]*Message, error) {
+	return nil, refuse("lock by sequence number")
+}

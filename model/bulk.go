@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"sync"
 	"time"
 
@@ -305,115 +304,6 @@ func (m *Model) startPurgeJob(entity string, sub broker.SubQueue) tea.Cmd {
 			return
 		}
 		report(jobEvent{ok: true, label: where, note: fmt.Sprintf("%d message(s) removed from %s", n, where)})
-	})
-}
-
-// maxResubmitScan bounds how many dead-lettered messages a resubmit of a
-// selection locks while it looks for the selected ones.
-const maxResubmitScan = 5000
-
-// dlqItem is a locked message of one of the dead-letter sub-queues with the
-// address it was received from (where it is settled).
-type dlqItem struct {
-	dlq string
-	msg *broker.Message
-}
-
-// startResubmitJob resubmits the dead-lettered messages with the given
-// sequence numbers, from either dead-letter sub-queue: each is locked (the
-// held ones already are; the others are received from the head of the
-// dead-letter queue, then of the transfer dead-letter queue, until found,
-// and the messages received on the way are abandoned at the end), then sent
-// back with broker.Resubmit, which completes the original only after the
-// copy is accepted.
-func (m *Model) startResubmitJob(seqs []int64) tea.Cmd {
-	if m.busy("resubmit") {
-		return nil
-	}
-	entity := m.entity
-	target := broker.ResubmitTarget(entity)
-	want := make(map[int64]bool, len(seqs))
-	var ready []dlqItem
-	var keys []heldKey
-	for _, s := range seqs {
-		held := false
-		for _, sub := range deadLetterQueues {
-			k := heldKey{broker.SubQueueAddress(entity, sub), s}
-			if h := m.held[k]; h != nil && !h.settling {
-				h.settling = true
-				ready = append(ready, dlqItem{k.address, h.msg})
-				keys = append(keys, k)
-				held = true
-				break
-			}
-		}
-		if !held {
-			want[s] = true
-		}
-	}
-	defer m.jobKeys(keys)
-	c, timeout, n := m.client, m.opts.Timeout, m.opts.Concurrency
-	title := fmt.Sprintf("resubmit %d message(s) to %s", len(seqs), target)
-	return m.startJob(title, "resubmitted", len(seqs), func(ctx context.Context, report func(jobEvent)) {
-		resubmitAll := func(items []dlqItem) {
-			forEach(ctx, n, items, func(it dlqItem) {
-				cctx, cancel := context.WithTimeout(ctx, timeout)
-				defer cancel()
-				err := broker.Resubmit(cctx, c, it.dlq, it.msg, target)
-				k := heldKey{it.dlq, it.msg.SequenceNumber}
-				report(jobEvent{ok: err == nil, err: err, label: fmt.Sprintf("sequence number %d", it.msg.SequenceNumber), key: &k})
-			})
-		}
-		resubmitAll(ready)
-		if len(want) == 0 {
-			return
-		}
-		var aside []dlqItem // received on the way; abandoned at the end
-		defer func() {
-			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
-			defer cancel()
-			for _, it := range aside {
-				_ = c.Settle(actx, broker.Settlement{Kind: broker.Release, Entity: it.dlq, Token: it.msg.LockToken})
-			}
-		}()
-		scanned := 0
-		for _, sub := range deadLetterQueues {
-			dlq := broker.SubQueueAddress(entity, sub)
-			for len(want) > 0 && scanned < maxResubmitScan && ctx.Err() == nil {
-				rctx, cancel := context.WithTimeout(ctx, timeout)
-				got, err := c.Receive(rctx, broker.ReceiveRequest{Entity: entity, SubQueue: sub, Mode: broker.PeekLock, Max: 32})
-				cancel()
-				if err != nil {
-					for s := range want {
-						report(jobEvent{err: err, label: fmt.Sprintf("sequence number %d", s)})
-					}
-					return
-				}
-				if len(got) == 0 {
-					break
-				}
-				scanned += len(got)
-				var found []dlqItem
-				for _, x := range got {
-					if want[x.SequenceNumber] {
-						delete(want, x.SequenceNumber)
-						found = append(found, dlqItem{dlq, x})
-					} else {
-						aside = append(aside, dlqItem{dlq, x})
-					}
-				}
-				resubmitAll(found)
-			}
-		}
-		missing := make([]int64, 0, len(want))
-		for s := range want {
-			missing = append(missing, s)
-		}
-		sort.Slice(missing, func(i, j int) bool { return missing[i] < missing[j] })
-		for _, s := range missing {
-			err := broker.Errorf(broker.CodeMessageNotFound, "not found in the first %d available messages of the dead-letter queues of %s (gone, or locked by another receiver)", scanned, entity)
-			report(jobEvent{err: err, label: fmt.Sprintf("sequence number %d", s)})
-		}
 	})
 }
 
