@@ -46,7 +46,7 @@ func (m *Model) updateKeybindings() {
 		const inInfo = "not in the entity info view (esc goes back)"
 		works := map[*key.Binding]bool{&k.Up: true, &k.Down: true, &k.PageUp: true, &k.PageDown: true, &k.Top: true,
 			&k.Bottom: true, &k.Back: true, &k.Info: true, &k.NextEntity: true, &k.PrevEntity: true, &k.Help: true,
-			&k.Quit: true, &k.Pause: true}
+			&k.Quit: true, &k.Pause: true, &k.Log: true, &k.Jump: true, &k.Zoom: true, &k.Sidebar: true}
 		for _, n := range k.All() {
 			if !works[n.Binding] && m.why[n.Binding] == "" {
 				m.why[n.Binding] = inInfo

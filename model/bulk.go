@@ -39,7 +39,9 @@ type jobEvent struct {
 	// total, when > 0, sets the number of items (known late for a whole
 	// queue).
 	total int
-	// ok or err is the outcome of one item; label names it.
+	// ok or err is the outcome of one item; label names it. count, when
+	// above 1, is how many items an ok outcome stands for (a purge).
+	count int
 	ok    bool
 	err   error
 	label string
@@ -128,7 +130,7 @@ func (m *Model) onJob(msg tea.Msg) tea.Cmd {
 		}
 		switch {
 		case e.ok:
-			j.done++
+			j.done += max(1, e.count)
 			if e.key != nil {
 				if e.until.IsZero() {
 					delete(m.held, *e.key)
@@ -166,31 +168,32 @@ func (m *Model) onJob(msg tea.Msg) tea.Cmd {
 	return m.requestRefresh()
 }
 
-// finishReport opens the report of a finished job.
+// finishReport reports a finished job in the status bar, as a passing
+// notice (or the error of its first failure) that takes no key, and keeps
+// the whole report, notes and every failure listed, in the message log.
 func (m *Model) finishReport(j *bulkJob) {
-	state := "done"
+	title := j.title
 	if j.cancelled {
-		state = "cancelled"
+		title += " (cancelled)"
 	}
-	lines := []string{fmt.Sprintf("%d %s, %d failed, in %s", j.done, j.verb, j.failed, ui.Short(m.now.Sub(j.start)))}
+	summary := fmt.Sprintf("%s: %d %s, %d failed, %s", title, j.done, j.verb, j.failed, ui.Short(m.now.Sub(j.start)))
 	for _, n := range j.notes {
-		lines = append(lines, ui.Sanitize(n))
+		m.logLine(false, j.title+": "+n, "")
+	}
+	for _, f := range j.failures {
+		m.logLine(true, j.title+": "+f, "")
+	}
+	if j.failed > len(j.failures) {
+		m.logLine(true, fmt.Sprintf("%s: … and %d more failures", j.title, j.failed-len(j.failures)), "")
 	}
 	if j.failed > 0 {
-		lines = append(lines, "Failures:")
-		for _, f := range j.failures {
-			lines = append(lines, "  "+ui.Sanitize(f))
-		}
-		if j.failed > len(j.failures) {
-			lines = append(lines, fmt.Sprintf("  … and %d more", j.failed-len(j.failures)))
-		}
+		m.setErr(fmt.Errorf("%s; first: %s", summary, j.failures[0]))
+		return
 	}
-	m.openReport(j.title+": "+state, lines)
-	if j.failed > 0 {
-		m.setErr(fmt.Errorf("%s: %d of %d failed; first: %s", j.title, j.failed, j.done+j.failed, j.failures[0]))
-	} else {
-		m.setInfo(fmt.Sprintf("%s: %d %s", j.title, j.done, j.verb))
+	if len(j.notes) == 1 {
+		summary += ": " + j.notes[0]
 	}
+	m.setInfo(summary)
 }
 
 // forEach runs fn on every item with at most n at once, until ctx ends.
@@ -295,7 +298,7 @@ func (m *Model) startRenewJob(keys []heldKey) tea.Cmd {
 func (m *Model) startPurgeJob(entity string, sub broker.SubQueue) tea.Cmd {
 	c, timeout := m.client, m.opts.Timeout
 	where := broker.SubQueueAddress(entity, sub)
-	return m.startJob("purge "+where, "purged", 1, func(ctx context.Context, report func(jobEvent)) {
+	return m.startJob("purge "+where, "message(s) removed", 0, func(ctx context.Context, report func(jobEvent)) {
 		cctx, cancel := context.WithTimeout(ctx, 10*timeout)
 		defer cancel()
 		n, err := c.Purge(cctx, entity, sub)
@@ -303,7 +306,11 @@ func (m *Model) startPurgeJob(entity string, sub broker.SubQueue) tea.Cmd {
 			report(jobEvent{err: err, label: where})
 			return
 		}
-		report(jobEvent{ok: true, label: where, note: fmt.Sprintf("%d message(s) removed from %s", n, where)})
+		if n == 0 {
+			report(jobEvent{note: "it was empty"})
+			return
+		}
+		report(jobEvent{ok: true, count: int(n), label: where})
 	})
 }
 

@@ -79,6 +79,7 @@ func (m *Model) openCompose(orig *broker.Message) tea.Cmd {
 	for i := range d.inputs {
 		d.inputs[i].CursorEnd()
 	}
+	d.selectFocused()
 	d.footer = "tab/enter next field · ctrl+s send · esc cancel"
 	d.submit = m.submitCompose
 	m.dialog = d

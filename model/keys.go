@@ -43,6 +43,9 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	if m.dialog != nil {
 		return m.dialogKey(msg)
 	}
+	if m.showLog {
+		return m.logKey(msg)
+	}
 	if m.showHelp {
 		page := max(1, m.height-3)
 		if keymap.Pressed(msg, k.Help) || keymap.Pressed(msg, k.Back) || keymap.Pressed(msg, k.Quit) {
@@ -88,6 +91,7 @@ func (m *Model) actions() []action {
 	acts := []action{
 		{&k.Quit, m.quit},
 		{&k.Help, func() tea.Cmd { m.showHelp, m.helpTop = true, 0; return nil }},
+		{&k.Log, m.openLog},
 		{&k.Back, m.back},
 		{&k.Up, func() tea.Cmd { return m.move(-1) }},
 		{&k.Down, func() tea.Cmd { return m.move(1) }},

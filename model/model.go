@@ -81,6 +81,11 @@ type Model struct {
 	entGen   int
 	showHelp bool
 	helpTop  int
+	// log is the message log: every status and error line, whole; showLog
+	// shows it from line logTop.
+	log     []ui.LogEntry
+	showLog bool
+	logTop  int
 	dialog   *dialogState
 	job      *bulkJob
 	jobSeq   int
@@ -176,14 +181,16 @@ func (m *Model) setErr(err error) {
 	}
 	m.lastErr = err
 	m.info = ""
+	m.logErr(err)
 }
 
-// setInfo shows a passing message in the status bar and clears the last
-// error.
+// setInfo shows a passing message in the status bar, for infoFor, and
+// clears the last error; the message log keeps it.
 func (m *Model) setInfo(s string) {
 	m.info = s
 	m.infoAt = m.now
 	m.lastErr = nil
+	m.logLine(false, s, "")
 }
 
 // currentEntity returns the selected entity (ok false before the first list).

@@ -8,7 +8,7 @@ import (
 
 // onClick selects what was clicked: an entity, a tab, a pane row.
 func (m *Model) onClick(ms tea.Mouse) tea.Cmd {
-	if ms.Button != tea.MouseLeft || m.dialog != nil || m.showHelp {
+	if ms.Button != tea.MouseLeft || m.dialog != nil || m.showHelp || m.showLog {
 		return nil
 	}
 	l := m.layout()
@@ -55,6 +55,10 @@ func (m *Model) onWheel(ms tea.Mouse) tea.Cmd {
 		return nil
 	}
 	if m.dialog != nil || m.showHelp {
+		return nil
+	}
+	if m.showLog {
+		m.logTop = max(0, min(m.logMaxTop(), m.logTop+d))
 		return nil
 	}
 	if m.entInfo != nil {

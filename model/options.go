@@ -55,6 +55,9 @@ const (
 	DefaultSearchScan   = 10000
 	// FlashFor is how long a row flashes after its lock expired or was lost.
 	FlashFor = 3 * time.Second
+	// infoFor is how long a passing message stays in the status bar; the
+	// message log keeps it.
+	infoFor = 10 * time.Second
 	// frameEvery is the animation frame of countdowns and flashes.
 	frameEvery = 200 * time.Millisecond
 	// eventDebounce is the least time between two refreshes caused by

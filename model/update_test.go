@@ -379,13 +379,7 @@ func TestResubmitFromDeadLetterQueue(t *testing.T) {
 	h.key("5")
 	h.key("j") // sequence number 2: not at the head, so the job locks 1 on the way
 	h.key("s")
-	if h.m.dialog == nil || h.m.dialog.kind != dlgReport {
-		t.Fatalf("no report; job %v", h.m.job)
-	}
-	report := strings.Join(h.m.dialog.text, "\n")
-	if !strings.Contains(report, "1 resubmitted, 0 failed") {
-		t.Fatalf("report: %s", report)
-	}
+	h.wantReport("1 resubmitted, 0 failed")
 	if got := seqs(browse(t, c, "orders", broker.CategoryDeadLettered)); got != "1,3" {
 		t.Fatalf("DLQ after resubmit: %s", got)
 	}
@@ -409,9 +403,7 @@ func TestResubmitFromDeadLetterQueue(t *testing.T) {
 	if n := len(browse(t, c, "orders", broker.CategoryActive)); n != 3 {
 		t.Fatalf("active after S: %d", n)
 	}
-	if report := strings.Join(h.m.dialog.text, "\n"); !strings.Contains(report, "2 resubmitted, 0 failed") {
-		t.Fatalf("report: %s", report)
-	}
+	h.wantReport("2 resubmitted, 0 failed")
 }
 
 func TestComposeSendAndSchedule(t *testing.T) {
@@ -488,7 +480,7 @@ func TestEditACopy(t *testing.T) {
 	if d == nil || d.value(fMessageID) != "o-1" || d.value(fProperties) != "n=5" || d.body.Value() != `{"id":"o-1"}` {
 		t.Fatalf("edit dialog: %+v", d)
 	}
-	h.keys("tab", "tab", "tab", "tab")
+	h.keys("tab", "tab", "tab", "tab", "end") // the field's text is selected: end edits it
 	h.typeText(" again")
 	h.key("ctrl+s")
 	act := browse(t, c, "orders", broker.CategoryActive)
@@ -511,9 +503,7 @@ func TestPurgeConfirmsByName(t *testing.T) {
 	if n := len(browse(t, c, "orders", broker.CategoryActive)); n != 0 {
 		t.Fatalf("%d left", n)
 	}
-	if h.m.dialog == nil || !strings.Contains(strings.Join(h.m.dialog.text, "\n"), "5 message(s) removed from orders") {
-		t.Fatalf("report: %+v", h.m.dialog)
-	}
+	h.wantReport("purge orders: 5 message(s) removed, 0 failed")
 }
 
 func TestSelectAndSettleASelection(t *testing.T) {
@@ -533,9 +523,7 @@ func TestSelectAndSettleASelection(t *testing.T) {
 	if got := seqs(browse(t, c, "orders", broker.CategoryLocked)); got != "3,5" {
 		t.Fatalf("locked after completing 1,2,4: %s", got)
 	}
-	if report := strings.Join(h.m.dialog.text, "\n"); !strings.Contains(report, "3 completed, 0 failed") {
-		t.Fatalf("report %q", report)
-	}
+	h.wantReport("3 completed, 0 failed")
 	h.key("esc")
 	h.key("*")
 	if len(h.m.panes[1].selected) != 2 {
@@ -743,9 +731,7 @@ func TestErrorsReachTheStatusBar(t *testing.T) {
 	h.key("P")
 	h.typeText("orders")
 	h.key("enter")
-	if h.m.dialog == nil || !strings.Contains(strings.Join(h.m.dialog.text, "\n"), "orders: unauthorized: no Manage claim") {
-		t.Fatalf("purge report: %+v", h.m.dialog)
-	}
+	h.wantReport("orders: unauthorized: no Manage claim")
 	h.wantStatus("1 failed")
 }
 
@@ -761,10 +747,8 @@ func TestResubmitFailureKeepsTheOriginal(t *testing.T) {
 	f.fail("Send", &broker.Error{Code: broker.CodeServerBusy, Message: "busy"})
 	h.key("5")
 	h.key("s")
-	report := strings.Join(h.m.dialog.text, "\n")
-	if !strings.Contains(report, "0 resubmitted, 1 failed") || !strings.Contains(report, "original kept") {
-		t.Fatalf("report: %s", report)
-	}
+	h.wantReport("0 resubmitted, 1 failed")
+	h.wantReport("original kept")
 	if dlq := browse(t, c, "orders", broker.CategoryDeadLettered); len(dlq) != 1 {
 		t.Fatal("the original is gone")
 	}

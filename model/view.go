@@ -36,6 +36,11 @@ func (m *Model) render() string {
 		HelpOpen:  m.showHelp,
 		HelpTop:   m.helpTop,
 		HelpWhy:   func(b *key.Binding) string { return m.reason(b) },
+		LogOpen:   m.showLog,
+		LogTop:    m.logTop,
+	}
+	if m.showLog {
+		s.LogLines = m.logView()
 	}
 	if !m.listed && m.lastErr == nil {
 		s.EntityNote = "loading…"
@@ -191,9 +196,12 @@ func (m *Model) status() ui.Status {
 		Refresh:  m.opts.Refresh,
 		Paused:   m.paused,
 		ReadOnly: m.readOnly,
-		Info:     m.info,
 		Notice:   m.notice,
 		Session:  m.sessionStatus(),
+		LogKey:   m.keys.Log.Help().Key,
+	}
+	if m.now.Sub(m.infoAt) < infoFor {
+		s.Info = m.info
 	}
 	if m.lastErr != nil {
 		s.Err = m.lastErr.Error()

@@ -39,6 +39,11 @@ type Screen struct {
 	HelpOpen bool
 	HelpTop  int
 	HelpWhy  func(*key.Binding) string
+	// LogOpen shows the message log (LogLines) over the whole screen, from
+	// line LogTop.
+	LogOpen  bool
+	LogLines []string
+	LogTop   int
 	// Dialog, when not nil, is drawn over everything else.
 	Dialog *Dialog
 }
@@ -88,6 +93,9 @@ func Render(c *Common, s Screen) string {
 	if s.HelpOpen {
 		help := HelpScreen(c, s.HelpWhy, s.HelpTop, w, l.HelpLine.Y)
 		copy(lines, help)
+	}
+	if s.LogOpen {
+		copy(lines, LogScreen(c, s.LogLines, s.LogTop, w, l.HelpLine.Y))
 	}
 	lines[l.HelpLine.Y] = ShortHelp(c, s.Help, w)
 	lines[l.Status.Y] = StatusBar(c, s.Status, w)

@@ -34,6 +34,9 @@ type Status struct {
 	// Session is the session lock the dashboard holds ("A 42s"), "" for
 	// none.
 	Session string
+	// LogKey is the key of the message log: a message cut at the edge ends
+	// with a hint to it.
+	LogKey string
 }
 
 // StatusBar renders the status bar in one line of w cells: the
@@ -79,7 +82,11 @@ func StatusBar(c *Common, s Status, w int) string {
 	lw, mw := ansi.StringWidth(left), ansi.StringWidth(msg)
 	room := w - lw - 2 // two spaces around the message
 	if mw > room {
-		msg = ansi.Truncate(msg, max(0, room), "…")
+		hint := ""
+		if s.LogKey != "" && room > 24 {
+			hint = " " + s.LogKey + ": all"
+		}
+		msg = ansi.Truncate(msg, max(0, room-len(hint)), "…") + bar.Render(hint)
 		mw = ansi.StringWidth(msg)
 	}
 	rw := w - lw - 2 - mw - 2
