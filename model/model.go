@@ -86,11 +86,11 @@ type Model struct {
 	log     []ui.LogEntry
 	showLog bool
 	logTop  int
-	dialog   *dialogState
-	job      *bulkJob
-	jobSeq   int
-	filter   filterSpec
-	jumps    []jump
+	dialog  *dialogState
+	job     *bulkJob
+	jobSeq  int
+	filter  filterSpec
+	jumps   []jump
 	// search is the search for a reply's request in progress (nil for
 	// none); replySources maps an entity (lower case) to the entities whose
 	// messages were seen asking for replies in it.
