@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -92,6 +93,8 @@ func (m *Model) actions() []action {
 		{&k.Quit, m.quit},
 		{&k.Help, func() tea.Cmd { m.showHelp, m.helpTop = true, 0; return nil }},
 		{&k.Log, m.openLog},
+		{&k.Zoom, m.toggleZoom},
+		{&k.Sidebar, m.toggleSidebar},
 		{&k.Back, m.back},
 		{&k.Up, func() tea.Cmd { return m.move(-1) }},
 		{&k.Down, func() tea.Cmd { return m.move(1) }},
@@ -185,12 +188,49 @@ func (m *Model) setFocus(i int) tea.Cmd {
 	if i == m.focus {
 		return nil
 	}
-	_, wasVisible := m.layout().Slot(i)
+	before := m.layout()
 	m.focus = i
-	if !wasVisible || !m.panes[i].loaded {
+	return m.relayout(before)
+}
+
+// relayout asks for a refresh when the panes on screen changed from
+// before, or the focused one has no window yet, since the Browse windows
+// follow the layout; an open view takes the new width.
+func (m *Model) relayout(before ui.Layout) tea.Cmd {
+	after := m.layout()
+	if after.Main.W != before.Main.W {
+		m.rerenderDetail()
+	}
+	if !m.panes[m.focus].loaded || !slices.Equal(before.Panes, after.Panes) {
 		return m.requestRefresh()
 	}
 	return nil
+}
+
+// toggleZoom gives the focused pane the whole screen, or gives it back.
+func (m *Model) toggleZoom() tea.Cmd {
+	before := m.layout()
+	m.zoom = !m.zoom
+	if m.zoom {
+		m.setInfo(fmt.Sprintf("zoomed on the %s pane (%s: back)", category(m.focus), m.keys.Zoom.Help().Key))
+	}
+	return m.relayout(before)
+}
+
+// toggleSidebar hides the entity list, or shows it (also on a screen
+// narrower than the one it shows on by itself).
+func (m *Model) toggleSidebar() tea.Cmd {
+	before := m.layout()
+	if before.Sidebar.W > 0 {
+		m.sidebar = ui.SidebarHidden
+	} else {
+		m.sidebar = ui.SidebarShown
+	}
+	if m.zoom {
+		m.zoom = false
+	}
+	m.keepEntityVisible()
+	return m.relayout(before)
 }
 
 // stepEntity selects the next (+1) or previous (-1) queue or subscription.

@@ -41,6 +41,10 @@ type Model struct {
 
 	focus int
 	panes [numPanes]paneState
+	// zoom gives the focused pane the whole screen; sidebar hides or shows
+	// the entity list.
+	zoom    bool
+	sidebar ui.SidebarMode
 
 	// Refresh and events.
 	tickID      int
@@ -209,8 +213,15 @@ func (m *Model) lockDuration() time.Duration {
 	return e.Settings.Normalize().LockDuration
 }
 
-// layout is the geometry of the screen now.
-func (m *Model) layout() ui.Layout { return ui.NewLayout(m.width, m.height, m.focus) }
+// layout is the geometry of the screen now: the zoom, the entity list and
+// the counts of the entity on screen decide it.
+func (m *Model) layout() ui.Layout {
+	o := ui.LayoutOptions{Zoom: m.zoom, Sidebar: m.sidebar}
+	if e, ok := m.currentEntity(); ok && m.caps.Supports(broker.CanBrowse) {
+		o.Counts = &e.Counts
+	}
+	return ui.NewLayoutWith(m.width, m.height, m.focus, o)
+}
 
 // common is the ui.Common of this frame.
 func (m *Model) common() *ui.Common {

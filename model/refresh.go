@@ -155,6 +155,7 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 		return nil
 	}
 	m.refreshing = false
+	before := m.layout()
 	switch {
 	case msg.listErr == nil:
 		m.conn = ui.ConnConnected
@@ -184,6 +185,13 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 		}
 	}
 	m.keepEntityVisible()
+	if after := m.layout(); !slices.Equal(before.Panes, after.Panes) {
+		// New counts moved the panes: their windows follow.
+		m.wantRefresh = true
+		if after.Main.W != before.Main.W {
+			m.rerenderDetail()
+		}
+	}
 	if m.wantRefresh {
 		return m.startRefresh()
 	}

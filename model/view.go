@@ -199,6 +199,7 @@ func (m *Model) status() ui.Status {
 		Notice:   m.notice,
 		Session:  m.sessionStatus(),
 		LogKey:   m.keys.Log.Help().Key,
+		Zoomed:   m.zoom,
 	}
 	if m.now.Sub(m.infoAt) < infoFor {
 		s.Info = m.info

@@ -270,6 +270,13 @@ func Pane(c *Common, p PaneState, w, h int) []string {
 		}
 		info += p.Note
 	}
+	if h == 1 && len(p.Rows) == 0 && p.Empty != "" {
+		// A pane of one line says why it is empty in its title.
+		if info != "" {
+			info += "  "
+		}
+		info += p.Empty
+	}
 	if info != "" {
 		head += " " + st.Faint.Render(Sanitize(info))
 	}

@@ -64,12 +64,16 @@ func Render(c *Common, s Screen) string {
 	}
 	// Main area: tabs line, then panes or the detail view or help.
 	main := make([]string, l.Sidebar.H)
-	var notes []string
-	if l.Sidebar.W == 0 && s.OtherDLQ > 0 {
-		notes = append(notes, c.Styles.Error.Render(fmt.Sprintf("X %s in %d other", Count(s.OtherDLQ), s.OtherDLQEntities)),
-			c.Styles.Error.Render("+X "+Count(s.OtherDLQ)))
+	top := 0
+	if l.Tabs.H > 0 {
+		var notes []string
+		if l.Sidebar.W == 0 && s.OtherDLQ > 0 {
+			notes = append(notes, c.Styles.Error.Render(fmt.Sprintf("X %s in %d other", Count(s.OtherDLQ), s.OtherDLQEntities)),
+				c.Styles.Error.Render("+X "+Count(s.OtherDLQ)))
+		}
+		main[0] = TabsWithNote(c, s.Counts, s.Focus, l.Tabs.W, notes...)
+		top = 1
 	}
-	main[0] = TabsWithNote(c, s.Counts, s.Focus, l.Tabs.W, notes...)
 	area := l.Main
 	var body []string
 	switch {
@@ -78,7 +82,7 @@ func Render(c *Common, s Screen) string {
 	default:
 		body = renderPanes(c, l, s.Panes)
 	}
-	copy(main[1:], body)
+	copy(main[top:], body)
 	for i := 0; i < l.Sidebar.H; i++ {
 		m := main[i]
 		if m == "" {

@@ -34,6 +34,8 @@ type Status struct {
 	// Session is the session lock the dashboard holds ("A 42s"), "" for
 	// none.
 	Session string
+	// Zoomed says that the focused pane has the whole screen.
+	Zoomed bool
 	// LogKey is the key of the message log: a message cut at the edge ends
 	// with a hint to it.
 	LogKey string
@@ -61,6 +63,9 @@ func StatusBar(c *Common, s Status, w int) string {
 	left := connStyle.Render(" ● "+conn+" ") + st.StatusKey.Render(mode) + bar.Render(" ⟳ "+Short(s.Refresh))
 	if s.ReadOnly {
 		left += st.StatusKey.Render(" READ-ONLY")
+	}
+	if s.Zoomed {
+		left += st.StatusKey.Render(" ZOOM")
 	}
 	if s.Session != "" {
 		left += st.StatusKey.Render(" SESSION " + Sanitize(s.Session))
