@@ -122,8 +122,8 @@ func TestLayout(t *testing.T) {
 	}{
 		{80, 24, 0, nil, true, []int{0}},
 		{120, 40, 3, nil, true, []int{3}},
-		{80, 24, 0, &broker.Counts{Active: 50}, true, []int{0}},                     // Active needs every line
-		{80, 24, 0, &broker.Counts{Active: 5}, false, []int{0, 1, 2, 3, 4}},         // room for the empty panes' titles
+		{80, 24, 0, &broker.Counts{Active: 50}, true, []int{0}},                      // Active needs every line
+		{80, 24, 0, &broker.Counts{Active: 5}, false, []int{0, 1, 2, 3, 4}},          // room for the empty panes' titles
 		{60, 20, 0, &broker.Counts{Active: 50, DeadLettered: 3}, false, []int{0, 4}}, // the DLQ below
 		{60, 20, 4, &broker.Counts{Active: 50, DeadLettered: 3}, false, []int{0, 4}}, // three rows are all the DLQ needs
 		{80, 24, 0, few, false, []int{0, 4}},
