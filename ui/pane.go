@@ -322,7 +322,11 @@ func Pane(c *Common, p PaneState, w, h int) []string {
 		}
 		lines = append(lines, paneRow(c, p, r, cols, i == p.Cursor && p.Focused, w))
 	}
-	return padLines(lines, w, h)
+	// Every line is w cells already: pad with blank lines only.
+	for len(lines) < h {
+		lines = append(lines, blank(w))
+	}
+	return lines
 }
 
 // paneRow renders one message row.
@@ -381,6 +385,16 @@ func paneRow(c *Common, p PaneState, r Row, cols []column, cursor bool, w int) s
 		}
 	}
 	flush()
+	// Every cell was cut or padded to its column's width: the row is as
+	// wide as the columns, and measuring it again (the costly part of a
+	// frame) is needed only when they do not fill w.
+	used := 2 + len(cols) - 1
+	for _, col := range cols {
+		used += col.w
+	}
+	if used == w {
+		return b.String()
+	}
 	return fit(b.String(), w)
 }
 

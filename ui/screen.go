@@ -131,8 +131,12 @@ func renderPanes(c *Common, l Layout, panes []PaneState) []string {
 			rows[y] += line
 		}
 	}
+	// The slots tile the area and every pane line is as wide as its slot,
+	// so a row is area.W cells; only a row no pane covers is filled.
 	for i := range rows {
-		rows[i] = fit(rows[i], area.W)
+		if rows[i] == "" {
+			rows[i] = blank(area.W)
+		}
 	}
 	return rows
 }
