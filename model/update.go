@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/peeklock/peeklock/broker"
@@ -102,7 +103,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		if msg.err != nil {
 			m.setErr(msg.err)
 		} else {
-			m.setInfo(fmt.Sprintf("cancelled %d scheduled message(s)", len(msg.seqs)))
+			m.setInfo(fmt.Sprintf("cancelled the scheduled sequence number(s) %s of %s", joinSeqs(msg.seqs), msg.entity))
 		}
 		return m.requestRefresh()
 	case exportedMsg:
@@ -229,4 +230,13 @@ func (m *Model) ensureFrame() tea.Cmd {
 	m.frameArmed = true
 	m.frameID++
 	return after(m.clock, frameEvery, frameMsg{id: m.frameID})
+}
+
+// joinSeqs writes sequence numbers as "13, 14".
+func joinSeqs(seqs []int64) string {
+	parts := make([]string, len(seqs))
+	for i, s := range seqs {
+		parts[i] = fmt.Sprint(s)
+	}
+	return strings.Join(parts, ", ")
 }

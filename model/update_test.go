@@ -463,7 +463,11 @@ func TestComposeSendAndSchedule(t *testing.T) {
 	// delete cancels it on the Scheduled pane.
 	h.key("4")
 	h.key("delete")
-	h.wantStatus("cancelled 1 scheduled message(s)")
+	if h.m.dialog == nil || !strings.Contains(h.m.dialog.title, "Cancel scheduled message 2") {
+		t.Fatal("delete does not ask first")
+	}
+	h.key("y")
+	h.wantStatus("cancelled the scheduled sequence number(s) 2 of orders")
 	if sch := browse(t, c, "orders", broker.CategoryScheduled); len(sch) != 0 {
 		t.Fatal("not cancelled")
 	}
@@ -477,7 +481,7 @@ func TestEditACopy(t *testing.T) {
 	h := newHarness(t, c, clock, Options{}, 100, 30)
 	h.key("e")
 	d := h.m.dialog
-	if d == nil || d.value(fMessageID) != "o-1" || d.value(fProperties) != "n=5" || d.body.Value() != `{"id":"o-1"}` {
+	if d == nil || d.value(fMessageID) != "o-1" || d.value(fProperties) != "n:int32=5" || d.body.Value() != `{"id":"o-1"}` {
 		t.Fatalf("edit dialog: %+v", d)
 	}
 	h.keys("tab", "tab", "tab", "tab", "end") // the field's text is selected: end edits it
