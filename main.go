@@ -250,6 +250,7 @@ func runDashboard(ctx context.Context, c broker.Client, d dashboardFlags) error 
 	if err != nil {
 		return err
 	}
+	opts.StateDir = model.DefaultStateDir() // the last entity, per endpoint (not for SSH sessions)
 	m := model.New(c, opts)
 	defer m.Close()
 	_, err = tea.NewProgram(m, tea.WithContext(ctx)).Run()

@@ -42,6 +42,16 @@ func (m *Model) updateKeybindings() {
 	if m.entity == "" {
 		m.why[&k.Info] = "no entity selected"
 	}
+	if m.isTopic() {
+		const topic = "a topic holds no messages: pick one of its subscriptions"
+		for _, b := range []*key.Binding{&k.Lock, &k.LockMany, &k.Complete, &k.Abandon, &k.DeadLetter, &k.Defer,
+			&k.Renew, &k.AutoRenew, &k.Resubmit, &k.ResubmitAll, &k.CancelScheduled, &k.Edit, &k.Purge, &k.Filter,
+			&k.Select, &k.SelectAll, &k.Enter, &k.Replies, &k.Request} {
+			if m.why[b] == "" {
+				m.why[b] = topic
+			}
+		}
+	}
 	if m.entInfo != nil {
 		const inInfo = "not in the entity info view (esc goes back)"
 		works := map[*key.Binding]bool{&k.Up: true, &k.Down: true, &k.PageUp: true, &k.PageDown: true, &k.Top: true,

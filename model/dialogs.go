@@ -25,6 +25,7 @@ const (
 	dlgFilter
 	dlgLockMany
 	dlgConfirm
+	dlgJump
 )
 
 // dialogState is an open dialog: labelled text inputs, an optional body
@@ -52,6 +53,10 @@ type dialogState struct {
 	prefill     map[int]string
 	origVal     map[int]string
 	bodyPrefill string
+	// after are lines drawn under the inputs (the jump dialog's list);
+	// jump is the jump dialog's state.
+	after []string
+	jump  *jumpState
 	// selected marks inputs whose whole text is selected, as it is when a
 	// filled input gets the focus: typing replaces it, backspace or delete
 	// clears it, a movement key ends the selection and edits it.
@@ -225,12 +230,18 @@ func (d *dialogState) view(c *ui.Common) ui.Dialog {
 		lines = append(lines, st.Label.Render("Body"))
 		lines = append(lines, strings.Split(d.body.View(), "\n")...)
 	}
+	lines = append(lines, d.after...)
 	return ui.Dialog{Title: d.title, Lines: lines, Error: d.err, Footer: d.footer, Width: d.width}
 }
 
 // dialogKey handles a key while a dialog is open.
 func (m *Model) dialogKey(msg tea.KeyPressMsg) tea.Cmd {
 	d := m.dialog
+	if d.kind == dlgJump {
+		if cmd, ok := m.jumpKey(msg); ok {
+			return cmd
+		}
+	}
 	switch msg.String() {
 	case "esc":
 		m.dialog = nil
@@ -264,7 +275,11 @@ func (m *Model) dialogKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
-	return d.updateInputs(msg)
+	cmd := d.updateInputs(msg)
+	if d.kind == dlgJump {
+		m.updateJump()
+	}
+	return cmd
 }
 
 // submitDialog runs the dialog's submit; an error stays in the dialog.

@@ -94,6 +94,7 @@ func (m *Model) actions() []action {
 		{&k.Help, func() tea.Cmd { m.showHelp, m.helpTop = true, 0; return nil }},
 		{&k.Log, m.openLog},
 		{&k.Zoom, m.toggleZoom},
+		{&k.Jump, m.openJump},
 		{&k.Sidebar, m.toggleSidebar},
 		{&k.Back, m.back},
 		{&k.Up, func() tea.Cmd { return m.move(-1) }},
@@ -233,7 +234,8 @@ func (m *Model) toggleSidebar() tea.Cmd {
 	return m.relayout(before)
 }
 
-// stepEntity selects the next (+1) or previous (-1) queue or subscription.
+// stepEntity selects the next (+1) or previous (-1) entity of the list;
+// a topic opens its information view (see selectEntity).
 func (m *Model) stepEntity(d int) tea.Cmd {
 	n := len(m.entities)
 	if n == 0 {
@@ -245,17 +247,32 @@ func (m *Model) stepEntity(d int) tea.Cmd {
 			cur = i
 		}
 	}
-	for step := 1; step <= n; step++ {
-		i := ((cur+d*step)%n + n) % n
-		if m.entities[i].Kind != broker.KindTopic {
-			if m.entities[i].Path == m.entity {
-				return nil
-			}
-			m.switchEntity(m.entities[i].Path)
-			return m.requestRefresh()
-		}
+	i := ((cur+d)%n + n) % n
+	if cur < 0 && d < 0 {
+		i = n - 1
 	}
-	return nil
+	if m.entities[i].Path == m.entity {
+		return nil
+	}
+	return m.selectEntity(m.entities[i].Path)
+}
+
+// selectEntity shows entity path, by key, click or jump. A topic holds no
+// messages itself, so its information view opens, with its subscriptions.
+// The choice is remembered for the endpoint (Options.StateDir).
+func (m *Model) selectEntity(path string) tea.Cmd {
+	m.switchEntity(path)
+	cmds := []tea.Cmd{m.requestRefresh(), m.rememberEntity()}
+	if m.isTopic() && m.entInfo == nil {
+		cmds = append(cmds, m.openInfo())
+	}
+	return tea.Batch(cmds...)
+}
+
+// isTopic reports whether the entity shown is a topic.
+func (m *Model) isTopic() bool {
+	e, ok := m.currentEntity()
+	return ok && e.Kind == broker.KindTopic
 }
 
 // switchEntity shows another entity: its panes start at the top.

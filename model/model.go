@@ -33,11 +33,14 @@ type Model struct {
 	now           time.Time
 
 	// Entities, in the order the endpoint lists them, and the selected one.
-	entities  []broker.Entity
-	entity    string
-	entityTop int
-	listed    bool // the first list has arrived
-	history   map[string]*depthHistory
+	entities []broker.Entity
+	entity   string
+	// remembered is set while the entity shown is the one remembered for
+	// the endpoint (Options.StateDir), until the list confirms it exists.
+	remembered bool
+	entityTop  int
+	listed     bool // the first list has arrived
+	history    map[string]*depthHistory
 
 	focus int
 	panes [numPanes]paneState
@@ -131,6 +134,10 @@ func New(c broker.Client, opts Options) *Model {
 		height:   24,
 	}
 	m.now = m.clock.Now()
+	if m.entity == "" {
+		m.entity = lastEntity(opts.StateDir, c.Endpoint())
+		m.remembered = m.entity != ""
+	}
 	theme, err := themes.Choose(opts.Theme, true, opts.NoColor)
 	if err != nil {
 		m.lastErr = err

@@ -2,7 +2,6 @@ package model
 
 import (
 	tea "charm.land/bubbletea/v2"
-	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/ui"
 )
 
@@ -15,9 +14,8 @@ func (m *Model) onClick(ms tea.Mouse) tea.Cmd {
 	switch {
 	case l.Sidebar.Contains(ms.X, ms.Y):
 		i := m.entityTop + ms.Y - l.Sidebar.Y - 1 // the first line is the header
-		if ms.Y > l.Sidebar.Y && i >= 0 && i < len(m.entities) && m.entities[i].Kind != broker.KindTopic {
-			m.switchEntity(m.entities[i].Path)
-			return m.requestRefresh()
+		if ms.Y > l.Sidebar.Y && i >= 0 && i < len(m.entities) && m.entities[i].Path != m.entity {
+			return m.selectEntity(m.entities[i].Path)
 		}
 	case l.Tabs.Contains(ms.X, ms.Y):
 		e, _ := m.currentEntity()

@@ -43,6 +43,10 @@ type Options struct {
 	// SearchScan is the most messages the search for a reply's request
 	// browses in all (default 10000).
 	SearchScan int
+	// StateDir is where the dashboard remembers, per endpoint, the entity
+	// it showed last, and shows it again at start when Entity is ""
+	// (DefaultStateDir gives the usual one); "" remembers nothing.
+	StateDir string
 }
 
 // Defaults.

@@ -116,6 +116,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case errMsg:
 		m.setErr(msg.err)
 		return nil
+	case rememberedMsg:
+		m.logErr(msg.err) // in the log only: nothing depends on it
+		return nil
 	case jobProgressMsg:
 		return m.onJob(msg)
 	case searchStepMsg:
@@ -127,9 +130,13 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case tea.MouseWheelMsg:
 		return m.onWheel(msg.Mouse())
 	}
-	// Other messages (cursor blinks) go to an open dialog's inputs.
+	// Other messages (cursor blinks, pastes) go to an open dialog's inputs.
 	if m.dialog != nil {
-		return m.dialog.updateInputs(msg)
+		cmd := m.dialog.updateInputs(msg)
+		if m.dialog.kind == dlgJump {
+			m.updateJump()
+		}
+		return cmd
 	}
 	return nil
 }

@@ -162,19 +162,33 @@ func TestPaneKeys(t *testing.T) {
 	}
 }
 
-func TestEntityKeysSkipTopics(t *testing.T) {
+// TestEntityKeysVisitTopics: ] and [ step through every entity; a topic,
+// which holds no messages itself, opens its information view with its
+// subscriptions.
+func TestEntityKeysVisitTopics(t *testing.T) {
 	clock, c := fixture(t, 1)
 	h := newHarness(t, c, clock, Options{}, 80, 24)
 	var got []string
 	for i := 0; i < 4; i++ {
 		h.key("]")
 		got = append(got, h.m.entity)
+		if h.m.entity == "events" {
+			if h.m.entInfo == nil || !strings.Contains(h.screen(), "events › info") {
+				t.Fatalf("the topic's information view is not open:\n%s", h.screen())
+			}
+			h.key("esc")
+			if s := h.screen(); !strings.Contains(s, "a topic holds no messages") {
+				t.Fatalf("the topic's panes do not say why they are empty:\n%s", s)
+			}
+			h.key("l")
+			h.wantErr("a topic holds no messages")
+		}
 	}
-	if strings.Join(got, " ") != "payments events/Subscriptions/audit orders payments" { // the engine lists by path
+	if strings.Join(got, " ") != "payments events events/Subscriptions/audit orders" { // the engine lists by path
 		t.Fatalf("] visits %v", got)
 	}
 	h.key("[")
-	if h.m.entity != "orders" {
+	if h.m.entity != "events/Subscriptions/audit" {
 		t.Fatalf("[ went to %s", h.m.entity)
 	}
 }

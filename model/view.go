@@ -107,6 +107,7 @@ func (m *Model) paneView(slot ui.PaneSlot) ui.PaneState {
 		Focused:      i == m.focus && m.detail == nil,
 		Position:     p.pos,
 		LockDuration: e.Settings.Normalize().LockDuration,
+		Sessions:     e.Settings.RequiresSession,
 	}
 	n := slot.Rows()
 	msgs := p.rows
@@ -135,6 +136,9 @@ func (m *Model) paneView(slot ui.PaneSlot) ui.PaneState {
 		ps.Empty = "no locks held by this dashboard (this endpoint shows only its own locks)"
 	case !m.caps.Supports(broker.CanBrowse):
 		ps.Empty = "browsing is not supported: " + m.caps.Reason(broker.CanBrowse)
+	case m.isTopic():
+		ps.Empty = fmt.Sprintf("a topic holds no messages: its subscriptions do (%s info, %s next entity)",
+			m.keys.Info.Help().Key, m.keys.NextEntity.Help().Key)
 	case p.err != nil:
 		ps.Empty = "error: " + p.err.Error()
 	case m.listed && m.entity == "":

@@ -54,6 +54,9 @@ type PaneState struct {
 	// LockDuration is the entity's lock duration, the full length of a
 	// countdown bar.
 	LockDuration time.Duration
+	// Sessions is set for a session-aware entity: the rows show their
+	// SessionId.
+	Sessions bool
 }
 
 // column kinds of a pane.
@@ -70,6 +73,7 @@ const (
 	colSize
 	colReason
 	colDesc
+	colSession
 )
 
 type column struct {
@@ -84,6 +88,13 @@ type column struct {
 // two marker cells), dropping the least important when narrow. reasonW is
 // the width of the widest dead-letter reason on screen (see dlqColumns).
 func columns(c broker.Category, hasLock bool, w, reasonW int) []column {
+	return columnsOf(c, hasLock, false, w, reasonW)
+}
+
+// columnsOf is columns with, for a session-aware entity (sessions), a
+// SessionId column after the sequence number (not in the Dead-lettered
+// pane: the dead-letter sub-queues are not session-aware).
+func columnsOf(c broker.Category, hasLock, sessions bool, w, reasonW int) []column {
 	if c == broker.CategoryDeadLettered {
 		return dlqColumns(hasLock, w, reasonW)
 	}
@@ -109,6 +120,9 @@ func columns(c broker.Category, hasLock bool, w, reasonW int) []column {
 			cols = append(cols, lock)
 		}
 		cols = append(cols, age, dc, size)
+	}
+	if sessions {
+		cols = append(cols[:1], append([]column{{kind: colSession, title: "SessionId", flex: 3}}, cols[1:]...)...)
 	}
 	// Drop fixed columns from the right end until the flexible ones get at
 	// least minFlex cells each.
@@ -291,7 +305,7 @@ func Pane(c *Common, p PaneState, w, h int) []string {
 			break
 		}
 	}
-	cols := columns(p.Category, hasLock, w-2, ReasonWidth(p.Rows))
+	cols := columnsOf(p.Category, hasLock, p.Sessions, w-2, ReasonWidth(p.Rows))
 	// Header.
 	var hb strings.Builder
 	hb.WriteString("  ")
@@ -445,6 +459,11 @@ func cellText(now time.Time, m *broker.Message, k colKind) string {
 		return Sanitize(m.DeadLetterReason())
 	case colDesc:
 		return Sanitize(m.DeadLetterErrorDescription())
+	case colSession:
+		if !m.HasSessionID() {
+			return "-"
+		}
+		return Sanitize(m.SessionID)
 	}
 	return ""
 }
