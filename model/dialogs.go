@@ -311,6 +311,11 @@ func (m *Model) openDeadLetter() tea.Cmd {
 		title = fmt.Sprintf("Dead-letter %d messages", len(keys))
 	}
 	d := newDialog(dlgDeadLetter, title, m.width, "Reason", "Description")
+	if w := m.caps.Warning(broker.CanDeadLetter); w != "" {
+		for _, l := range ui.Wrap("⚠ "+w, d.width) {
+			d.text = append(d.text, m.styles.Error.Render(l))
+		}
+	}
 	d.inputs[0].Placeholder = "e.g. InvalidPayload"
 	d.footer = "enter next/confirm · tab next field · esc cancel"
 	d.submit = func(d *dialogState) (tea.Cmd, error) {

@@ -224,7 +224,7 @@ func (m *Model) lockDuration() time.Duration {
 // the counts of the entity on screen decide it.
 func (m *Model) layout() ui.Layout {
 	o := ui.LayoutOptions{Zoom: m.zoom, Sidebar: m.sidebar}
-	if e, ok := m.currentEntity(); ok && m.caps.Supports(broker.CanBrowse) {
+	if e, ok := m.currentEntity(); ok && m.caps.Supports(broker.CanBrowse) && !e.Counts.Unknown {
 		o.Counts = &e.Counts
 	}
 	return ui.NewLayoutWith(m.width, m.height, m.focus, o)

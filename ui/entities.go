@@ -143,14 +143,15 @@ func EntityList(c *Common, rows []EntityRow, top, w, h int, note string) []strin
 		}
 		var line string
 		if wide {
-			line = s.Render(nameCell(r.Entity, nameW) + fitLeft(Count(n.Active), col) + fitLeft(Count(n.Locked), col) +
-				fitLeft(Count(n.Deferred), col) + fitLeft(Count(n.Scheduled), col) + fitLeft(Count(dlq), col) + " ")
+			line = s.Render(nameCell(r.Entity, nameW) + fitLeft(CountOf(n, broker.CategoryActive), col) +
+				fitLeft(CountOf(n, broker.CategoryLocked), col) + fitLeft(CountOf(n, broker.CategoryDeferred), col) +
+				fitLeft(CountOf(n, broker.CategoryScheduled), col) + fitLeft(CountOf(n, broker.CategoryDeadLettered), col) + " ")
 		} else {
-			x := s.Render(fitLeft(Count(dlq), narrowDLQW))
+			x := s.Render(fitLeft(CountOf(n, broker.CategoryDeadLettered), narrowDLQW))
 			if dlq > 0 && !r.Current {
 				x = st.Error.Render(fitLeft(Count(dlq), narrowDLQW))
 			}
-			line = s.Render(nameCell(r.Entity, nameW)+fitLeft(Count(Depth(n)), narrowTotalW)) + x + s.Render(" ")
+			line = s.Render(nameCell(r.Entity, nameW)+fitLeft(DepthOf(n), narrowTotalW)) + x + s.Render(" ")
 		}
 		if spark > 0 {
 			if r.Entity.Kind == broker.KindTopic {
