@@ -205,6 +205,9 @@ func (m *Model) status() ui.Status {
 		LogKey:   m.keys.Log.Help().Key,
 		Zoomed:   m.zoom,
 	}
+	if m.layout().Sidebar.W == 0 {
+		s.Entity = m.entity
+	}
 	if m.now.Sub(m.infoAt) < infoFor {
 		s.Info = m.info
 	}

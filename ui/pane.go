@@ -482,25 +482,15 @@ var tabNames = [...][5]string{
 // longest names that fit, down to numbers and counts alone, so that every
 // count, the dead-letter queue's first, stays on the line.
 func tabLabels(counts broker.Counts, w int) [5]string {
-	var out [5]string
-	for lvl, names := range tabNames {
+	for lvl := range tabNames {
 		if lvl == 0 && w < 100 {
 			continue // "DLQ" says it in fewer cells
 		}
-		used := 0
-		for i, cat := range broker.Categories {
-			label := strconv.Itoa(i+1) + " " + CountOf(counts, cat)
-			if names[i] != "" {
-				label = strconv.Itoa(i+1) + " " + names[i] + " " + CountOf(counts, cat)
-			}
-			out[i] = label
-			used += ansi.StringWidth(label) + 2 // the tab styles pad by one on each side
-		}
-		if used <= w || lvl == len(tabNames)-1 {
-			break
+		if tabsWidth(counts, lvl) <= w {
+			return tabLabelsAt(counts, lvl)
 		}
 	}
-	return out
+	return tabLabelsAt(counts, len(tabNames)-1)
 }
 
 // Tabs renders the pane tabs with their counts in w cells; the focused pane
@@ -528,23 +518,40 @@ func Tabs(c *Common, counts broker.Counts, focus int, w int) string {
 	return fit(b.String(), w)
 }
 
-// TabsWithNote is Tabs with the first of notes (already styled) that fits
-// at the right end of the line, the tabs taking shorter names to make room
-// for it; without room for any, it is Tabs.
+// TabsWithNote is Tabs with one of notes (already styled) at the right end
+// of the line: the longest tab names that leave room for a note, the first
+// note that fits with them; without room for any, it is Tabs.
 func TabsWithNote(c *Common, counts broker.Counts, focus int, w int, notes ...string) string {
-	for _, note := range notes {
-		nw := ansi.StringWidth(note)
-		room := w - nw - 1
-		labels := tabLabels(counts, room)
-		used := 0
-		for _, l := range labels {
-			used += ansi.StringWidth(l) + 2
-		}
-		if used <= room {
-			return fit(Tabs(c, counts, focus, room), w-nw) + note
+	for lvl := range tabNames {
+		for _, note := range notes {
+			room := w - ansi.StringWidth(note) - 1
+			if tabsWidth(counts, lvl) <= room && tabLabels(counts, room) == tabLabelsAt(counts, lvl) {
+				return fit(Tabs(c, counts, focus, room), w-ansi.StringWidth(note)) + note
+			}
 		}
 	}
 	return Tabs(c, counts, focus, w)
+}
+
+// tabLabelsAt returns the tab labels of level lvl of tabNames.
+func tabLabelsAt(counts broker.Counts, lvl int) [5]string {
+	var out [5]string
+	for i, cat := range broker.Categories {
+		out[i] = strconv.Itoa(i+1) + " " + CountOf(counts, cat)
+		if n := tabNames[lvl][i]; n != "" {
+			out[i] = strconv.Itoa(i+1) + " " + n + " " + CountOf(counts, cat)
+		}
+	}
+	return out
+}
+
+// tabsWidth is the width of the tab line at level lvl of tabNames.
+func tabsWidth(counts broker.Counts, lvl int) int {
+	n := 0
+	for _, l := range tabLabelsAt(counts, lvl) {
+		n += ansi.StringWidth(l) + 2 // the tab styles pad by one on each side
+	}
+	return n
 }
 
 // TabAt returns the index of the tab at column x of a tab line drawn by

@@ -36,6 +36,9 @@ type Status struct {
 	Session string
 	// Zoomed says that the focused pane has the whole screen.
 	Zoomed bool
+	// Entity names the entity on screen, shown when the entity list is
+	// not ("" otherwise).
+	Entity string
 	// LogKey is the key of the message log: a message cut at the edge ends
 	// with a hint to it.
 	LogKey string
@@ -66,6 +69,12 @@ func StatusBar(c *Common, s Status, w int) string {
 	}
 	if s.Zoomed {
 		left += st.StatusKey.Render(" ZOOM")
+	}
+	if s.Entity != "" {
+		left += st.StatusKey.Render(" " + Sanitize(s.Entity))
+		if lw := ansi.StringWidth(left); lw > w*2/3 {
+			left = ansi.Truncate(left, w*2/3, "…")
+		}
 	}
 	if s.Session != "" {
 		left += st.StatusKey.Render(" SESSION " + Sanitize(s.Session))
