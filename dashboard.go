@@ -95,6 +95,7 @@ func runDashboard(ctx context.Context, c broker.Client, opts model.Options) erro
 	if opts.ReadOnly {
 		c = broker.ReadOnly(c)
 	}
+	opts.StateDir = model.DefaultStateDir() // the last entity, per endpoint (not for SSH sessions)
 	m := model.New(c, opts)
 	defer m.Close()
 	_, err := tea.NewProgram(m, tea.WithContext(ctx)).Run()

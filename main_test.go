@@ -133,7 +133,7 @@ func TestTmuxEndToEnd(t *testing.T) {
 	data := t.TempDir()
 	fillStore(t, data, "e2e", 3)
 
-	tm := newTmux(t, fmt.Sprintf("env XDG_CONFIG_HOME=%s %s --data %s --no-demo --entity e2e", t.TempDir(), bin, data))
+	tm := newTmux(t, fmt.Sprintf("env XDG_CONFIG_HOME=%s XDG_STATE_HOME=%s %s --data %s --no-demo --entity e2e", t.TempDir(), t.TempDir(), bin, data))
 	waitFor, send := tm.waitFor, tm.send
 	waitFor("the entity and its three messages", has("e2e", "Active 3", "msg-1", "msg-2", "msg-3"))
 	send("l")

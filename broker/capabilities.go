@@ -28,7 +28,14 @@ type Capabilities struct {
 	Has Capability
 	// Why holds the reason a missing capability is missing, to show on screen.
 	Why map[Capability]string
+	// Warn holds a caution about a capability that works but not as on
+	// Service Bus, to show before it is used (a generic broker drops a
+	// dead-lettered message it has nowhere to put).
+	Warn map[Capability]string
 }
+
+// Warning returns the caution about c ("" for none).
+func (cs Capabilities) Warning(c Capability) string { return cs.Warn[c] }
 
 // Supports reports whether every capability in c is present.
 func (cs Capabilities) Supports(c Capability) bool { return cs.Has&c == c }

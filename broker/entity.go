@@ -346,6 +346,12 @@ type Counts struct {
 	// TransferDeadLetterMessageCount).
 	TransferDeadLettered int64
 	SizeBytes            int64
+	// Unknown is set when the endpoint could not count the entity's
+	// messages (a generic AMQP broker has no such query; a Service Bus
+	// credential without Manage rights may not read them): only Locked, the
+	// locks this client holds, is known, and the others are zero but
+	// unknown. Screens show them as "?".
+	Unknown bool
 }
 
 // Entity is a queue, topic or subscription with its settings and counts.

@@ -127,3 +127,8 @@ func (r readOnly) Clients(ctx context.Context) ([]ClientConn, error) {
 	}
 	return cl.Clients(ctx)
 }
+
+// LockSequence is refused: a lock keeps the message from other receivers.
+func (r readOnly) LockSequence(context.Context, string, []int64) ([]*Message, error) {
+	return nil, refuse("lock by sequence number")
+}

@@ -73,6 +73,22 @@ func TestReadOnlySessions(t *testing.T) {
 	}
 }
 
+// SequenceLockerOf finds the read-only wrapper's own refusal, never the
+// wrapped client's implementation under it.
+func TestReadOnlySequenceLockerRefuses(t *testing.T) {
+	inner := &recorder{}
+	sl, ok := broker.SequenceLockerOf(broker.ReadOnly(inner))
+	if !ok {
+		t.Fatal("no sequence locker through the read-only wrapper")
+	}
+	if _, err := sl.LockSequence(context.Background(), "q/$DeadLetterQueue", []int64{3}); !errors.Is(err, broker.ErrReadOnly) || inner.calls != 0 {
+		t.Fatalf("LockSequence through ReadOnly: %v, %d calls reached the endpoint", err, inner.calls)
+	}
+	if _, ok := broker.SequenceLockerOf(&noSessions{}); ok {
+		t.Fatal("a client without LockSequence has a sequence locker")
+	}
+}
+
 // A client without CanSessions is no session client, wrapped or not.
 func TestSessionsOfNeedsCapability(t *testing.T) {
 	inner := &noSessions{sessionFake{}}
@@ -92,6 +108,8 @@ func (n *noSessions) Capabilities() broker.Capabilities {
 
 // recorder implements every interface ReadOnly forwards and counts the
 // calls that reach it.
+//
+// LockSequence reaches the endpoint only if ReadOnly passes it through.
 type recorder struct {
 	sessionFake
 	calls int
@@ -115,6 +133,11 @@ func (r *recorder) Clients(context.Context) ([]broker.ClientConn, error) {
 	return []broker.ClientConn{{ID: "c1"}}, nil
 }
 
+func (r *recorder) LockSequence(context.Context, string, []int64) ([]*broker.Message, error) {
+	r.calls++
+	return nil, nil
+}
+
 // readOnlyPasses are the methods a read-only client lets through; every
 // other method of the interfaces it forwards must refuse with CodeReadOnly.
 var readOnlyPasses = map[string]bool{
@@ -136,6 +159,7 @@ func TestReadOnlyFailsClosed(t *testing.T) {
 		reflect.TypeFor[broker.Client](), reflect.TypeFor[broker.SessionClient](),
 		reflect.TypeFor[broker.StatusReporter](), reflect.TypeFor[broker.Unwrapper](),
 		reflect.TypeFor[broker.ClientLister](),
+		reflect.TypeFor[broker.SequenceLocker](),
 	} {
 		if !v.Type().Implements(it) {
 			t.Errorf("the read-only client does not implement %v: decide each of its methods in readonly.go", it)

@@ -30,6 +30,11 @@ type KeyMap struct {
 	// Clients opens the connected clients view (the embedded broker's
 	// AMQP listener).
 	Clients key.Binding
+	// Jump picks an entity by typing part of its name (fuzzy); Zoom gives
+	// the focused pane the whole screen and back; Sidebar hides or shows
+	// the entity list; Log opens the message log, every status and error
+	// line kept whole.
+	Jump, Zoom, Sidebar, Log key.Binding
 
 	// Message operations.
 	Lock, LockMany, Complete, Abandon, DeadLetter, Defer     key.Binding
@@ -74,6 +79,10 @@ func DefaultKeyMap() KeyMap {
 		Back:       b("back / cancel", "esc"),
 		Info:       b("entity info", "i"),
 		Clients:    b("connected clients", "C"),
+		Jump:       b("jump to an entity", ":"),
+		Zoom:       b("zoom the pane / back", "z"),
+		Sidebar:    b("hide / show the entity list", "b"),
+		Log:        b("message log", "m"),
 
 		Lock:            b("lock next", "l"),
 		LockMany:        b("lock next N", "L"),
@@ -149,6 +158,7 @@ func (km *KeyMap) All() []Named {
 		{"pane_scheduled", &km.Pane[3]}, {"pane_dead_lettered", &km.Pane[4]},
 		{"next_entity", &km.NextEntity}, {"prev_entity", &km.PrevEntity},
 		{"detail", &km.Enter}, {"back", &km.Back}, {"info", &km.Info}, {"clients", &km.Clients},
+		{"jump", &km.Jump}, {"zoom", &km.Zoom}, {"sidebar", &km.Sidebar}, {"log", &km.Log},
 		{"lock", &km.Lock}, {"lock_many", &km.LockMany}, {"complete", &km.Complete},
 		{"abandon", &km.Abandon}, {"dead_letter", &km.DeadLetter}, {"defer", &km.Defer},
 		{"renew", &km.Renew}, {"auto_renew", &km.AutoRenew}, {"resubmit", &km.Resubmit},
@@ -165,7 +175,8 @@ func (km *KeyMap) All() []Named {
 func (km *KeyMap) Groups() [][]*key.Binding {
 	return [][]*key.Binding{
 		{&km.Up, &km.Down, &km.PageUp, &km.PageDown, &km.Top, &km.Bottom, &km.NextEntity, &km.PrevEntity},
-		{&km.NextPane, &km.PrevPane, &km.Pane[0], &km.Pane[1], &km.Pane[2], &km.Pane[3], &km.Pane[4], &km.Enter, &km.Back, &km.Info, &km.Clients},
+		{&km.NextPane, &km.PrevPane, &km.Pane[0], &km.Pane[1], &km.Pane[2], &km.Pane[3], &km.Pane[4], &km.Enter, &km.Back, &km.Info, &km.Clients,
+			&km.Jump, &km.Zoom, &km.Sidebar, &km.Log},
 		{&km.Lock, &km.LockMany, &km.Complete, &km.Abandon, &km.DeadLetter, &km.Defer, &km.Renew, &km.AutoRenew,
 			&km.Resubmit, &km.ResubmitAll, &km.CancelScheduled, &km.Compose, &km.Edit, &km.Purge},
 		{&km.Select, &km.SelectAll, &km.Filter, &km.Replies, &km.Request, &km.Copy, &km.Export, &km.Pause, &km.Help, &km.Quit},

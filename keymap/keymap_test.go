@@ -20,7 +20,7 @@ func TestDefaultsMatchDesign(t *testing.T) {
 		"complete": {"c"}, "abandon": {"a"}, "dead_letter": {"d"}, "defer": {"f"}, "renew": {"r"},
 		"auto_renew": {"R"}, "resubmit": {"s"}, "compose": {"n"}, "edit": {"e"}, "purge": {"P"},
 		"select": {"space"}, "filter": {"/"}, "copy": {"y"}, "export": {"x"}, "pause": {"p"},
-		"help": {"?"}, "quit": {"q", "ctrl+c"},
+		"help": {"?"}, "quit": {"q", "ctrl+c"}, "jump": {":"}, "zoom": {"z"}, "sidebar": {"b"}, "log": {"m"},
 	}
 	got := map[string][]string{}
 	for _, n := range km.All() {

@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/msgfilter"
+	"github.com/peeklock/peeklock/ui"
 )
 
 // target is the message a key acts on: the one in the detail view, or the
@@ -238,7 +239,8 @@ func (m *Model) resubmit() tea.Cmd {
 	return m.startResubmitJob(seqs)
 }
 
-// cancelScheduled cancels the target scheduled messages.
+// cancelScheduled asks to confirm cancelling the target scheduled
+// messages, naming their sequence numbers, and cancels them.
 func (m *Model) cancelScheduled() tea.Cmd {
 	_, i := m.target()
 	if category(i) != broker.CategoryScheduled {
@@ -248,13 +250,33 @@ func (m *Model) cancelScheduled() tea.Cmd {
 	if len(seqs) == 0 {
 		return m.refuse(&m.keys.CancelScheduled, "no message here")
 	}
-	clear(m.panes[i].selected)
-	c, timeout, entity := m.client, m.opts.Timeout, m.entity
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
-		return cancelledMsg{entity: entity, seqs: seqs, err: c.CancelScheduled(ctx, entity, seqs)}
+	names := make([]string, len(seqs))
+	for k, s := range seqs {
+		names[k] = fmt.Sprint(s)
 	}
+	title := "Cancel scheduled message " + names[0]
+	what := "sequence number " + names[0]
+	if len(seqs) > 1 {
+		title = fmt.Sprintf("Cancel %d scheduled messages", len(seqs))
+		what = "sequence numbers " + strings.Join(names, ", ")
+	}
+	d := newDialog(dlgConfirm, title, m.width)
+	d.text = []string{
+		"This removes the scheduled " + what + " of " + ui.Sanitize(m.entity) + ":",
+		"it will not be sent. It cannot be undone.",
+	}
+	d.footer = "enter or y cancel the message · esc keep it"
+	c, timeout, entity := m.client, m.opts.Timeout, m.entity
+	d.submit = func(*dialogState) (tea.Cmd, error) {
+		clear(m.panes[i].selected)
+		return func() tea.Msg {
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
+			return cancelledMsg{entity: entity, seqs: seqs, err: c.CancelScheduled(ctx, entity, seqs)}
+		}, nil
+	}
+	m.dialog = d
+	return nil
 }
 
 // edit opens the compose dialog with a copy of the target message.

@@ -45,6 +45,16 @@ func (m *Model) updateKeybindings() {
 	if _, ok := broker.ClientsOf(m.client); !ok {
 		m.why[&k.Clients] = noClientsReason
 	}
+	if m.isTopic() {
+		const topic = "a topic holds no messages: pick one of its subscriptions"
+		for _, b := range []*key.Binding{&k.Lock, &k.LockMany, &k.Complete, &k.Abandon, &k.DeadLetter, &k.Defer,
+			&k.Renew, &k.AutoRenew, &k.Resubmit, &k.ResubmitAll, &k.CancelScheduled, &k.Edit, &k.Purge, &k.Filter,
+			&k.Select, &k.SelectAll, &k.Enter, &k.Replies, &k.Request} {
+			if m.why[b] == "" {
+				m.why[b] = topic
+			}
+		}
+	}
 	if m.clients != nil {
 		const inClients = "not in the connected clients view (esc goes back)"
 		works := map[*key.Binding]bool{&k.Up: true, &k.Down: true, &k.PageUp: true, &k.PageDown: true, &k.Top: true,
@@ -58,7 +68,7 @@ func (m *Model) updateKeybindings() {
 		const inInfo = "not in the entity info view (esc goes back)"
 		works := map[*key.Binding]bool{&k.Up: true, &k.Down: true, &k.PageUp: true, &k.PageDown: true, &k.Top: true,
 			&k.Bottom: true, &k.Back: true, &k.Info: true, &k.NextEntity: true, &k.PrevEntity: true, &k.Help: true,
-			&k.Quit: true, &k.Pause: true}
+			&k.Quit: true, &k.Pause: true, &k.Log: true, &k.Jump: true, &k.Zoom: true, &k.Sidebar: true}
 		for _, n := range k.All() {
 			if !works[n.Binding] && m.why[n.Binding] == "" {
 				m.why[n.Binding] = inInfo

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"sync"
 	"time"
 
@@ -40,7 +39,9 @@ type jobEvent struct {
 	// total, when > 0, sets the number of items (known late for a whole
 	// queue).
 	total int
-	// ok or err is the outcome of one item; label names it.
+	// ok or err is the outcome of one item; label names it. count, when
+	// above 1, is how many items an ok outcome stands for (a purge).
+	count int
 	ok    bool
 	err   error
 	label string
@@ -129,7 +130,7 @@ func (m *Model) onJob(msg tea.Msg) tea.Cmd {
 		}
 		switch {
 		case e.ok:
-			j.done++
+			j.done += max(1, e.count)
 			if e.key != nil {
 				if e.until.IsZero() {
 					delete(m.held, *e.key)
@@ -167,31 +168,32 @@ func (m *Model) onJob(msg tea.Msg) tea.Cmd {
 	return m.requestRefresh()
 }
 
-// finishReport opens the report of a finished job.
+// finishReport reports a finished job in the status bar, as a passing
+// notice (or the error of its first failure) that takes no key, and keeps
+// the whole report, notes and every failure listed, in the message log.
 func (m *Model) finishReport(j *bulkJob) {
-	state := "done"
+	title := j.title
 	if j.cancelled {
-		state = "cancelled"
+		title += " (cancelled)"
 	}
-	lines := []string{fmt.Sprintf("%d %s, %d failed, in %s", j.done, j.verb, j.failed, ui.Short(m.now.Sub(j.start)))}
+	summary := fmt.Sprintf("%s: %d %s, %d failed, %s", title, j.done, j.verb, j.failed, ui.Short(m.now.Sub(j.start)))
 	for _, n := range j.notes {
-		lines = append(lines, ui.Sanitize(n))
+		m.logLine(false, j.title+": "+n, "")
+	}
+	for _, f := range j.failures {
+		m.logLine(true, j.title+": "+f, "")
+	}
+	if j.failed > len(j.failures) {
+		m.logLine(true, fmt.Sprintf("%s: … and %d more failures", j.title, j.failed-len(j.failures)), "")
 	}
 	if j.failed > 0 {
-		lines = append(lines, "Failures:")
-		for _, f := range j.failures {
-			lines = append(lines, "  "+ui.Sanitize(f))
-		}
-		if j.failed > len(j.failures) {
-			lines = append(lines, fmt.Sprintf("  … and %d more", j.failed-len(j.failures)))
-		}
+		m.setErr(fmt.Errorf("%s; first: %s", summary, j.failures[0]))
+		return
 	}
-	m.openReport(j.title+": "+state, lines)
-	if j.failed > 0 {
-		m.setErr(fmt.Errorf("%s: %d of %d failed; first: %s", j.title, j.failed, j.done+j.failed, j.failures[0]))
-	} else {
-		m.setInfo(fmt.Sprintf("%s: %d %s", j.title, j.done, j.verb))
+	if len(j.notes) == 1 {
+		summary += ": " + j.notes[0]
 	}
+	m.setInfo(summary)
 }
 
 // forEach runs fn on every item with at most n at once, until ctx ends.
@@ -296,7 +298,7 @@ func (m *Model) startRenewJob(keys []heldKey) tea.Cmd {
 func (m *Model) startPurgeJob(entity string, sub broker.SubQueue) tea.Cmd {
 	c, timeout := m.client, m.opts.Timeout
 	where := broker.SubQueueAddress(entity, sub)
-	return m.startJob("purge "+where, "purged", 1, func(ctx context.Context, report func(jobEvent)) {
+	return m.startJob("purge "+where, "message(s) removed", 0, func(ctx context.Context, report func(jobEvent)) {
 		cctx, cancel := context.WithTimeout(ctx, 10*timeout)
 		defer cancel()
 		n, err := c.Purge(cctx, entity, sub)
@@ -304,116 +306,11 @@ func (m *Model) startPurgeJob(entity string, sub broker.SubQueue) tea.Cmd {
 			report(jobEvent{err: err, label: where})
 			return
 		}
-		report(jobEvent{ok: true, label: where, note: fmt.Sprintf("%d message(s) removed from %s", n, where)})
-	})
-}
-
-// maxResubmitScan bounds how many dead-lettered messages a resubmit of a
-// selection locks while it looks for the selected ones.
-const maxResubmitScan = 5000
-
-// dlqItem is a locked message of one of the dead-letter sub-queues with the
-// address it was received from (where it is settled).
-type dlqItem struct {
-	dlq string
-	msg *broker.Message
-}
-
-// startResubmitJob resubmits the dead-lettered messages with the given
-// sequence numbers, from either dead-letter sub-queue: each is locked (the
-// held ones already are; the others are received from the head of the
-// dead-letter queue, then of the transfer dead-letter queue, until found,
-// and the messages received on the way are abandoned at the end), then sent
-// back with broker.Resubmit, which completes the original only after the
-// copy is accepted.
-func (m *Model) startResubmitJob(seqs []int64) tea.Cmd {
-	if m.busy("resubmit") {
-		return nil
-	}
-	entity := m.entity
-	target := broker.ResubmitTarget(entity)
-	want := make(map[int64]bool, len(seqs))
-	var ready []dlqItem
-	var keys []heldKey
-	for _, s := range seqs {
-		held := false
-		for _, sub := range deadLetterQueues {
-			k := heldKey{broker.SubQueueAddress(entity, sub), s}
-			if h := m.held[k]; h != nil && !h.settling {
-				h.settling = true
-				ready = append(ready, dlqItem{k.address, h.msg})
-				keys = append(keys, k)
-				held = true
-				break
-			}
-		}
-		if !held {
-			want[s] = true
-		}
-	}
-	defer m.jobKeys(keys)
-	c, timeout, n := m.client, m.opts.Timeout, m.opts.Concurrency
-	title := fmt.Sprintf("resubmit %d message(s) to %s", len(seqs), target)
-	return m.startJob(title, "resubmitted", len(seqs), func(ctx context.Context, report func(jobEvent)) {
-		resubmitAll := func(items []dlqItem) {
-			forEach(ctx, n, items, func(it dlqItem) {
-				cctx, cancel := context.WithTimeout(ctx, timeout)
-				defer cancel()
-				err := broker.Resubmit(cctx, c, it.dlq, it.msg, target)
-				k := heldKey{it.dlq, it.msg.SequenceNumber}
-				report(jobEvent{ok: err == nil, err: err, label: fmt.Sprintf("sequence number %d", it.msg.SequenceNumber), key: &k})
-			})
-		}
-		resubmitAll(ready)
-		if len(want) == 0 {
+		if n == 0 {
+			report(jobEvent{note: "it was empty"})
 			return
 		}
-		var aside []dlqItem // received on the way; abandoned at the end
-		defer func() {
-			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
-			defer cancel()
-			for _, it := range aside {
-				_ = c.Settle(actx, broker.Settlement{Kind: broker.Release, Entity: it.dlq, Token: it.msg.LockToken})
-			}
-		}()
-		scanned := 0
-		for _, sub := range deadLetterQueues {
-			dlq := broker.SubQueueAddress(entity, sub)
-			for len(want) > 0 && scanned < maxResubmitScan && ctx.Err() == nil {
-				rctx, cancel := context.WithTimeout(ctx, timeout)
-				got, err := c.Receive(rctx, broker.ReceiveRequest{Entity: entity, SubQueue: sub, Mode: broker.PeekLock, Max: 32})
-				cancel()
-				if err != nil {
-					for s := range want {
-						report(jobEvent{err: err, label: fmt.Sprintf("sequence number %d", s)})
-					}
-					return
-				}
-				if len(got) == 0 {
-					break
-				}
-				scanned += len(got)
-				var found []dlqItem
-				for _, x := range got {
-					if want[x.SequenceNumber] {
-						delete(want, x.SequenceNumber)
-						found = append(found, dlqItem{dlq, x})
-					} else {
-						aside = append(aside, dlqItem{dlq, x})
-					}
-				}
-				resubmitAll(found)
-			}
-		}
-		missing := make([]int64, 0, len(want))
-		for s := range want {
-			missing = append(missing, s)
-		}
-		sort.Slice(missing, func(i, j int) bool { return missing[i] < missing[j] })
-		for _, s := range missing {
-			err := broker.Errorf(broker.CodeMessageNotFound, "not found in the first %d available messages of the dead-letter queues of %s (gone, or locked by another receiver)", scanned, entity)
-			report(jobEvent{err: err, label: fmt.Sprintf("sequence number %d", s)})
-		}
+		report(jobEvent{ok: true, count: int(n), label: where})
 	})
 }
 

@@ -60,16 +60,8 @@ func TestBulkWorkShowsProgressStaysLiveAndCancels(t *testing.T) {
 	f.settleHold = nil
 	f.mu.Unlock()
 	h.settle()
-	if h.m.job != nil || h.m.dialog == nil || h.m.dialog.kind != dlgReport {
-		t.Fatal("no report after cancel")
-	}
-	if !strings.HasSuffix(h.m.dialog.title, ": cancelled") {
-		t.Fatalf("title %q", h.m.dialog.title)
-	}
-	report := strings.Join(h.m.dialog.text, "\n")
-	if !strings.HasPrefix(report, "2 completed, ") {
-		t.Fatalf("report %q", report)
-	}
+	h.wantReport("complete 10 messages (cancelled): 2 completed,")
+	h.wantStatus("complete 10 messages (cancelled): 2 completed")
 	// The locks whose settlement was cancelled are still held and can be
 	// settled again.
 	if n := len(browse(t, c, "orders", broker.CategoryLocked)); n != len(h.m.held) || n < 6 {

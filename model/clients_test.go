@@ -89,8 +89,8 @@ func TestClientsView(t *testing.T) {
 		t.Errorf("the view did not read the list again on a refresh (%d reads)", le.reads)
 	}
 	h.key("c") // complete: disabled in the view
-	if h.m.clients == nil || !strings.Contains(h.statusLine(), "not in the connected clients view") {
-		t.Errorf("complete in the clients view: %q", h.statusLine())
+	if h.m.clients == nil || h.m.lastErr == nil || !strings.Contains(h.m.lastErr.Error(), "not in the connected clients view") {
+		t.Errorf("complete in the clients view: %v", h.m.lastErr)
 	}
 	h.key("esc")
 	if h.m.clients != nil {

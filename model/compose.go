@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -47,13 +48,13 @@ func (m *Model) openCompose(orig *broker.Message) tea.Cmd {
 	d.body = &ta
 	d.setWidth(m.width)
 	d.inputs[fTo].SetValue(broker.ResubmitTarget(m.entity))
-	d.inputs[fContentType].Placeholder = "application/json"
+	d.inputs[fContentType].SetValue(DefaultContentType) // a value, sent as it is unless changed
 	d.inputs[fMessageID].Placeholder = "empty: a new UUID"
 	d.inputs[fSessionID].Placeholder = "empty: none"
 	if e, ok := m.currentEntity(); ok && e.Settings.RequiresSession {
 		d.inputs[fSessionID].Placeholder = "required: " + ui.Sanitize(e.Path) + " uses sessions"
 	}
-	d.inputs[fProperties].Placeholder = "name=value; other=value"
+	d.inputs[fProperties].Placeholder = "name=value; n:int=5; ok:bool=true; at:time=2025-01-02T15:04:05Z"
 	d.inputs[fTTL].Placeholder = "e.g. 10m (empty: entity default)"
 	d.inputs[fSchedule].Placeholder = "empty: now; +30s; or 2025-01-02T15:04:05Z"
 	if orig != nil {
@@ -79,13 +80,55 @@ func (m *Model) openCompose(orig *broker.Message) tea.Cmd {
 	for i := range d.inputs {
 		d.inputs[i].CursorEnd()
 	}
+	d.selectFocused()
 	d.footer = "tab/enter next field · ctrl+s send · esc cancel"
 	d.submit = m.submitCompose
 	m.dialog = d
 	return d.inputs[0].Focus()
 }
 
-// formatProperties renders application properties as "a=1; b=x".
+// DefaultContentType is the ContentType a new message of the compose
+// dialog has unless it is changed.
+const DefaultContentType = "application/json"
+
+// Property types of the compose dialog's Properties field ("name:type=value").
+const (
+	propString = "string"
+	propInt    = "int"    // int64 (AMQP long)
+	propInt32  = "int32"  // int32 (AMQP int)
+	propDouble = "double" // float64
+	propBool   = "bool"
+	propTime   = "time" // RFC 3339, an AMQP timestamp
+)
+
+// propTypes are the types a property can be given, as the error lists
+// them.
+var propTypes = []string{propString, propInt, propInt32, propDouble, propBool, propTime}
+
+// typeSuffix returns the ":type" a value is written with in the Properties
+// field, "" for a string and for types the field cannot write.
+func typeSuffix(v any) (string, bool) {
+	switch v.(type) {
+	case string:
+		return "", true
+	case int64:
+		return ":" + propInt, true
+	case int32:
+		return ":" + propInt32, true
+	case float64:
+		return ":" + propDouble, true
+	case bool:
+		return ":" + propBool, true
+	case time.Time:
+		return ":" + propTime, true
+	}
+	return "", false
+}
+
+// formatProperties renders application properties as "a=x; n:int=5": a
+// value that is not a string carries its type, so that sending the text
+// back gives the same values. Types the field cannot write are shown
+// untyped (an unchanged one keeps its type: see parseProperties).
 func formatProperties(p map[string]any) string {
 	keys := make([]string, 0, len(p))
 	for k := range p {
@@ -94,13 +137,21 @@ func formatProperties(p map[string]any) string {
 	sortStrings(keys)
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
-		parts = append(parts, k+"="+fmt.Sprint(p[k]))
+		v := p[k]
+		suffix, _ := typeSuffix(v)
+		text := fmt.Sprint(v)
+		if t, ok := v.(time.Time); ok {
+			text = t.UTC().Format(time.RFC3339Nano)
+		}
+		parts = append(parts, k+suffix+"="+text)
 	}
 	return strings.Join(parts, "; ")
 }
 
-// parseProperties parses "a=1; b=x". Values are strings, except that a
-// property of orig whose text is unchanged keeps its original type.
+// parseProperties parses "a=x; n:int=5; f:double=1.5; ok:bool=true;
+// at:time=2025-01-02T15:04:05Z": a name, an optional type (string when
+// none; see propTypes) and a value. A property of orig written without a
+// type and whose text is unchanged keeps its original type.
 func parseProperties(s string, orig map[string]any) (map[string]any, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -115,16 +166,53 @@ func parseProperties(s string, orig map[string]any) (map[string]any, error) {
 		k, v, ok := strings.Cut(part, "=")
 		k = strings.TrimSpace(k)
 		if !ok || k == "" {
-			return nil, &ActionError{Action: "compose", Reason: fmt.Sprintf("property %q is not name=value", part)}
+			return nil, &ActionError{Action: "compose", Reason: fmt.Sprintf("property %q is not name=value (or name:type=value)", part)}
 		}
 		v = strings.TrimSpace(v)
-		if ov, ok := orig[k]; ok && fmt.Sprint(ov) == v {
-			out[k] = ov
+		name, typ, typed := strings.Cut(k, ":")
+		name, typ = strings.TrimSpace(name), strings.ToLower(strings.TrimSpace(typ))
+		if name == "" {
+			return nil, &ActionError{Action: "compose", Reason: fmt.Sprintf("property %q has no name", part)}
+		}
+		if !typed {
+			if ov, ok := orig[name]; ok && fmt.Sprint(ov) == v {
+				out[name] = ov
+				continue
+			}
+			out[name] = v
 			continue
 		}
-		out[k] = v
+		val, err := typedValue(typ, v)
+		if err != nil {
+			return nil, &ActionError{Action: "compose", Reason: fmt.Sprintf("property %q: %v", name, err)}
+		}
+		out[name] = val
 	}
 	return out, nil
+}
+
+// typedValue converts the text v of a property to type typ.
+func typedValue(typ, v string) (any, error) {
+	switch typ {
+	case propString, "":
+		return v, nil
+	case propInt, "long", "int64":
+		return strconv.ParseInt(v, 10, 64)
+	case propInt32:
+		n, err := strconv.ParseInt(v, 10, 32)
+		return int32(n), err
+	case propDouble, "float", "float64":
+		return strconv.ParseFloat(v, 64)
+	case propBool:
+		return strconv.ParseBool(v)
+	case propTime, "timestamp":
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an RFC 3339 time such as 2025-01-02T15:04:05Z", v)
+		}
+		return t.UTC(), nil
+	}
+	return nil, fmt.Errorf("unknown type %q (one of %s)", typ, strings.Join(propTypes, ", "))
 }
 
 // ParseSchedule parses a schedule as the compose dialog's Schedule field
@@ -220,9 +308,9 @@ func (m *Model) submitCompose(d *dialogState) (tea.Cmd, error) {
 		defer cancel()
 		if !at.IsZero() {
 			seqs, err := c.Schedule(ctx, to, at, []*broker.Message{msg})
-			return sentMsg{entity: to, scheduled: seqs, err: err}
+			return sentMsg{entity: to, messageID: msg.MessageID, scheduled: seqs, err: err}
 		}
-		return sentMsg{entity: to, err: c.Send(ctx, to, []*broker.Message{msg})}
+		return sentMsg{entity: to, messageID: msg.MessageID, err: c.Send(ctx, to, []*broker.Message{msg})}
 	}, nil
 }
 
@@ -233,9 +321,9 @@ func (m *Model) onSent(msg sentMsg) tea.Cmd {
 		return nil
 	}
 	if len(msg.scheduled) > 0 {
-		m.setInfo(fmt.Sprintf("scheduled in %s as sequence number %d", msg.entity, msg.scheduled[0]))
+		m.setInfo(fmt.Sprintf("scheduled in %s as sequence number %d (MessageId %s)", msg.entity, msg.scheduled[0], msg.messageID))
 	} else {
-		m.setInfo("sent to " + msg.entity)
+		m.setInfo(fmt.Sprintf("sent to %s: MessageId %s", msg.entity, msg.messageID))
 	}
 	return m.requestRefresh()
 }

@@ -75,7 +75,8 @@ func (m *Model) detailMessage() (*broker.Message, *heldLock) {
 func (m *Model) detailLines() []string {
 	d := m.detail
 	msg, h := m.detailMessage()
-	info := ui.DetailInfo{Entity: d.address, LockDuration: m.lockDuration()}
+	info := ui.DetailInfo{Entity: d.address, LockDuration: m.lockDuration(),
+		DeadLettered: category(d.pane) == broker.CategoryDeadLettered}
 	if h != nil {
 		info.Held, info.AutoRenew = true, h.autoRenew
 	}

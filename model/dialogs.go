@@ -2,6 +2,8 @@ package model
 
 import (
 	"fmt"
+
+	"github.com/charmbracelet/x/ansi"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,7 +25,7 @@ const (
 	dlgFilter
 	dlgLockMany
 	dlgConfirm
-	dlgReport
+	dlgJump
 )
 
 // dialogState is an open dialog: labelled text inputs, an optional body
@@ -51,6 +53,54 @@ type dialogState struct {
 	prefill     map[int]string
 	origVal     map[int]string
 	bodyPrefill string
+	// after are lines drawn under the inputs (the jump dialog's list);
+	// jump is the jump dialog's state.
+	after []string
+	jump  *jumpState
+	// selected marks inputs whose whole text is selected, as it is when a
+	// filled input gets the focus: typing replaces it, backspace or delete
+	// clears it, a movement key ends the selection and edits it.
+	selected map[int]bool
+}
+
+// selectFocused selects the whole text of the focused input, if it has any.
+func (d *dialogState) selectFocused() {
+	if d.focus >= len(d.inputs) {
+		return
+	}
+	if d.selected == nil {
+		d.selected = map[int]bool{}
+	}
+	d.selected[d.focus] = d.inputs[d.focus].Value() != ""
+}
+
+// replaceSelection applies msg to a selected input: a key that types text
+// (or a paste) replaces the selection, backspace and delete clear it
+// (done), and any other key ends the selection and then does what it does.
+func (d *dialogState) replaceSelection(msg tea.Msg) (done bool) {
+	if d.focus >= len(d.inputs) || !d.selected[d.focus] {
+		return false
+	}
+	switch msg.(type) {
+	case tea.KeyPressMsg, tea.PasteMsg:
+	default:
+		return false // a cursor blink changes nothing
+	}
+	d.selected[d.focus] = false
+	in := &d.inputs[d.focus]
+	switch msg := msg.(type) {
+	case tea.PasteMsg:
+		in.SetValue("")
+	case tea.KeyPressMsg:
+		switch {
+		case msg.String() == "backspace" || msg.String() == "delete" || msg.String() == "ctrl+h":
+			in.SetValue("")
+			return true
+		case msg.Text != "" && msg.Mod&(tea.ModCtrl|tea.ModAlt) == 0:
+			in.SetValue("")
+		}
+	}
+	return false
 }
 
 // fill puts an original value into input i, sanitised for the screen.
@@ -138,6 +188,8 @@ func (d *dialogState) setFocus(i int) tea.Cmd {
 		d.body.Blur()
 	}
 	if d.focus < len(d.inputs) {
+		d.inputs[d.focus].CursorEnd()
+		d.selectFocused()
 		return d.inputs[d.focus].Focus()
 	}
 	return d.body.Focus()
@@ -145,6 +197,9 @@ func (d *dialogState) setFocus(i int) tea.Cmd {
 
 // updateInputs passes a message to the focused field.
 func (d *dialogState) updateInputs(msg tea.Msg) tea.Cmd {
+	if d.replaceSelection(msg) {
+		return nil
+	}
 	var cmd tea.Cmd
 	switch {
 	case d.focus < len(d.inputs):
@@ -165,18 +220,28 @@ func (d *dialogState) view(c *ui.Common) ui.Dialog {
 	lw := d.labelWidth()
 	for i, in := range d.inputs {
 		label := st.Label.Render(fmt.Sprintf("%-*s", lw, d.labels[i]))
-		lines = append(lines, label+" "+in.View())
+		field := in.View()
+		if d.selected[i] {
+			field = st.Cursor.Render(ansi.Truncate(in.Value(), max(1, d.width-lw-2), "…"))
+		}
+		lines = append(lines, label+" "+field)
 	}
 	if d.body != nil {
 		lines = append(lines, st.Label.Render("Body"))
 		lines = append(lines, strings.Split(d.body.View(), "\n")...)
 	}
+	lines = append(lines, d.after...)
 	return ui.Dialog{Title: d.title, Lines: lines, Error: d.err, Footer: d.footer, Width: d.width}
 }
 
 // dialogKey handles a key while a dialog is open.
 func (m *Model) dialogKey(msg tea.KeyPressMsg) tea.Cmd {
 	d := m.dialog
+	if d.kind == dlgJump {
+		if cmd, ok := m.jumpKey(msg); ok {
+			return cmd
+		}
+	}
 	switch msg.String() {
 	case "esc":
 		m.dialog = nil
@@ -204,13 +269,17 @@ func (m *Model) dialogKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return m.submitDialog()
 	}
-	if d.kind == dlgReport || d.kind == dlgConfirm {
-		if msg.String() == "y" && d.kind == dlgConfirm {
+	if d.kind == dlgConfirm {
+		if msg.String() == "y" {
 			return m.submitDialog()
 		}
 		return nil
 	}
-	return d.updateInputs(msg)
+	cmd := d.updateInputs(msg)
+	if d.kind == dlgJump {
+		m.updateJump()
+	}
+	return cmd
 }
 
 // submitDialog runs the dialog's submit; an error stays in the dialog.
@@ -242,6 +311,11 @@ func (m *Model) openDeadLetter() tea.Cmd {
 		title = fmt.Sprintf("Dead-letter %d messages", len(keys))
 	}
 	d := newDialog(dlgDeadLetter, title, m.width, "Reason", "Description")
+	if w := m.caps.Warning(broker.CanDeadLetter); w != "" {
+		for _, l := range ui.Wrap("⚠ "+w, d.width) {
+			d.text = append(d.text, m.styles.Error.Render(l))
+		}
+	}
 	d.inputs[0].Placeholder = "e.g. InvalidPayload"
 	d.footer = "enter next/confirm · tab next field · esc cancel"
 	d.submit = func(d *dialogState) (tea.Cmd, error) {
@@ -261,6 +335,7 @@ func (m *Model) openLockMany() tea.Cmd {
 	d := newDialog(dlgLockMany, "Lock the next N messages", m.width, "N")
 	d.inputs[0].SetValue(strconv.Itoa(max(m.opts.LockCount, 10)))
 	d.inputs[0].CursorEnd()
+	d.selectFocused()
 	d.footer = "enter lock · esc cancel"
 	d.submit = func(d *dialogState) (tea.Cmd, error) {
 		n, err := strconv.Atoi(strings.TrimSpace(d.value(0)))
@@ -278,6 +353,7 @@ func (m *Model) openFilter() tea.Cmd {
 	d := newDialog(dlgFilter, "Filter", m.width, "Filter")
 	d.inputs[0].SetValue(m.filter.Raw())
 	d.inputs[0].CursorEnd()
+	d.selectFocused()
 	d.inputs[0].Placeholder = "text, or Name=value (MessageId, Subject, an application property…)"
 	d.footer = "enter apply (empty clears) · esc cancel"
 	d.submit = func(d *dialogState) (tea.Cmd, error) {
@@ -359,12 +435,4 @@ func (m *Model) openResubmitAll() tea.Cmd {
 	d.submit = func(*dialogState) (tea.Cmd, error) { return m.startResubmitAllJob(entity), nil }
 	m.dialog = d
 	return nil
-}
-
-// openReport shows the outcome of bulk work.
-func (m *Model) openReport(title string, lines []string) {
-	d := newDialog(dlgReport, title, m.width)
-	d.text = lines
-	d.footer = "enter or esc close"
-	m.dialog = d
 }

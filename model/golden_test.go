@@ -67,7 +67,7 @@ func goldenFixture(t *testing.T) (*clockwork.FakeClock, broker.Client) {
 // TestGoldenViews compares every pane and the detail view at three sizes
 // with testdata/TestGoldenViews/*.golden (go test -update rewrites them).
 func TestGoldenViews(t *testing.T) {
-	for _, size := range [][2]int{{80, 24}, {120, 40}, {200, 60}} {
+	for _, size := range [][2]int{{60, 20}, {80, 24}, {120, 40}, {200, 60}} {
 		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
 			clock, c := goldenFixture(t)
 			h := newHarness(t, c, clock, Options{}, size[0], size[1])
@@ -88,6 +88,26 @@ func TestGoldenViews(t *testing.T) {
 	}
 }
 
+// TestGoldenZoomed compares the zoomed Dead-lettered and Active panes, and
+// the detail view of a zoomed pane, at a phone's and a small terminal's
+// size with testdata/TestGoldenZoomed/*.golden.
+func TestGoldenZoomed(t *testing.T) {
+	for _, size := range [][2]int{{60, 20}, {80, 24}} {
+		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
+			clock, c := goldenFixture(t)
+			h := newHarness(t, c, clock, Options{}, size[0], size[1])
+			h.keys("5", "z")
+			t.Run("deadlettered", func(t *testing.T) { golden.RequireEqual(t, h.screen()) })
+			h.key("enter")
+			t.Run("detail-deadlettered", func(t *testing.T) { golden.RequireEqual(t, h.screen()) })
+			h.keys("esc", "1")
+			t.Run("active", func(t *testing.T) { golden.RequireEqual(t, h.screen()) })
+			h.key("z")
+			t.Run("unzoomed", func(t *testing.T) { golden.RequireEqual(t, h.screen()) })
+		})
+	}
+}
+
 // TestTinyAndOddSizesDoNotBreak renders every view at sizes down to the
 // smallest the model accepts; each frame must have exactly the screen's
 // lines.
@@ -97,7 +117,8 @@ func TestTinyAndOddSizesDoNotBreak(t *testing.T) {
 	for _, size := range [][2]int{{1, 1}, {20, 6}, {33, 9}, {59, 14}, {61, 30}, {99, 25}, {139, 41}, {141, 80}, {300, 100}} {
 		h.update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
 		h.settle()
-		for _, k := range []string{"1", "2", "3", "4", "5", "enter", "esc", "?", "?", "n", "esc", "P", "esc", "i", "G", "esc", "C", "G", "esc"} {
+		for _, k := range []string{"1", "2", "3", "4", "5", "enter", "esc", "?", "?", "n", "esc", "P", "esc", "i", "G", "esc", "C", "G", "esc",
+			"z", "enter", "esc", "z", "b", "5", "b", "m", "m"} {
 			h.key(k)
 			lines := strings.Split(h.screen(), "\n")
 			if len(lines) != h.m.height {

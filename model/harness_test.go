@@ -61,7 +61,7 @@ func newHarness(t testing.TB, c broker.Client, clock *clockwork.FakeClock, opts 
 	if opts.Theme == "" {
 		opts.Theme = "dark"
 	}
-	if opts.Entity == "" {
+	if opts.Entity == "" && opts.StateDir == "" {
 		opts.Entity = "orders"
 	}
 	hs := &harness{t: t, m: New(c, opts), clock: tc, msgs: make(chan tea.Msg, 4096)}

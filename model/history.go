@@ -44,7 +44,9 @@ func (m *Model) sampleHistory(at time.Time) {
 			h = &depthHistory{}
 			m.history[e.Path] = h
 		}
-		h.add(at, ui.Depth(e.Counts))
+		if !e.Counts.Unknown {
+			h.add(at, ui.Depth(e.Counts))
+		}
 		seen[e.Path] = true
 	}
 	for p := range m.history {

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -42,6 +43,9 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	if m.dialog != nil {
 		return m.dialogKey(msg)
+	}
+	if m.showLog {
+		return m.logKey(msg)
 	}
 	if m.showHelp {
 		page := max(1, m.height-3)
@@ -92,6 +96,10 @@ func (m *Model) actions() []action {
 	acts := []action{
 		{&k.Quit, m.quit},
 		{&k.Help, func() tea.Cmd { m.showHelp, m.helpTop = true, 0; return nil }},
+		{&k.Log, m.openLog},
+		{&k.Zoom, m.toggleZoom},
+		{&k.Jump, m.openJump},
+		{&k.Sidebar, m.toggleSidebar},
 		{&k.Back, m.back},
 		{&k.Up, func() tea.Cmd { return m.move(-1) }},
 		{&k.Down, func() tea.Cmd { return m.move(1) }},
@@ -186,15 +194,53 @@ func (m *Model) setFocus(i int) tea.Cmd {
 	if i == m.focus {
 		return nil
 	}
-	_, wasVisible := m.layout().Slot(i)
+	before := m.layout()
 	m.focus = i
-	if !wasVisible || !m.panes[i].loaded {
+	return m.relayout(before)
+}
+
+// relayout asks for a refresh when the panes on screen changed from
+// before, or the focused one has no window yet, since the Browse windows
+// follow the layout; an open view takes the new width.
+func (m *Model) relayout(before ui.Layout) tea.Cmd {
+	after := m.layout()
+	if after.Main.W != before.Main.W {
+		m.rerenderDetail()
+	}
+	if !m.panes[m.focus].loaded || !slices.Equal(before.Panes, after.Panes) {
 		return m.requestRefresh()
 	}
 	return nil
 }
 
-// stepEntity selects the next (+1) or previous (-1) queue or subscription.
+// toggleZoom gives the focused pane the whole screen, or gives it back.
+func (m *Model) toggleZoom() tea.Cmd {
+	before := m.layout()
+	m.zoom = !m.zoom
+	if m.zoom {
+		m.setInfo(fmt.Sprintf("zoomed on the %s pane (%s: back)", category(m.focus), m.keys.Zoom.Help().Key))
+	}
+	return m.relayout(before)
+}
+
+// toggleSidebar hides the entity list, or shows it (also on a screen
+// narrower than the one it shows on by itself).
+func (m *Model) toggleSidebar() tea.Cmd {
+	before := m.layout()
+	if before.Sidebar.W > 0 {
+		m.sidebar = ui.SidebarHidden
+	} else {
+		m.sidebar = ui.SidebarShown
+	}
+	if m.zoom {
+		m.zoom = false
+	}
+	m.keepEntityVisible()
+	return m.relayout(before)
+}
+
+// stepEntity selects the next (+1) or previous (-1) entity of the list;
+// a topic opens its information view (see selectEntity).
 func (m *Model) stepEntity(d int) tea.Cmd {
 	n := len(m.entities)
 	if n == 0 {
@@ -206,17 +252,32 @@ func (m *Model) stepEntity(d int) tea.Cmd {
 			cur = i
 		}
 	}
-	for step := 1; step <= n; step++ {
-		i := ((cur+d*step)%n + n) % n
-		if m.entities[i].Kind != broker.KindTopic {
-			if m.entities[i].Path == m.entity {
-				return nil
-			}
-			m.switchEntity(m.entities[i].Path)
-			return m.requestRefresh()
-		}
+	i := ((cur+d)%n + n) % n
+	if cur < 0 && d < 0 {
+		i = n - 1
 	}
-	return nil
+	if m.entities[i].Path == m.entity {
+		return nil
+	}
+	return m.selectEntity(m.entities[i].Path)
+}
+
+// selectEntity shows entity path, by key, click or jump. A topic holds no
+// messages itself, so its information view opens, with its subscriptions.
+// The choice is remembered for the endpoint (Options.StateDir).
+func (m *Model) selectEntity(path string) tea.Cmd {
+	m.switchEntity(path)
+	cmds := []tea.Cmd{m.requestRefresh(), m.rememberEntity()}
+	if m.isTopic() && m.entInfo == nil {
+		cmds = append(cmds, m.openInfo())
+	}
+	return tea.Batch(cmds...)
+}
+
+// isTopic reports whether the entity shown is a topic.
+func (m *Model) isTopic() bool {
+	e, ok := m.currentEntity()
+	return ok && e.Kind == broker.KindTopic
 }
 
 // switchEntity shows another entity: its panes start at the top.

@@ -33,14 +33,21 @@ type Model struct {
 	now           time.Time
 
 	// Entities, in the order the endpoint lists them, and the selected one.
-	entities  []broker.Entity
-	entity    string
-	entityTop int
-	listed    bool // the first list has arrived
-	history   map[string]*depthHistory
+	entities []broker.Entity
+	entity   string
+	// remembered is set while the entity shown is the one remembered for
+	// the endpoint (Options.StateDir), until the list confirms it exists.
+	remembered bool
+	entityTop  int
+	listed     bool // the first list has arrived
+	history    map[string]*depthHistory
 
 	focus int
 	panes [numPanes]paneState
+	// zoom gives the focused pane the whole screen; sidebar hides or shows
+	// the entity list.
+	zoom    bool
+	sidebar ui.SidebarMode
 
 	// Refresh and events.
 	tickID      int
@@ -81,11 +88,16 @@ type Model struct {
 	entGen   int
 	showHelp bool
 	helpTop  int
-	dialog   *dialogState
-	job      *bulkJob
-	jobSeq   int
-	filter   filterSpec
-	jumps    []jump
+	// log is the message log: every status and error line, whole; showLog
+	// shows it from line logTop.
+	log     []ui.LogEntry
+	showLog bool
+	logTop  int
+	dialog  *dialogState
+	job     *bulkJob
+	jobSeq  int
+	filter  filterSpec
+	jumps   []jump
 	// search is the search for a reply's request in progress (nil for
 	// none); replySources maps an entity (lower case) to the entities whose
 	// messages were seen asking for replies in it.
@@ -127,6 +139,10 @@ func New(c broker.Client, opts Options) *Model {
 		height:   24,
 	}
 	m.now = m.clock.Now()
+	if m.entity == "" {
+		m.entity = lastEntity(opts.StateDir, c.Endpoint())
+		m.remembered = m.entity != ""
+	}
 	theme, err := themes.Choose(opts.Theme, true, opts.NoColor)
 	if err != nil {
 		m.lastErr = err
@@ -181,14 +197,16 @@ func (m *Model) setErr(err error) {
 	}
 	m.lastErr = err
 	m.info = ""
+	m.logErr(err)
 }
 
-// setInfo shows a passing message in the status bar and clears the last
-// error.
+// setInfo shows a passing message in the status bar, for infoFor, and
+// clears the last error; the message log keeps it.
 func (m *Model) setInfo(s string) {
 	m.info = s
 	m.infoAt = m.now
 	m.lastErr = nil
+	m.logLine(false, s, "")
 }
 
 // currentEntity returns the selected entity (ok false before the first list).
@@ -207,8 +225,15 @@ func (m *Model) lockDuration() time.Duration {
 	return e.Settings.Normalize().LockDuration
 }
 
-// layout is the geometry of the screen now.
-func (m *Model) layout() ui.Layout { return ui.NewLayout(m.width, m.height, m.focus) }
+// layout is the geometry of the screen now: the zoom, the entity list and
+// the counts of the entity on screen decide it.
+func (m *Model) layout() ui.Layout {
+	o := ui.LayoutOptions{Zoom: m.zoom, Sidebar: m.sidebar}
+	if e, ok := m.currentEntity(); ok && m.caps.Supports(broker.CanBrowse) && !e.Counts.Unknown {
+		o.Counts = &e.Counts
+	}
+	return ui.NewLayoutWith(m.width, m.height, m.focus, o)
+}
 
 // common is the ui.Common of this frame.
 func (m *Model) common() *ui.Common {

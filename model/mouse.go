@@ -2,22 +2,20 @@ package model
 
 import (
 	tea "charm.land/bubbletea/v2"
-	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/ui"
 )
 
 // onClick selects what was clicked: an entity, a tab, a pane row.
 func (m *Model) onClick(ms tea.Mouse) tea.Cmd {
-	if ms.Button != tea.MouseLeft || m.dialog != nil || m.showHelp {
+	if ms.Button != tea.MouseLeft || m.dialog != nil || m.showHelp || m.showLog {
 		return nil
 	}
 	l := m.layout()
 	switch {
 	case l.Sidebar.Contains(ms.X, ms.Y):
 		i := m.entityTop + ms.Y - l.Sidebar.Y - 1 // the first line is the header
-		if ms.Y > l.Sidebar.Y && i >= 0 && i < len(m.entities) && m.entities[i].Kind != broker.KindTopic {
-			m.switchEntity(m.entities[i].Path)
-			return m.requestRefresh()
+		if ms.Y > l.Sidebar.Y && i >= 0 && i < len(m.entities) && m.entities[i].Path != m.entity {
+			return m.selectEntity(m.entities[i].Path)
 		}
 	case l.Tabs.Contains(ms.X, ms.Y):
 		e, _ := m.currentEntity()
@@ -59,6 +57,10 @@ func (m *Model) onWheel(ms tea.Mouse) tea.Cmd {
 	}
 	if m.clients != nil {
 		m.clients.top = max(0, min(m.clientsMaxTop(), m.clients.top+d))
+		return nil
+	}
+	if m.showLog {
+		m.logTop = max(0, min(m.logMaxTop(), m.logTop+d))
 		return nil
 	}
 	if m.entInfo != nil {

@@ -92,6 +92,7 @@ type renewedMsg struct {
 // sentMsg is the result of compose or edit-and-send.
 type sentMsg struct {
 	entity    string
+	messageID string
 	scheduled []int64
 	err       error
 }

@@ -43,6 +43,10 @@ type Options struct {
 	// SearchScan is the most messages the search for a reply's request
 	// browses in all (default 10000).
 	SearchScan int
+	// StateDir is where the dashboard remembers, per endpoint, the entity
+	// it showed last, and shows it again at start when Entity is ""
+	// (DefaultStateDir gives the usual one); "" remembers nothing.
+	StateDir string
 }
 
 // Defaults.
@@ -55,6 +59,9 @@ const (
 	DefaultSearchScan   = 10000
 	// FlashFor is how long a row flashes after its lock expired or was lost.
 	FlashFor = 3 * time.Second
+	// infoFor is how long a passing message stays in the status bar; the
+	// message log keeps it.
+	infoFor = 10 * time.Second
 	// frameEvery is the animation frame of countdowns and flashes.
 	frameEvery = 200 * time.Millisecond
 	// eventDebounce is the least time between two refreshes caused by

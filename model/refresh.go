@@ -96,7 +96,7 @@ func (m *Model) startRefresh() tea.Cmd {
 	c, caps, timeout, scan := m.client, m.caps, m.opts.Timeout, m.opts.FilterScan
 	at := m.now
 	var reqs []paneRequest
-	if caps.Supports(broker.CanBrowse) {
+	if caps.Supports(broker.CanBrowse) && !m.isTopic() { // a topic holds no messages itself
 		for _, slot := range m.layout().Panes {
 			i := slot.Index
 			if category(i) == broker.CategoryLocked && !caps.Supports(broker.CanSeeAllLocks) {
@@ -155,11 +155,20 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 		return nil
 	}
 	m.refreshing = false
+	before := m.layout()
 	switch {
 	case msg.listErr == nil:
 		m.conn = ui.ConnConnected
 		m.entities = msg.entities
 		m.listed = true
+		if m.remembered {
+			// The entity remembered may be gone: show the first then.
+			m.remembered = false
+			if _, ok := m.currentEntity(); !ok {
+				m.switchEntity(firstEntity(m.entities))
+				m.wantRefresh = true
+			}
+		}
 		m.entGen++
 		m.sampleHistory(msg.at)
 	case errors.Is(msg.listErr, broker.ErrNotSupported):
@@ -184,6 +193,13 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 		}
 	}
 	m.keepEntityVisible()
+	if after := m.layout(); !slices.Equal(before.Panes, after.Panes) {
+		// New counts moved the panes: their windows follow.
+		m.wantRefresh = true
+		if after.Main.W != before.Main.W {
+			m.rerenderDetail()
+		}
+	}
 	if m.wantRefresh {
 		return m.startRefresh()
 	}

@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/peeklock/peeklock/broker"
@@ -109,7 +110,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		if msg.err != nil {
 			m.setErr(msg.err)
 		} else {
-			m.setInfo(fmt.Sprintf("cancelled %d scheduled message(s)", len(msg.seqs)))
+			m.setInfo(fmt.Sprintf("cancelled the scheduled sequence number(s) %s of %s", joinSeqs(msg.seqs), msg.entity))
 		}
 		return m.requestRefresh()
 	case exportedMsg:
@@ -122,6 +123,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case errMsg:
 		m.setErr(msg.err)
 		return nil
+	case rememberedMsg:
+		m.logErr(msg.err) // in the log only: nothing depends on it
+		return nil
 	case jobProgressMsg:
 		return m.onJob(msg)
 	case searchStepMsg:
@@ -133,9 +137,13 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case tea.MouseWheelMsg:
 		return m.onWheel(msg.Mouse())
 	}
-	// Other messages (cursor blinks) go to an open dialog's inputs.
+	// Other messages (cursor blinks, pastes) go to an open dialog's inputs.
 	if m.dialog != nil {
-		return m.dialog.updateInputs(msg)
+		cmd := m.dialog.updateInputs(msg)
+		if m.dialog.kind == dlgJump {
+			m.updateJump()
+		}
+		return cmd
 	}
 	return nil
 }
@@ -236,4 +244,13 @@ func (m *Model) ensureFrame() tea.Cmd {
 	m.frameArmed = true
 	m.frameID++
 	return after(m.clock, frameEvery, frameMsg{id: m.frameID})
+}
+
+// joinSeqs writes sequence numbers as "13, 14".
+func joinSeqs(seqs []int64) string {
+	parts := make([]string, len(seqs))
+	for i, s := range seqs {
+		parts[i] = fmt.Sprint(s)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -36,9 +36,20 @@ func (m *Model) render() string {
 		HelpOpen:  m.showHelp,
 		HelpTop:   m.helpTop,
 		HelpWhy:   func(b *key.Binding) string { return m.reason(b) },
+		LogOpen:   m.showLog,
+		LogTop:    m.logTop,
+	}
+	if m.showLog {
+		s.LogLines = m.logView()
 	}
 	if !m.listed && m.lastErr == nil {
 		s.EntityNote = "loading…"
+	}
+	for _, x := range m.entities {
+		if n := x.Counts.Count(broker.CategoryDeadLettered); n > 0 && x.Path != m.entity {
+			s.OtherDLQ += n
+			s.OtherDLQEntities++
+		}
 	}
 	for _, slot := range l.Panes {
 		s.Panes = append(s.Panes, m.paneView(slot))
@@ -97,11 +108,12 @@ func (m *Model) paneView(slot ui.PaneSlot) ui.PaneState {
 	e, _ := m.currentEntity()
 	ps := ui.PaneState{
 		Category:     category(i),
-		Count:        e.Counts.Count(category(i)),
+		Counts:       e.Counts,
 		Cursor:       p.cursor,
 		Focused:      i == m.focus && m.detail == nil,
 		Position:     p.pos,
 		LockDuration: e.Settings.Normalize().LockDuration,
+		Sessions:     e.Settings.RequiresSession,
 	}
 	n := slot.Rows()
 	msgs := p.rows
@@ -130,6 +142,9 @@ func (m *Model) paneView(slot ui.PaneSlot) ui.PaneState {
 		ps.Empty = "no locks held by this dashboard (this endpoint shows only its own locks)"
 	case !m.caps.Supports(broker.CanBrowse):
 		ps.Empty = "browsing is not supported: " + m.caps.Reason(broker.CanBrowse)
+	case m.isTopic():
+		ps.Empty = fmt.Sprintf("a topic holds no messages: its subscriptions do (%s info, %s next entity)",
+			m.keys.Info.Help().Key, m.keys.NextEntity.Help().Key)
 	case p.err != nil:
 		ps.Empty = "error: " + p.err.Error()
 	case m.listed && m.entity == "":
@@ -191,9 +206,16 @@ func (m *Model) status() ui.Status {
 		Refresh:  m.opts.Refresh,
 		Paused:   m.paused,
 		ReadOnly: m.readOnly,
-		Info:     m.info,
 		Notice:   m.notice,
 		Session:  m.sessionStatus(),
+		LogKey:   m.keys.Log.Help().Key,
+		Zoomed:   m.zoom,
+	}
+	if m.layout().Sidebar.W == 0 {
+		s.Entity = m.entity
+	}
+	if m.now.Sub(m.infoAt) < infoFor {
+		s.Info = m.info
 	}
 	if m.lastErr != nil {
 		s.Err = m.lastErr.Error()

@@ -39,7 +39,10 @@ type sessionClient struct {
 	inflight sync.WaitGroup // calls between enter and leave
 }
 
-var _ broker.Client = (*sessionClient)(nil)
+var (
+	_ broker.Client         = (*sessionClient)(nil)
+	_ broker.SequenceLocker = (*sessionClient)(nil)
+)
 
 // newSessionClient wraps shared for one session of role role; audit already
 // carries who the session is.
@@ -144,6 +147,30 @@ func (c *sessionClient) ReceiveDeferred(ctx context.Context, entity string, seqs
 		return msgs, err
 	}
 	c.received("receive deferred", entity, msgs, err)
+	return msgs, err
+}
+
+// LockSequence locks messages by sequence number through the shared
+// client (broker.SequenceLocker) and records and audits the locks, one line
+// per message. It fails with broker.ErrNotSupported when the shared client
+// cannot, and read-only sessions are refused by the read-only wrapper.
+func (c *sessionClient) LockSequence(ctx context.Context, entity string, seqs []int64) ([]*broker.Message, error) {
+	if !c.enter() {
+		return nil, errSessionEnded
+	}
+	defer c.leave()
+	sl, ok := broker.SequenceLockerOf(c.inner)
+	if !ok {
+		return nil, &broker.Error{Code: broker.CodeNotSupported, Message: "this endpoint cannot lock a message by its sequence number"}
+	}
+	msgs, err := sl.LockSequence(ctx, entity, seqs)
+	if err != nil && len(msgs) == 0 {
+		for _, s := range seqs {
+			c.record("lock", entity, s, "", err)
+		}
+		return msgs, err
+	}
+	c.received("lock", entity, msgs, err)
 	return msgs, err
 }
 

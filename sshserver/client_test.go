@@ -3,6 +3,7 @@ package sshserver
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -275,5 +276,59 @@ func TestSessionClientLateReceiveIsGivenBack(t *testing.T) {
 	}
 	if n := sc.heldLocks(); n != 0 {
 		t.Fatalf("held locks = %d after close, want 0", n)
+	}
+}
+
+// TestSessionClientResubmitOneAuditsWhatChanged resubmits one of 15
+// dead-lettered messages through an operator session the way the
+// dashboard does (lock by sequence number, send the copy, complete the
+// original): the audit log has those three lines and nothing about the
+// other 14, which stay as they were. A read-only session cannot lock.
+func TestSessionClientResubmitOneAuditsWhatChanged(t *testing.T) {
+	e := newEngine(t, 15)
+	ctx := context.Background()
+	got, err := e.Receive(ctx, broker.ReceiveRequest{Entity: "orders", Mode: broker.PeekLock, Max: 15})
+	if err != nil || len(got) != 15 {
+		t.Fatalf("receive: %v", err)
+	}
+	for _, m := range got {
+		if err := e.Settle(ctx, broker.Settlement{Kind: broker.DeadLetter, Entity: "orders", Token: m.LockToken, Reason: "bad"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var log auditLog
+	sc := newSessionClient(e, RoleOperator, log.logger())
+	sl, ok := broker.SequenceLockerOf(sc)
+	if !ok {
+		t.Fatal("the session client cannot lock by sequence number")
+	}
+	if _, isSession := sl.(*sessionClient); !isSession {
+		t.Fatalf("SequenceLockerOf found %T under the session client: its locks would not be recorded", sl)
+	}
+	dlq := "orders" + broker.DeadLetterSuffix
+	locked, err := sl.LockSequence(ctx, dlq, []int64{8})
+	if err != nil || len(locked) != 1 {
+		t.Fatalf("lock: %v", err)
+	}
+	if err := broker.Resubmit(ctx, sc, dlq, locked[0], "orders"); err != nil {
+		t.Fatal(err)
+	}
+	sc.Close()
+	var ops []string
+	for _, l := range log.lines(t) {
+		ops = append(ops, l["op"].(string)+" "+l["entity"].(string))
+	}
+	if want := []string{"lock orders/$DeadLetterQueue", "send orders", "complete orders/$DeadLetterQueue"}; strings.Join(ops, "; ") != strings.Join(want, "; ") {
+		t.Fatalf("audit:\n got %v\nwant %v", ops, want)
+	}
+	if c := counts(t, e, "orders"); c.DeadLettered != 14 || c.Active != 1 {
+		t.Fatalf("counts = %+v", c)
+	}
+
+	var roLog auditLog
+	ro := newSessionClient(e, RoleReadOnly, roLog.logger())
+	defer ro.Close()
+	if _, err := ro.LockSequence(ctx, dlq, []int64{9}); !errors.Is(err, broker.ErrReadOnly) {
+		t.Fatalf("read-only lock: %v", err)
 	}
 }

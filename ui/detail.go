@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/google/uuid"
 	"github.com/peeklock/peeklock/broker"
 )
@@ -21,6 +22,95 @@ type DetailInfo struct {
 	LockDuration time.Duration
 	// Hints are shown under the title (the request/reply links).
 	Hints []string
+	// DeadLettered is set for a message of the Dead-lettered pane: the view
+	// opens with why it is there (see DeadLetterLines).
+	DeadLettered bool
+}
+
+// detailKeyW is the width of the property names of the detail view: the
+// longest broker property name, ScheduledEnqueueTimeUtc, and a space.
+const detailKeyW = 24
+
+// minValueW is the narrowest value column beside a property name; a
+// narrower view puts the value under its name.
+const minValueW = 16
+
+// PropLines renders one property of the detail view in w cells: its name
+// in a column of keyW cells and its value, already sanitised and styled by
+// style, wrapped beside it, so that a long value is never cut. A name longer
+// than the column, or a view too narrow for a value column, puts the value
+// under the name, indented by two. suffix (already styled) follows the
+// value's last line, after a space.
+func PropLines(c *Common, name, value, suffix string, keyW, w int, style func(...string) string) []string {
+	st := c.Styles
+	vw := w - keyW - 1
+	if ansi.StringWidth(name) < keyW && vw >= minValueW {
+		parts := Wrap(value, vw)
+		out := make([]string, len(parts))
+		for i, p := range parts {
+			head := blank(keyW)
+			if i == 0 {
+				head = st.Label.Render(fit(name, keyW))
+			}
+			out[i] = head + " " + style(p)
+		}
+		return withSuffix(out, suffix, keyW+1, w)
+	}
+	out := []string{st.Label.Render(name)}
+	for _, p := range Wrap(value, max(1, w-2)) {
+		out = append(out, "  "+style(p))
+	}
+	return withSuffix(out, suffix, 2, w)
+}
+
+// withSuffix appends suffix to the last of lines, or puts it on a line of
+// its own, indented by indent, when it does not fit in w cells.
+func withSuffix(lines []string, suffix string, indent, w int) []string {
+	if suffix == "" {
+		return lines
+	}
+	last := len(lines) - 1
+	if ansi.StringWidth(lines[last])+1+ansi.StringWidth(suffix) <= w {
+		lines[last] += " " + suffix
+		return lines
+	}
+	return append(lines, blank(indent)+suffix)
+}
+
+// DeadLetterLines renders why a dead-lettered message is where it is, the
+// first thing its detail view shows: the reason, the description, the
+// entity it was dead-lettered from, its delivery count and when it was
+// enqueued, each wrapped to w cells.
+func DeadLetterLines(c *Common, m *broker.Message, entity string, w int) []string {
+	st := c.Styles
+	lines := sectionTitle(c, "Why it is dead-lettered", w)
+	const keyW = 12
+	add := func(name, value string, style func(...string) string) {
+		lines = append(lines, PropLines(c, name, Sanitize(value), "", keyW, w, style)...)
+	}
+	reason := m.DeadLetterReason()
+	if reason == "" {
+		reason = "(no reason given)"
+	}
+	path, sub := broker.SplitAddress(entity)
+	source := path + " (dead-lettered in this entity)"
+	if sub == broker.SubQueueTransferDeadLetter || m.SubQueue == broker.SubQueueTransferDeadLetter {
+		reason = TransferTag + reason
+		source = path + " (could not be forwarded from this entity)"
+	}
+	if m.DeadLetterSource != "" {
+		source = m.DeadLetterSource + " (dead-lettered there, forwarded here)"
+	}
+	enq := fmtTime(m.EnqueuedTime)
+	if !m.EnqueuedTime.IsZero() {
+		enq += " (" + Age(c.Now, m.EnqueuedTime) + " ago)"
+	}
+	add("Reason", reason, st.Error.Render)
+	add("Description", orDash(m.DeadLetterErrorDescription()), st.Text.Render)
+	add("Source", source, st.Text.Render)
+	add("Deliveries", strconv.FormatUint(uint64(m.DeliveryCount), 10)+" (DeliveryCount)", st.Text.Render)
+	add("Enqueued", enq, st.Text.Render)
+	return lines
 }
 
 // fmtTime formats a broker time in UTC with milliseconds; zero is "-".
@@ -59,14 +149,22 @@ func DetailLines(c *Common, m *broker.Message, info DetailInfo, body []string, w
 	st := c.Styles
 	var lines []string
 	section := func(title string) { lines = append(lines, sectionTitle(c, title, w)...) }
-	const keyW = 27
+	const keyW = detailKeyW
 	prop := func(name, value string) {
-		lines = append(lines, st.Label.Render(fit(name, keyW))+" "+st.Text.Render(Sanitize(value)))
+		lines = append(lines, PropLines(c, name, Sanitize(value), "", keyW, w, st.Text.Render)...)
 	}
 	head := fmt.Sprintf("Message %d in %s", m.SequenceNumber, Sanitize(info.Entity))
-	lines = append(lines, st.Title.Render(head))
+	for _, l := range Wrap(head, w) {
+		lines = append(lines, st.Title.Render(l))
+	}
+	if info.DeadLettered {
+		lines = append(lines, DeadLetterLines(c, m, info.Entity, w)...)
+		lines = append(lines, "")
+	}
 	for _, h := range info.Hints {
-		lines = append(lines, st.Faint.Render(Sanitize(h)))
+		for _, l := range Wrap(Sanitize(h), w) {
+			lines = append(lines, st.Faint.Render(l))
+		}
 	}
 
 	section("Broker properties")
@@ -142,8 +240,8 @@ func DetailLines(c *Common, m *broker.Message, info DetailInfo, body []string, w
 	sort.Strings(keys)
 	for _, k := range keys {
 		v := m.ApplicationProperties[k]
-		lines = append(lines, st.Label.Render(fit(Sanitize(k), keyW))+" "+st.Text.Render(Sanitize(PropertyValue(v)))+
-			st.Faint.Render(" ("+PropertyType(v)+")"))
+		lines = append(lines, PropLines(c, Sanitize(k), Sanitize(PropertyValue(v)), st.Faint.Render("("+PropertyType(v)+")"),
+			keyW, w, st.Text.Render)...)
 	}
 
 	return append(lines, body...)

@@ -128,12 +128,21 @@ func HelpLines(c *Common, why func(*key.Binding) string, w int) []string {
 		cols = append(cols, append(col, ""))
 	}
 	head := st.Title.Render("Keys") + st.Faint.Render("  ↑/↓ scroll · ? or esc close")
+	legend := []string{st.Header.Render("Legend")}
+	for _, l := range Legend {
+		for i, part := range Wrap(l, max(10, w-4)) {
+			if i > 0 {
+				part = "  " + part
+			}
+			legend = append(legend, "  "+st.HelpDesc.Render(part))
+		}
+	}
 	if w < 100 {
 		lines := []string{head, ""}
 		for _, col := range cols {
 			lines = append(lines, col...)
 		}
-		return lines
+		return append(lines, legend...)
 	}
 	// Two columns: groups 1–2 on the left, 3–4 on the right.
 	left := append(append([]string{}, cols[0]...), cols[1]...)
@@ -150,7 +159,16 @@ func HelpLines(c *Common, why func(*key.Binding) string, w int) []string {
 		}
 		lines = append(lines, fit(l, half)+r)
 	}
-	return lines
+	return append(lines, legend...)
+}
+
+// Legend explains the marks and columns of the screen, for the help
+// screen.
+var Legend = []string{
+	"Row marks: ▸ the cursor · ◆ locked by this dashboard (c, a, d, f settle it) · ↻ locked here and auto-renewed (R) · ● selected (space)",
+	"Entity list: A active · L locked · D deferred · S scheduled · X dead-lettered (the transfer dead-letter queue included) · Σ all of them · depth: Σ over the last five minutes",
+	"Tabs: the panes (1–5) with their counts; DLQ is the Dead-lettered pane; \"X n in k other\" counts the dead-lettered messages of the other entities when the list is hidden",
+	"Pane columns: DC is the delivery count (failed deliveries + 1, as the SDKs show it); Lock is the time left on a lock",
 }
 
 // HelpScreen draws the help lines from top in exactly h lines of w cells.

@@ -86,11 +86,22 @@ func Depth(n broker.Counts) int64 {
 	return n.Active + n.Locked + n.Deferred + n.Scheduled + n.Count(broker.CategoryDeadLettered)
 }
 
+// Column widths of the narrow entity list: the total (Σ) and the
+// dead-lettered count (X).
+const (
+	narrowTotalW = 5
+	narrowDLQW   = 4
+	// narrowSparkFrom is the narrowest list that still has a sparkline.
+	narrowSparkFrom = 30
+)
+
 // EntityList renders the entity list in exactly h lines of w cells. Wide
 // lists show every count (A active, L locked, D deferred, S scheduled, X
-// dead-lettered, transfer-dead-lettered included); narrow ones the total.
-// An entity whose status refuses operations has its StatusMarker after
-// the name. top is the index of the first row shown.
+// dead-lettered, transfer-dead-lettered included); narrow ones the total
+// (Σ) and the dead-lettered count (X), so that a dead-letter queue that
+// fills is seen at any width. An entity whose status refuses operations
+// has its StatusMarker after the name. top is the index of the first row
+// shown. The help screen's legend (Legend) explains the columns.
 func EntityList(c *Common, rows []EntityRow, top, w, h int, note string) []string {
 	st := c.Styles
 	lines := make([]string, 0, h)
@@ -102,8 +113,14 @@ func EntityList(c *Common, rows []EntityRow, top, w, h int, note string) []strin
 	if w >= 50 {
 		spark, col = 8, 5
 	}
+	if !wide && w < narrowSparkFrom {
+		spark = 0
+	}
 	nameW := w - 5*col - spark - 1
-	header := "Entities"
+	if !wide {
+		nameW = w - narrowTotalW - narrowDLQW - 1 - spark
+	}
+	header := fit("Entities", nameW) + fitLeft("Σ", narrowTotalW) + fitLeft("X", narrowDLQW) + " " + fit("depth", spark)
 	if wide {
 		header = fit("Entities", nameW) + fitLeft("A", col) + fitLeft("L", col) + fitLeft("D", col) +
 			fitLeft("S", col) + fitLeft("X", col) + " " + fit("depth", spark)
@@ -119,23 +136,29 @@ func EntityList(c *Common, rows []EntityRow, top, w, h int, note string) []strin
 	for i := top; i < len(rows) && len(lines) < h; i++ {
 		r := rows[i]
 		n := r.Entity.Counts
-		var text string
-		if wide {
-			text = nameCell(r.Entity, nameW) + fitLeft(Count(n.Active), col) + fitLeft(Count(n.Locked), col) +
-				fitLeft(Count(n.Deferred), col) + fitLeft(Count(n.Scheduled), col) + fitLeft(Count(n.Count(broker.CategoryDeadLettered)), col) + " "
-		} else {
-			nameW := w - 6 - spark - 1
-			text = nameCell(r.Entity, nameW) + fitLeft(Count(Depth(n)), 6) + " "
-		}
+		dlq := n.Count(broker.CategoryDeadLettered)
 		s := st.EntityNormal
 		if r.Current {
 			s = st.EntitySelected
 		}
-		line := s.Render(text)
-		if r.Entity.Kind == broker.KindTopic {
-			line += blank(spark) // a topic holds no messages itself
+		var line string
+		if wide {
+			line = s.Render(nameCell(r.Entity, nameW) + fitLeft(CountOf(n, broker.CategoryActive), col) +
+				fitLeft(CountOf(n, broker.CategoryLocked), col) + fitLeft(CountOf(n, broker.CategoryDeferred), col) +
+				fitLeft(CountOf(n, broker.CategoryScheduled), col) + fitLeft(CountOf(n, broker.CategoryDeadLettered), col) + " ")
 		} else {
-			line += st.Sparkline.Render(Sparkline(r.Depth, spark))
+			x := s.Render(fitLeft(CountOf(n, broker.CategoryDeadLettered), narrowDLQW))
+			if dlq > 0 && !r.Current {
+				x = st.Error.Render(fitLeft(Count(dlq), narrowDLQW))
+			}
+			line = s.Render(nameCell(r.Entity, nameW)+fitLeft(DepthOf(n), narrowTotalW)) + x + s.Render(" ")
+		}
+		if spark > 0 {
+			if r.Entity.Kind == broker.KindTopic {
+				line += blank(spark) // a topic holds no messages itself
+			} else {
+				line += st.Sparkline.Render(Sparkline(r.Depth, spark))
+			}
 		}
 		lines = append(lines, fit(line, w))
 	}

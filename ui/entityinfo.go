@@ -157,6 +157,9 @@ func countItems(e broker.Entity, subs int) []string {
 	if e.Kind == broker.KindTopic {
 		return []string{size, fmt.Sprintf("%d subscription(s)", subs)}
 	}
+	if n.Unknown {
+		return []string{"counts unknown to this endpoint", Count(n.Locked) + " locked by this dashboard"}
+	}
 	items := []string{
 		Count(n.Active) + " active", Count(n.Locked) + " locked", Count(n.Deferred) + " deferred",
 		Count(n.Scheduled) + " scheduled", Count(n.DeadLettered) + " dead-lettered",

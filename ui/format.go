@@ -2,6 +2,8 @@ package ui
 
 import (
 	"fmt"
+
+	"github.com/peeklock/peeklock/broker"
 	"strconv"
 	"time"
 )
@@ -23,6 +25,28 @@ func Count(n int64) string {
 		return fmt.Sprintf("%dM", n/1_000_000)
 	}
 	return fmt.Sprintf("%.1fG", float64(n)/1e9)
+}
+
+// UnknownCount is shown for a count the endpoint does not know.
+const UnknownCount = "?"
+
+// CountOf formats the count of category c in n with Count; a count the
+// endpoint does not know (broker.Counts.Unknown: every one but Locked) is
+// UnknownCount.
+func CountOf(n broker.Counts, c broker.Category) string {
+	if n.Unknown && c != broker.CategoryLocked {
+		return UnknownCount
+	}
+	return Count(n.Count(c))
+}
+
+// DepthOf formats Depth(n), or UnknownCount when the endpoint does not
+// know the counts.
+func DepthOf(n broker.Counts) string {
+	if n.Unknown {
+		return UnknownCount
+	}
+	return Count(Depth(n))
 }
 
 // Age formats how long ago t was, in at most 5 cells: 0s, 59s, 12m, 3h, 4d.

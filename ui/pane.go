@@ -32,8 +32,9 @@ type Row struct {
 // PaneState is what a pane draws.
 type PaneState struct {
 	Category broker.Category
-	// Count is the category's count in the selected entity.
-	Count int64
+	// Counts are the selected entity's counts; the title shows the
+	// category's.
+	Counts broker.Counts
 	// Rows are the rows on screen, no more.
 	Rows []Row
 	// Cursor is the index in Rows of the row under the cursor (-1: none).
@@ -53,6 +54,9 @@ type PaneState struct {
 	// LockDuration is the entity's lock duration, the full length of a
 	// countdown bar.
 	LockDuration time.Duration
+	// Sessions is set for a session-aware entity: the rows show their
+	// SessionId.
+	Sessions bool
 }
 
 // column kinds of a pane.
@@ -69,6 +73,7 @@ const (
 	colSize
 	colReason
 	colDesc
+	colSession
 )
 
 type column struct {
@@ -80,8 +85,19 @@ type column struct {
 }
 
 // columns returns the columns of a pane of category c in w cells (after the
-// two marker cells), dropping the least important when narrow.
-func columns(c broker.Category, hasLock bool, w int) []column {
+// two marker cells), dropping the least important when narrow. reasonW is
+// the width of the widest dead-letter reason on screen (see dlqColumns).
+func columns(c broker.Category, hasLock bool, w, reasonW int) []column {
+	return columnsOf(c, hasLock, false, w, reasonW)
+}
+
+// columnsOf is columns with, for a session-aware entity (sessions), a
+// SessionId column after the sequence number (not in the Dead-lettered
+// pane: the dead-letter sub-queues are not session-aware).
+func columnsOf(c broker.Category, hasLock, sessions bool, w, reasonW int) []column {
+	if c == broker.CategoryDeadLettered {
+		return dlqColumns(hasLock, w, reasonW)
+	}
 	var cols []column
 	seq := column{kind: colSeq, title: "Seq", w: 8, right: true}
 	if w < 70 {
@@ -98,19 +114,15 @@ func columns(c broker.Category, hasLock bool, w int) []column {
 		cols = []column{seq, id, subj, lock, age, dc, size}
 	case broker.CategoryScheduled:
 		cols = []column{seq, id, subj, {kind: colDue, title: "Due", w: 9, right: true}, dc, size}
-	case broker.CategoryDeadLettered:
-		id.flex = 3
-		cols = []column{seq, id, {kind: colReason, title: "Reason", flex: 3}, {kind: colDesc, title: "Description", flex: 4}}
-		if hasLock {
-			cols = append(cols, lock)
-		}
-		cols = append(cols, age, dc, size)
 	default:
 		cols = []column{seq, id, subj}
 		if hasLock {
 			cols = append(cols, lock)
 		}
 		cols = append(cols, age, dc, size)
+	}
+	if sessions {
+		cols = append(cols[:1], append([]column{{kind: colSession, title: "SessionId", flex: 3}}, cols[1:]...)...)
 	}
 	// Drop fixed columns from the right end until the flexible ones get at
 	// least minFlex cells each.
@@ -131,7 +143,66 @@ func columns(c broker.Category, hasLock bool, w int) []column {
 			}
 		}
 	}
-	// Share out the flexible room.
+	return share(cols, w)
+}
+
+// Widths of the Reason column of the Dead-lettered pane.
+const (
+	minReasonW = 6
+	maxReasonW = 32
+)
+
+// dlqColumns returns the columns of the Dead-lettered pane in w cells: the
+// reason first and as wide as the widest on screen (reasonW, within
+// minReasonW and maxReasonW), so that it is read whole, then the
+// description and the MessageId. When narrow, the size, the age and the
+// MessageId give way, then the description; the reason and the delivery
+// count stay.
+func dlqColumns(hasLock bool, w, reasonW int) []column {
+	seq := column{kind: colSeq, title: "Seq", w: 8, right: true}
+	if w < 70 {
+		seq.w = 7
+	}
+	reason := column{kind: colReason, title: "Reason", w: min(max(reasonW, minReasonW), maxReasonW)}
+	cols := []column{seq, reason, {kind: colDesc, title: "Description", flex: 4}, {kind: colID, title: "MessageId", flex: 3}}
+	if hasLock {
+		cols = append(cols, column{kind: colLock, title: "Lock", w: 9})
+	}
+	cols = append(cols, column{kind: colAge, title: "Age", w: 5, right: true},
+		column{kind: colDC, title: "DC", w: 3, right: true}, column{kind: colSize, title: "Size", w: 5, right: true})
+	const minFlex = 10
+	for _, k := range []colKind{colSize, colAge, colID, colLock, colDesc} {
+		if countFlex(cols) > 0 && flexRoom(cols, w) >= minFlex*countFlex(cols) {
+			break
+		}
+		cols = without(cols, k)
+	}
+	if countFlex(cols) == 0 {
+		// Only the reason is left to give room to: it takes the rest.
+		for i := range cols {
+			if cols[i].kind == colReason {
+				cols[i].w, cols[i].flex = 0, 1
+			}
+		}
+	}
+	return share(cols, w)
+}
+
+// ReasonWidth returns the cells the Reason column needs for rows: the
+// widest reason among them, with the transfer tag where it applies.
+func ReasonWidth(rows []Row) int {
+	n := 0
+	for _, r := range rows {
+		if r.Msg != nil {
+			n = max(n, ansi.StringWidth(cellText(time.Time{}, r.Msg, colReason)))
+		}
+	}
+	return n
+}
+
+// share gives the flexible columns of cols the room left in w cells, in
+// proportion to their flex; rounding leftovers go to the last of them.
+func share(cols []column, w int) []column {
 	room := flexRoom(cols, w)
 	total := 0
 	for _, col := range cols {
@@ -194,7 +265,7 @@ func Pane(c *Common, p PaneState, w, h int) []string {
 		return lines
 	}
 	// Title.
-	title := p.Category.String() + " " + Count(p.Count)
+	title := p.Category.String() + " " + CountOf(p.Counts, p.Category)
 	ts := st.TabInactive
 	if p.Focused {
 		ts = st.TabActive
@@ -213,6 +284,13 @@ func Pane(c *Common, p PaneState, w, h int) []string {
 		}
 		info += p.Note
 	}
+	if h == 1 && len(p.Rows) == 0 && p.Empty != "" {
+		// A pane of one line says why it is empty in its title.
+		if info != "" {
+			info += "  "
+		}
+		info += p.Empty
+	}
 	if info != "" {
 		head += " " + st.Faint.Render(Sanitize(info))
 	}
@@ -227,7 +305,7 @@ func Pane(c *Common, p PaneState, w, h int) []string {
 			break
 		}
 	}
-	cols := columns(p.Category, hasLock, w-2)
+	cols := columnsOf(p.Category, hasLock, p.Sessions, w-2, ReasonWidth(p.Rows))
 	// Header.
 	var hb strings.Builder
 	hb.WriteString("  ")
@@ -258,7 +336,11 @@ func Pane(c *Common, p PaneState, w, h int) []string {
 		}
 		lines = append(lines, paneRow(c, p, r, cols, i == p.Cursor && p.Focused, w))
 	}
-	return padLines(lines, w, h)
+	// Every line is w cells already: pad with blank lines only.
+	for len(lines) < h {
+		lines = append(lines, blank(w))
+	}
+	return lines
 }
 
 // paneRow renders one message row.
@@ -317,6 +399,16 @@ func paneRow(c *Common, p PaneState, r Row, cols []column, cursor bool, w int) s
 		}
 	}
 	flush()
+	// Every cell was cut or padded to its column's width: the row is as
+	// wide as the columns, and measuring it again (the costly part of a
+	// frame) is needed only when they do not fill w.
+	used := 2 + len(cols) - 1
+	for _, col := range cols {
+		used += col.w
+	}
+	if used == w {
+		return b.String()
+	}
 	return fit(b.String(), w)
 }
 
@@ -367,45 +459,108 @@ func cellText(now time.Time, m *broker.Message, k colKind) string {
 		return Sanitize(m.DeadLetterReason())
 	case colDesc:
 		return Sanitize(m.DeadLetterErrorDescription())
+	case colSession:
+		if !m.HasSessionID() {
+			return "-"
+		}
+		return Sanitize(m.SessionID)
 	}
 	return ""
 }
 
-// tabLabel returns the label of tab i in a tab line of w cells: narrow
-// lines abbreviate the pane names.
-func tabLabel(counts broker.Counts, i, w int) string {
-	cat := broker.Categories[i]
-	name := cat.String()
-	switch {
-	case w < 70:
-		name = [...]string{"Act", "Lock", "Def", "Sch", "DLQ"}[i]
-	case w < 100 && cat == broker.CategoryDeadLettered:
-		name = "DLQ"
+// tabNames are the pane names of the tab line, from the longest to the
+// shortest; the last level keeps only the numbers, and the dead-letter
+// queue's name, so that its count is always named.
+var tabNames = [...][5]string{
+	{"Active", "Locked", "Deferred", "Scheduled", "Dead-lettered"},
+	{"Active", "Locked", "Deferred", "Scheduled", "DLQ"},
+	{"Act", "Lock", "Def", "Sch", "DLQ"},
+	{"", "", "", "", "DLQ"},
+}
+
+// tabLabels returns the labels of the tabs in a tab line of w cells: the
+// longest names that fit, down to numbers and counts alone, so that every
+// count, the dead-letter queue's first, stays on the line.
+func tabLabels(counts broker.Counts, w int) [5]string {
+	for lvl := range tabNames {
+		if lvl == 0 && w < 100 {
+			continue // "DLQ" says it in fewer cells
+		}
+		if tabsWidth(counts, lvl) <= w {
+			return tabLabelsAt(counts, lvl)
+		}
 	}
-	return strconv.Itoa(i+1) + " " + name + " " + Count(counts.Count(cat))
+	return tabLabelsAt(counts, len(tabNames)-1)
 }
 
 // Tabs renders the pane tabs with their counts in w cells; the focused pane
-// is highlighted.
+// is highlighted. A narrow line keeps the dead-letter tab: the others give
+// way before it.
 func Tabs(c *Common, counts broker.Counts, focus int, w int) string {
 	st := c.Styles
+	labels := tabLabels(counts, w)
 	var b strings.Builder
+	used := 0
 	for i := range broker.Categories {
 		s := st.TabInactive
 		if i == focus {
 			s = st.TabActive
 		}
-		b.WriteString(s.Render(tabLabel(counts, i, w)))
+		if i == len(labels)-1 && used+ansi.StringWidth(labels[i])+2 > w {
+			// Not room for every tab: the dead-letter tab goes at the
+			// right edge, over what it covers.
+			dlq := s.Render(labels[i])
+			return fit(ansi.Truncate(b.String(), max(0, w-ansi.StringWidth(dlq)), "…"), max(0, w-ansi.StringWidth(dlq))) + dlq
+		}
+		b.WriteString(s.Render(labels[i]))
+		used += ansi.StringWidth(labels[i]) + 2
 	}
 	return fit(b.String(), w)
+}
+
+// TabsWithNote is Tabs with one of notes (already styled) at the right end
+// of the line: the longest tab names that leave room for a note, the first
+// note that fits with them; without room for any, it is Tabs.
+func TabsWithNote(c *Common, counts broker.Counts, focus int, w int, notes ...string) string {
+	for lvl := range tabNames {
+		for _, note := range notes {
+			room := w - ansi.StringWidth(note) - 1
+			if tabsWidth(counts, lvl) <= room && tabLabels(counts, room) == tabLabelsAt(counts, lvl) {
+				return fit(Tabs(c, counts, focus, room), w-ansi.StringWidth(note)) + note
+			}
+		}
+	}
+	return Tabs(c, counts, focus, w)
+}
+
+// tabLabelsAt returns the tab labels of level lvl of tabNames.
+func tabLabelsAt(counts broker.Counts, lvl int) [5]string {
+	var out [5]string
+	for i, cat := range broker.Categories {
+		out[i] = strconv.Itoa(i+1) + " " + CountOf(counts, cat)
+		if n := tabNames[lvl][i]; n != "" {
+			out[i] = strconv.Itoa(i+1) + " " + n + " " + CountOf(counts, cat)
+		}
+	}
+	return out
+}
+
+// tabsWidth is the width of the tab line at level lvl of tabNames.
+func tabsWidth(counts broker.Counts, lvl int) int {
+	n := 0
+	for _, l := range tabLabelsAt(counts, lvl) {
+		n += ansi.StringWidth(l) + 2 // the tab styles pad by one on each side
+	}
+	return n
 }
 
 // TabAt returns the index of the tab at column x of a tab line drawn by
 // Tabs in w cells, or -1.
 func TabAt(counts broker.Counts, w, x int) int {
+	labels := tabLabels(counts, w)
 	start := 0
 	for i := range broker.Categories {
-		tw := ansi.StringWidth(tabLabel(counts, i, w)) + 2 // the tab styles pad by one on each side
+		tw := ansi.StringWidth(labels[i]) + 2 // the tab styles pad by one on each side
 		if x >= start && x < start+tw {
 			return i
 		}

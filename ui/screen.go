@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -18,6 +19,11 @@ type Screen struct {
 	// Counts of the selected entity, for the tabs; Focus is the focused pane.
 	Counts broker.Counts
 	Focus  int
+	// OtherDLQ and OtherDLQEntities are the dead-lettered messages of the
+	// other entities and how many entities hold them: the tab line says so
+	// when the entity list is not on screen.
+	OtherDLQ         int64
+	OtherDLQEntities int
 	// Panes holds one state per slot of Layout.Panes, in the same order.
 	Panes []PaneState
 	// Help is the one-line key help (enabled bindings only).
@@ -33,6 +39,11 @@ type Screen struct {
 	HelpOpen bool
 	HelpTop  int
 	HelpWhy  func(*key.Binding) string
+	// LogOpen shows the message log (LogLines) over the whole screen, from
+	// line LogTop.
+	LogOpen  bool
+	LogLines []string
+	LogTop   int
 	// Dialog, when not nil, is drawn over everything else.
 	Dialog *Dialog
 }
@@ -53,7 +64,16 @@ func Render(c *Common, s Screen) string {
 	}
 	// Main area: tabs line, then panes or the detail view or help.
 	main := make([]string, l.Sidebar.H)
-	main[0] = Tabs(c, s.Counts, s.Focus, l.Tabs.W)
+	top := 0
+	if l.Tabs.H > 0 {
+		var notes []string
+		if l.Sidebar.W == 0 && s.OtherDLQ > 0 {
+			notes = append(notes, c.Styles.Error.Render(fmt.Sprintf("X %s in %d other", Count(s.OtherDLQ), s.OtherDLQEntities)),
+				c.Styles.Error.Render("+X "+Count(s.OtherDLQ)))
+		}
+		main[0] = TabsWithNote(c, s.Counts, s.Focus, l.Tabs.W, notes...)
+		top = 1
+	}
 	area := l.Main
 	var body []string
 	switch {
@@ -62,7 +82,7 @@ func Render(c *Common, s Screen) string {
 	default:
 		body = renderPanes(c, l, s.Panes)
 	}
-	copy(main[1:], body)
+	copy(main[top:], body)
 	for i := 0; i < l.Sidebar.H; i++ {
 		m := main[i]
 		if m == "" {
@@ -77,6 +97,9 @@ func Render(c *Common, s Screen) string {
 	if s.HelpOpen {
 		help := HelpScreen(c, s.HelpWhy, s.HelpTop, w, l.HelpLine.Y)
 		copy(lines, help)
+	}
+	if s.LogOpen {
+		copy(lines, LogScreen(c, s.LogLines, s.LogTop, w, l.HelpLine.Y))
 	}
 	lines[l.HelpLine.Y] = ShortHelp(c, s.Help, w)
 	lines[l.Status.Y] = StatusBar(c, s.Status, w)
@@ -108,8 +131,12 @@ func renderPanes(c *Common, l Layout, panes []PaneState) []string {
 			rows[y] += line
 		}
 	}
+	// The slots tile the area and every pane line is as wide as its slot,
+	// so a row is area.W cells; only a row no pane covers is filled.
 	for i := range rows {
-		rows[i] = fit(rows[i], area.W)
+		if rows[i] == "" {
+			rows[i] = blank(area.W)
+		}
 	}
 	return rows
 }

@@ -34,6 +34,14 @@ type Status struct {
 	// Session is the session lock the dashboard holds ("A 42s"), "" for
 	// none.
 	Session string
+	// Zoomed says that the focused pane has the whole screen.
+	Zoomed bool
+	// Entity names the entity on screen, shown when the entity list is
+	// not ("" otherwise).
+	Entity string
+	// LogKey is the key of the message log: a message cut at the edge ends
+	// with a hint to it.
+	LogKey string
 }
 
 // StatusBar renders the status bar in one line of w cells: the
@@ -59,6 +67,15 @@ func StatusBar(c *Common, s Status, w int) string {
 	if s.ReadOnly {
 		left += st.StatusKey.Render(" READ-ONLY")
 	}
+	if s.Zoomed {
+		left += st.StatusKey.Render(" ZOOM")
+	}
+	if s.Entity != "" {
+		left += st.StatusKey.Render(" " + Sanitize(s.Entity))
+		if lw := ansi.StringWidth(left); lw > w*2/3 {
+			left = ansi.Truncate(left, w*2/3, "…")
+		}
+	}
 	if s.Session != "" {
 		left += st.StatusKey.Render(" SESSION " + Sanitize(s.Session))
 	}
@@ -79,7 +96,11 @@ func StatusBar(c *Common, s Status, w int) string {
 	lw, mw := ansi.StringWidth(left), ansi.StringWidth(msg)
 	room := w - lw - 2 // two spaces around the message
 	if mw > room {
-		msg = ansi.Truncate(msg, max(0, room), "…")
+		hint := ""
+		if s.LogKey != "" && room > 24 {
+			hint = " " + s.LogKey + ": all"
+		}
+		msg = ansi.Truncate(msg, max(0, room-len(hint)), "…") + bar.Render(hint)
 		mw = ansi.StringWidth(msg)
 	}
 	rw := w - lw - 2 - mw - 2

@@ -100,3 +100,20 @@ func sectionTitle(c *Common, title string, w int) []string {
 	rule := max(0, w-ansi.StringWidth(title)-4)
 	return []string{"", c.Styles.Title.Render("── "+title+" ") + c.Styles.Border.Render(strings.Repeat("─", rule))}
 }
+
+// Wrap breaks s, plain text that is already sanitised, into lines of at
+// most w cells: at spaces where it can, inside a word where it must, so that
+// nothing is cut. A w below one returns s whole.
+func Wrap(s string, w int) []string {
+	if w < 1 {
+		return []string{s}
+	}
+	if sw, _ := width(s); sw <= w {
+		return []string{s}
+	}
+	lines := strings.Split(ansi.Wrap(s, w, ""), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return lines
+}

@@ -113,39 +113,52 @@ func TestSparkline(t *testing.T) {
 }
 
 func TestLayout(t *testing.T) {
+	few := &broker.Counts{Active: 7, Locked: 2, Deferred: 1, Scheduled: 2, DeadLettered: 2}
 	cases := []struct {
 		w, h, focus int
+		counts      *broker.Counts
 		narrow      bool
 		panes       []int
 	}{
-		{80, 24, 0, true, []int{0}},
-		{80, 24, 3, true, []int{3}},
-		{120, 40, 0, false, []int{0, 1, 2}},
-		{120, 40, 4, false, []int{2, 3, 4}},
-		{200, 60, 2, false, []int{0, 1, 2, 3, 4}},
+		{80, 24, 0, nil, true, []int{0}},
+		{120, 40, 3, nil, true, []int{3}},
+		{80, 24, 0, &broker.Counts{Active: 50}, true, []int{0}},                      // Active needs every line
+		{80, 24, 0, &broker.Counts{Active: 5}, false, []int{0, 1, 2, 3, 4}},          // room for the empty panes' titles
+		{60, 20, 0, &broker.Counts{Active: 50, DeadLettered: 3}, false, []int{0, 4}}, // the DLQ below
+		{60, 20, 4, &broker.Counts{Active: 50, DeadLettered: 3}, false, []int{0, 4}}, // three rows are all the DLQ needs
+		{80, 24, 0, few, false, []int{0, 4}},
+		{120, 40, 0, few, false, []int{0, 1, 2, 3, 4}},
+		{120, 40, 4, few, false, []int{0, 1, 2, 3, 4}},
+		{200, 60, 2, few, false, []int{0, 1, 2, 3, 4}},
 	}
 	for _, c := range cases {
-		l := NewLayout(c.w, c.h, c.focus)
+		l := NewLayoutWith(c.w, c.h, c.focus, LayoutOptions{Counts: c.counts})
 		var got []int
-		area := 0
+		heights := map[int]int{}
 		for _, s := range l.Panes {
 			got = append(got, s.Index)
-			area += s.Rect.W * s.Rect.H
+			heights[s.Rect.X] += s.Rect.H
 		}
 		if l.Narrow != c.narrow || !equalInts(got, c.panes) {
-			t.Errorf("%dx%d focus %d: narrow %v panes %v, want %v %v", c.w, c.h, c.focus, l.Narrow, got, c.narrow, c.panes)
+			t.Errorf("%dx%d focus %d %+v: narrow %v panes %v, want %v %v", c.w, c.h, c.focus, c.counts, l.Narrow, got, c.narrow, c.panes)
 		}
 		if l.Status.Y != c.h-1 || l.HelpLine.Y != c.h-2 {
 			t.Errorf("%dx%d: status at %d", c.w, c.h, l.Status.Y)
 		}
-		// Panes tile the main area (less the column separators).
-		cols := 1
-		if len(l.Panes) > 3 {
-			cols = 2
+		// Each column of panes fills the main area's height.
+		for x, hh := range heights {
+			if hh != l.Main.H {
+				t.Errorf("%dx%d focus %d: the column at %d is %d high, want %d", c.w, c.h, c.focus, x, hh, l.Main.H)
+			}
 		}
-		if want := (l.Main.W - (cols - 1)) * l.Main.H; area != want {
-			t.Errorf("%dx%d: panes cover %d cells, want %d", c.w, c.h, area, want)
+		if f, ok := l.Slot(c.focus); !ok || f.Rows() < min(minPaneRows, l.Main.H-PaneChrome) {
+			t.Errorf("%dx%d focus %d: the focused pane has %d rows", c.w, c.h, c.focus, f.Rows())
 		}
+	}
+	// Zoomed: the focused pane takes everything above the help line.
+	l := NewLayoutWith(60, 20, 4, LayoutOptions{Zoom: true, Counts: few})
+	if !l.Zoomed || l.Sidebar.W != 0 || l.Tabs.H != 0 || len(l.Panes) != 1 || l.Panes[0].Rect != (Rect{0, 0, 60, 18}) {
+		t.Errorf("zoomed: %+v", l)
 	}
 }
 
@@ -197,15 +210,40 @@ func TestStatusBarShowsErrorWithTrackingID(t *testing.T) {
 
 func TestPaneColumnsFitWidth(t *testing.T) {
 	for _, cat := range broker.Categories {
-		for _, w := range []int{40, 54, 76, 150} {
-			cols := columns(cat, true, w)
-			used := len(cols) - 1
-			for _, c := range cols {
-				used += c.w
+		for _, w := range []int{20, 33, 40, 54, 58, 76, 150} {
+			if w < 33 && cat != broker.CategoryDeadLettered {
+				continue // the other panes are cut below 33 cells
 			}
-			if used != w {
-				t.Errorf("%s at %d: columns use %d cells", cat, w, used)
+			for _, reasonW := range []int{0, 16, 24, 40} {
+				cols := columns(cat, true, w, reasonW)
+				used := len(cols) - 1
+				for _, c := range cols {
+					used += c.w
+				}
+				if used != w {
+					t.Errorf("%s at %d (reason %d): columns use %d cells", cat, w, reasonW, used)
+				}
 			}
+		}
+	}
+}
+
+// TestDeadLetterReasonIsReadWhole checks that the Reason column of the
+// Dead-lettered pane is as wide as the widest reason on screen, at the
+// widths of a phone (58 cells) and of the 80-column layout, and that the
+// delivery count stays.
+func TestDeadLetterReasonIsReadWhole(t *testing.T) {
+	for _, w := range []int{53, 58, 76} {
+		cols := columns(broker.CategoryDeadLettered, false, w, len("MaxDeliveryCountExceeded"))
+		kinds := map[colKind]int{}
+		for _, c := range cols {
+			kinds[c.kind] = c.w
+		}
+		if kinds[colReason] != len("MaxDeliveryCountExceeded") {
+			t.Errorf("at %d the reason gets %d cells: %+v", w, kinds[colReason], cols)
+		}
+		if _, ok := kinds[colDC]; !ok {
+			t.Errorf("at %d the delivery count is gone: %+v", w, cols)
 		}
 	}
 }

@@ -39,6 +39,12 @@ type Workload struct {
 	// holds that many messages waiting (active or scheduled), so a demo left
 	// running settles at a readable depth instead of growing without end.
 	MaxBacklog int64
+	// MaxDeadLettered, when above 0, bounds each receive path's dead-letter
+	// queues (the transfer one included): a janitor removes the oldest
+	// dead-lettered messages beyond it, as an operator would, so a demo
+	// left running shows a readable dead-letter queue instead of one that
+	// grows without end.
+	MaxDeadLettered int64
 	// Sessions, when above 0, spreads the messages over that many sessions
 	// (the entity must require sessions); consumers then take a session's
 	// lock, work through a few of its messages and give it back.
@@ -55,6 +61,10 @@ type Config struct {
 // than its consumers settle, which fills the panes within a minute, and this
 // holds each queue near a screenful from then on.
 const demoBacklog = 40
+
+// demoDeadLettered is the default demo's MaxDeadLettered: enough to scroll
+// through and resubmit from, never hundreds.
+const demoDeadLettered = 25
 
 // DefaultConfig is the demo `peeklock` runs without --config: short lock
 // durations (10 s) and low maximum delivery counts, so lock expiry,
@@ -83,17 +93,19 @@ func DefaultConfig() Config {
 			{Entity: "orders", Receive: []string{"orders"}, Rate: 2, Consumers: 2,
 				Processing: [2]time.Duration{500 * time.Millisecond, 3 * time.Second},
 				Mix:        Mix{Complete: 60, Abandon: 10, Expire: 15, DeadLetter: 5, Defer: 10}, Scheduled: 0.1,
-				MaxBacklog: demoBacklog},
+				MaxBacklog: demoBacklog, MaxDeadLettered: demoDeadLettered},
 			{Entity: "payments", Receive: []string{"payments"}, Rate: 1, Consumers: 1,
 				Processing: [2]time.Duration{time.Second, 4 * time.Second},
-				Mix:        Mix{Complete: 50, Abandon: 20, Expire: 25, DeadLetter: 5}, MaxBacklog: demoBacklog},
+				Mix:        Mix{Complete: 50, Abandon: 20, Expire: 25, DeadLetter: 5}, MaxBacklog: demoBacklog,
+				MaxDeadLettered: demoDeadLettered},
 			{Entity: "events", Receive: []string{broker.SubscriptionPath("events", "audit"), broker.SubscriptionPath("events", "billing"),
 				broker.SubscriptionPath("events", "large")},
 				Rate: 1.5, Consumers: 1, Processing: [2]time.Duration{200 * time.Millisecond, 2 * time.Second},
-				Mix: Mix{Complete: 70, Expire: 20, DeadLetter: 10}, MaxBacklog: demoBacklog},
+				Mix: Mix{Complete: 70, Expire: 20, DeadLetter: 10}, MaxBacklog: demoBacklog, MaxDeadLettered: demoDeadLettered},
 			{Entity: "carts", Receive: []string{"carts"}, Rate: 1, Consumers: 1, Sessions: 4,
 				Processing: [2]time.Duration{300 * time.Millisecond, 2 * time.Second},
-				Mix:        Mix{Complete: 75, Abandon: 10, Expire: 5, DeadLetter: 5, Defer: 5}, MaxBacklog: demoBacklog},
+				Mix:        Mix{Complete: 75, Abandon: 10, Expire: 5, DeadLetter: 5, Defer: 5}, MaxBacklog: demoBacklog,
+				MaxDeadLettered: demoDeadLettered},
 		},
 	}
 }

@@ -201,3 +201,52 @@ func newEngine(t *testing.T) (*engine.Engine, context.Context, context.CancelFun
 	ctx, cancel := context.WithCancel(context.Background())
 	return e, ctx, cancel
 }
+
+// TestMaxDeadLetteredTrimsTheOldest: a dead-letter queue beyond
+// MaxDeadLettered is trimmed to it, the oldest going first; the default
+// demo bounds every queue and dead-letter queue it fills.
+func TestMaxDeadLetteredTrimsTheOldest(t *testing.T) {
+	e, ctx, cancel := newEngine(t)
+	defer cancel()
+	cfg := demo.Config{
+		Entities:  []broker.Entity{{Path: "work", Kind: broker.KindQueue}},
+		Workloads: []demo.Workload{{Entity: "work", Receive: []string{"work"}, MaxDeadLettered: 10}},
+	}
+	if err := demo.Setup(ctx, e, cfg); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 30; i++ {
+		if err := e.Send(ctx, "work", []*broker.Message{{MessageID: "m"}}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := e.Receive(ctx, broker.ReceiveRequest{Entity: "work", Max: 1})
+		if err != nil || len(got) != 1 {
+			t.Fatal(err)
+		}
+		if err := e.Settle(ctx, broker.Settlement{Kind: broker.DeadLetter, Entity: "work", Token: got[0].LockToken}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	go demo.Run(ctx, e, cfg, demo.Options{Seed: 1})
+	for deadline := time.Now().Add(8 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		ent, err := e.Entity(ctx, "work")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ent.Counts.DeadLettered == 10 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("dead-lettered = %d, want trimmed to 10", ent.Counts.DeadLettered)
+		}
+	}
+	left, err := e.Browse(ctx, broker.BrowseRequest{Entity: "work", Category: broker.CategoryDeadLettered, Max: 100})
+	if err != nil || len(left) != 10 || left[0].SequenceNumber != 21 {
+		t.Fatalf("left %d, first %d; want the newest 10 (21…30)", len(left), left[0].SequenceNumber)
+	}
+	for _, w := range demo.DefaultConfig().Workloads {
+		if w.MaxBacklog <= 0 || w.MaxDeadLettered <= 0 {
+			t.Errorf("the default demo's %s is unbounded: backlog %d, dead-lettered %d", w.Entity, w.MaxBacklog, w.MaxDeadLettered)
+		}
+	}
+}

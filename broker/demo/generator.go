@@ -48,6 +48,15 @@ func (g *generator) id() string {
 	return uuid.UUID(b).String()
 }
 
+// HostileProperty and HostileExplanation mark the demo's deliberately
+// hostile message: one in a hundred carries terminal escapes (a colour
+// change, a screen clear, an OSC 52 clipboard write) that the dashboard
+// must show as plain text.
+const (
+	HostileProperty    = "demo-note"
+	HostileExplanation = "a deliberate test of the dashboard: the escapes in Subject and note must show as text (␛…), never act on the terminal"
+)
+
 var customers = []string{"ada", "grace", "linus", "barbara", "ken", "margaret", "dennis", "frances"}
 var products = []string{"keyboard", "monitor", "cable", "dock", "headset", "webcam"}
 
@@ -100,9 +109,11 @@ func (g *generator) message(entity string) *broker.Message {
 	}
 	if kind == 99 {
 		// Hostile text: a terminal escape that would recolour the screen and
-		// an OSC 52 clipboard write. The dashboard must show it inert.
-		m.Subject = "\x1b[31mALERT\x1b[0m \x1b]52;c;cm0gLXJmIH4=\x07"
+		// an OSC 52 clipboard write. The dashboard must show it inert, and
+		// the message says what it is, so that nobody takes it for a fault.
+		m.Subject = "demo: hostile text, shown inert: \x1b[31mALERT\x1b[0m \x1b]52;c;cm0gLXJmIH4=\x07"
 		m.ApplicationProperties["note"] = "\x1b[2J cleared?"
+		m.ApplicationProperties[HostileProperty] = HostileExplanation
 	}
 	return m
 }

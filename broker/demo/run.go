@@ -62,6 +62,9 @@ func Run(ctx context.Context, c broker.Client, cfg Config, opts Options) {
 				rng := rand.New(rand.NewPCG(seed, uint64(i*1000+j*100+k)))
 				wg.Go(func() { r.consume(ctx, path, rng) })
 			}
+			if w.MaxDeadLettered > 0 {
+				wg.Go(func() { r.janitor(ctx, path) })
+			}
 		}
 	}
 	wg.Wait()
@@ -124,6 +127,49 @@ func (r *runner) backlogFull(ctx context.Context) bool {
 	return false
 }
 
+// janitorEvery is how often the janitor looks at the dead-letter queues.
+const janitorEvery = 2 * time.Second
+
+// janitor keeps the dead-letter queues of path at most MaxDeadLettered
+// deep: it removes the oldest beyond that (receive and delete), as an
+// operator clearing out what was looked at would.
+func (r *runner) janitor(ctx context.Context, path string) {
+	t := r.clock.NewTicker(janitorEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.Chan():
+		}
+		ents, err := r.c.Entities(ctx)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if e.Path != path {
+				continue
+			}
+			for _, sub := range []struct {
+				sq broker.SubQueue
+				n  int64
+			}{{broker.SubQueueDeadLetter, e.Counts.DeadLettered}, {broker.SubQueueTransferDeadLetter, e.Counts.TransferDeadLettered}} {
+				if over := sub.n - r.w.MaxDeadLettered; over > 0 {
+					_, err := r.c.Receive(ctx, broker.ReceiveRequest{Entity: path, SubQueue: sub.sq, Mode: broker.ReceiveAndDelete, Max: int(over)})
+					if err != nil && ctx.Err() == nil {
+						r.log.Debug("demo janitor failed", "entity", path, "err", err)
+					}
+				}
+			}
+		}
+	}
+}
+
+// maxDeferred bounds the deferred messages a consumer remembers to fetch
+// back; beyond it, it completes instead of deferring, so that no deferred
+// message is forgotten (it would stay deferred for good).
+const maxDeferred = 100
+
 // consume receives one message at a time and settles it as the mix says.
 // Deferred messages are fetched back by sequence number a little later.
 func (r *runner) consume(ctx context.Context, path string, rng *rand.Rand) {
@@ -151,7 +197,7 @@ func (r *runner) consume(ctx context.Context, path string, rng *rand.Rand) {
 			continue
 		}
 		for _, m := range ms {
-			if kind, ok := r.work(ctx, path, m, rng); ok && kind == broker.Defer && len(deferred) < 100 {
+			if kind, ok := r.work(ctx, path, m, rng, len(deferred) < maxDeferred); ok && kind == broker.Defer {
 				deferred = append(deferred, m.SequenceNumber)
 			}
 		}
@@ -160,7 +206,9 @@ func (r *runner) consume(ctx context.Context, path string, rng *rand.Rand) {
 
 // work processes one locked message: it waits the processing time and
 // settles as the mix says, or (ok false) keeps the lock until it runs out.
-func (r *runner) work(ctx context.Context, path string, m *broker.Message, rng *rand.Rand) (kind broker.SettleKind, ok bool) {
+// Without canDefer a deferral is a completion: a deferred message that
+// nobody fetches back stays for good.
+func (r *runner) work(ctx context.Context, path string, m *broker.Message, rng *rand.Rand, canDefer bool) (kind broker.SettleKind, ok bool) {
 	lo, hi := r.w.Processing[0], r.w.Processing[1]
 	d := lo
 	if hi > lo {
@@ -170,6 +218,9 @@ func (r *runner) work(ctx context.Context, path string, m *broker.Message, rng *
 	if expire {
 		return kind, false
 	}
+	if kind == broker.Defer && !canDefer {
+		kind = broker.Complete
+	}
 	r.sleep(ctx, d)
 	r.settle(ctx, path, m, kind, rng)
 	return kind, true
@@ -177,7 +228,7 @@ func (r *runner) work(ctx context.Context, path string, m *broker.Message, rng *
 
 // consumeSessions works session by session: it takes the lock of the next
 // session with messages, handles up to three of them, and gives the session
-// back (deferred messages of a session stay deferred).
+// back. It does not defer (it would not fetch the message back).
 func (r *runner) consumeSessions(ctx context.Context, path string, rng *rand.Rand) {
 	sc, ok := broker.SessionsOf(r.c)
 	if !ok {
@@ -198,7 +249,7 @@ func (r *runner) consumeSessions(ctx context.Context, path string, rng *rand.Ran
 			if err != nil || len(ms) == 0 {
 				break
 			}
-			r.work(ctx, path, ms[0], rng)
+			r.work(ctx, path, ms[0], rng, false) // a session consumer fetches nothing back
 		}
 		if err := sc.UnlockSession(ctx, path, l.SessionID); err != nil && ctx.Err() == nil && !errors.Is(err, broker.ErrSessionLockLost) {
 			r.log.Debug("demo: unlock session failed", "entity", path, "err", err)

@@ -434,7 +434,8 @@ func (a *adminClient) cached(ctx context.Context) ([]broker.Entity, *adminError)
 }
 
 // configuredEntities returns EntityPath and Config.Entities as entities
-// without counts, except the locks this client holds.
+// whose counts are unknown (broker.Counts.Unknown), except the locks this
+// client holds.
 func (c *Client) configuredEntities() []broker.Entity {
 	seen := map[string]bool{}
 	var out []broker.Entity
@@ -448,7 +449,7 @@ func (c *Client) configuredEntities() []broker.Entity {
 			continue
 		}
 		seen[lower(name)] = true
-		e := broker.Entity{Path: name, Kind: broker.KindQueue}
+		e := broker.Entity{Path: name, Kind: broker.KindQueue, Counts: broker.Counts{Unknown: true}}
 		if _, _, ok := broker.SplitSubscriptionPath(name); ok {
 			e.Kind = broker.KindSubscription
 		}

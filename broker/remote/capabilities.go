@@ -14,6 +14,9 @@ const (
 	whyGenericSchedule = "generic AMQP 1.0 has no scheduled messages"
 	whyGenericList     = "a generic AMQP 1.0 broker has no entity list; only --entity names are shown"
 	whyGenericSessions = "generic AMQP 1.0 has no Service Bus sessions"
+
+	warnGenericDeadLetter = "a generic AMQP 1.0 broker dead-letters by rejecting: RabbitMQ drops the message unless " +
+		"its queue has a dead-letter exchange (x-dead-letter-exchange); there is no dead-letter queue to resubmit from"
 )
 
 // Capabilities says what this endpoint supports: Service Bus endpoints do
@@ -45,5 +48,6 @@ func (c *Client) caps() broker.Capabilities {
 			broker.CanEvents:       whyNoEvents,
 			broker.CanSessions:     whyGenericSessions,
 		},
+		Warn: map[broker.Capability]string{broker.CanDeadLetter: warnGenericDeadLetter},
 	}
 }

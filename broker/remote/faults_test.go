@@ -221,7 +221,7 @@ func TestServeNoManageRightsFallsBack(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Entities: %v", err)
 	}
-	want := []broker.Entity{{Path: "q", Counts: broker.Counts{Locked: 1}}, {Path: "other"}}
+	want := []broker.Entity{{Path: "q", Counts: broker.Counts{Locked: 1, Unknown: true}}, {Path: "other", Counts: broker.Counts{Unknown: true}}}
 	if !reflect.DeepEqual(ents, want) {
 		t.Fatalf("Entities = %+v, want %+v", ents, want)
 	}

@@ -192,3 +192,39 @@ func TestRabbitConfiguredEntitiesAndMissingQueue(t *testing.T) {
 		t.Fatalf("Purge = %d, %v; want 1", n, err)
 	}
 }
+
+// TestRabbitLateMessageIsNotSwallowed: a lock of three that finds one
+// leaves credit on the link; a message sent afterwards arrives on it, and
+// must be given back at once (released), not held unseen until the link
+// closes. Another receiver gets it.
+func TestRabbitLateMessageIsNotSwallowed(t *testing.T) {
+	c := dialRabbit(t)
+	ctx := context.Background()
+	q := rabbitQueue(t, c, 1)
+	got, err := c.Receive(ctx, broker.ReceiveRequest{Entity: q, Mode: broker.PeekLock, Max: 3, MaxWait: 500 * time.Millisecond})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("Receive = %d messages, %v; want the one there is", len(got), err)
+	}
+	late := &broker.Message{MessageID: "late", ContentType: "text/plain", Body: []byte("late")}
+	if err := c.Send(ctx, q, []*broker.Message{late}); err != nil {
+		t.Fatal(err)
+	}
+	// The first lock is still held (its link stays open); the late
+	// message must be available to another receive all the same.
+	var again []*broker.Message
+	deadline := time.Now().Add(10 * time.Second)
+	for len(again) == 0 && time.Now().Before(deadline) {
+		again, err = c.Receive(ctx, broker.ReceiveRequest{Entity: q, Mode: broker.PeekLock, Max: 1, MaxWait: time.Second})
+		if err != nil {
+			t.Fatalf("second Receive: %v", err)
+		}
+	}
+	if len(again) != 1 || string(again[0].Body) != "late" {
+		t.Fatalf("the late message was swallowed: second receive got %d messages", len(again))
+	}
+	for _, m := range append(got, again...) {
+		if err := c.Settle(ctx, broker.Settlement{Kind: broker.Complete, Entity: q, Token: m.LockToken}); err != nil {
+			t.Fatalf("accept %s: %v", m.Body, err)
+		}
+	}
+}

@@ -72,8 +72,14 @@ func (c *Client) Receive(ctx context.Context, req broker.ReceiveRequest) ([]*bro
 		if req.Mode == broker.PeekLock {
 			rl.held.Store(int32(len(raws)))
 		}
-		if len(raws) == 0 || req.Mode == broker.ReceiveAndDelete {
+		switch {
+		case len(raws) == 0 || req.Mode == broker.ReceiveAndDelete:
 			go rl.close()
+		case len(raws) < req.Max:
+			// Found fewer than asked: a credit is left on the link, which
+			// stays open for the held deliveries. Whatever it brings later
+			// goes back at once.
+			go c.releaseLate(rl)
 		}
 	}
 	out := make([]*broker.Message, 0, len(raws))
@@ -211,6 +217,30 @@ func (c *Client) fetchGeneric(ctx context.Context, rl *receiveLink, max int, max
 		}
 	}
 	return collect(rl, out, max), nil
+}
+
+// releaseLate gives back, with the released outcome (no delivery
+// counted), what arrives on a single-use generic link after its receive
+// returned with credit left: the broker cannot be made to withdraw the
+// credit (RabbitMQ does not answer a drain), so the delivery it brings is
+// taken and released at once instead of waiting, unseen, on the link until
+// the link closes. It ends when the link closes (after its last held
+// delivery is settled).
+func (c *Client) releaseLate(rl *receiveLink) {
+	for {
+		m, err := rl.recv.Receive(context.Background(), nil)
+		if err != nil {
+			return // the link closed
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeout)
+		err = rl.recv.ReleaseMessage(ctx, m)
+		cancel()
+		if err != nil {
+			c.log.Debug("releasing a late delivery failed", "address", rl.address, "err", err)
+			return
+		}
+		c.log.Debug("released a delivery that arrived after its receive", "address", rl.address)
+	}
 }
 
 // singleUseReceiver opens an uncached receive link on a generic broker.

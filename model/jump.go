@@ -1,0 +1,191 @@
+package model
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"unicode"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/ui"
+)
+
+// jumpState is the list of the jump dialog (:): the entities whose names
+// match what is typed, best first, and the one enter picks.
+type jumpState struct {
+	matches []int // indexes into Model.entities
+	sel     int
+}
+
+// maxJumpRows bounds the matches the jump dialog lists.
+const maxJumpRows = 10
+
+// openJump opens the jump dialog: typing filters the entities (fuzzy, as
+// k9s does), ↑/↓ choose, enter shows the chosen one.
+func (m *Model) openJump() tea.Cmd {
+	if len(m.entities) == 0 {
+		return m.refuse(&m.keys.Jump, "no entities listed yet")
+	}
+	d := newDialog(dlgJump, "Jump to an entity", m.width, ":")
+	d.inputs[0].Placeholder = "type part of a name: ord, ev/aud…"
+	d.footer = "enter show · ↑/↓ choose · esc cancel"
+	d.jump = &jumpState{}
+	d.submit = func(d *dialogState) (tea.Cmd, error) {
+		j := d.jump
+		if len(j.matches) == 0 {
+			return nil, &ActionError{Action: "jump", Reason: fmt.Sprintf("no entity matches %q", d.value(0))}
+		}
+		return m.selectEntity(m.entities[j.matches[j.sel]].Path), nil
+	}
+	m.dialog = d
+	m.updateJump()
+	return nil
+}
+
+// updateJump lists the entities that match the jump dialog's text, best
+// first; the current entity is chosen while nothing is typed.
+func (m *Model) updateJump() {
+	d := m.dialog
+	if d == nil || d.jump == nil {
+		return
+	}
+	j := d.jump
+	pattern := strings.TrimSpace(d.value(0))
+	type scored struct{ i, score int }
+	var all []scored
+	for i, e := range m.entities {
+		if s, ok := fuzzyScore(pattern, e.Path); ok {
+			all = append(all, scored{i, s})
+		}
+	}
+	sort.SliceStable(all, func(a, b int) bool { return all[a].score > all[b].score })
+	j.matches = j.matches[:0]
+	for _, s := range all {
+		j.matches = append(j.matches, s.i)
+	}
+	j.sel = 0
+	if pattern == "" {
+		for k, i := range j.matches {
+			if m.entities[i].Path == m.entity {
+				j.sel = k
+			}
+		}
+	}
+	m.jumpLines()
+}
+
+// jumpLines renders the jump dialog's list under its input: each match
+// with its total and dead-lettered counts, the chosen one marked.
+func (m *Model) jumpLines() {
+	d := m.dialog
+	j := d.jump
+	st := m.styles
+	d.after = d.after[:0]
+	if len(j.matches) == 0 {
+		d.after = append(d.after, st.Faint.Render("no entity matches"))
+		return
+	}
+	first := max(0, min(j.sel-maxJumpRows/2, len(j.matches)-maxJumpRows))
+	w := max(10, d.width-14)
+	for k := first; k < len(j.matches) && k < first+maxJumpRows; k++ {
+		e := m.entities[j.matches[k]]
+		name := ui.Sanitize(e.Path)
+		counts := fmt.Sprintf("Σ%5s X%4s", ui.Count(ui.Depth(e.Counts)), ui.CountOf(e.Counts, broker.CategoryDeadLettered))
+		if e.Kind == broker.KindTopic {
+			counts = fmt.Sprintf("%11s", "topic")
+		}
+		line := fmt.Sprintf("%-*s %s", w, truncateName(name, w), counts)
+		if k == j.sel {
+			d.after = append(d.after, st.Cursor.Render("▸ "+line))
+		} else {
+			d.after = append(d.after, "  "+line)
+		}
+	}
+	if n := len(j.matches); n > maxJumpRows {
+		d.after = append(d.after, st.Faint.Render(fmt.Sprintf("  %d of %d", min(maxJumpRows, n), n)))
+	}
+}
+
+// truncateName cuts a name to w cells from the left, where entity paths
+// differ least ("…/Subscriptions/audit").
+func truncateName(s string, w int) string {
+	r := []rune(s)
+	if len(r) <= w {
+		return s
+	}
+	return "…" + string(r[len(r)-w+1:])
+}
+
+// jumpKey moves the jump dialog's choice; ok is false for other keys.
+func (m *Model) jumpKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	j := m.dialog.jump
+	switch msg.String() {
+	case "up", "ctrl+p", "shift+tab":
+		j.sel = max(0, j.sel-1)
+	case "down", "ctrl+n", "tab":
+		j.sel = min(max(0, len(j.matches)-1), j.sel+1)
+	default:
+		return nil, false
+	}
+	m.jumpLines()
+	return nil, true
+}
+
+// fuzzyScore reports whether every character of pattern appears in name in
+// order, case-insensitively, and how well: the name starting with the
+// pattern first, then the pattern at the start of a word of the name
+// (after / - _ . or a space), then anywhere in it, then scattered (where a
+// match at a word's start and a run of consecutive characters count more);
+// a shorter name wins a tie. An empty pattern matches everything.
+func fuzzyScore(pattern, name string) (int, bool) {
+	p := []rune(strings.ToLower(pattern))
+	n := []rune(strings.ToLower(name))
+	if len(p) == 0 {
+		return 0, true
+	}
+	lp, ln := string(p), string(n)
+	switch i := strings.Index(ln, lp); {
+	case i == 0:
+		return 3_000_000 - len(n), true
+	case i > 0:
+		for j := i; j >= 0; j = indexFrom(ln, lp, j+1) {
+			if strings.ContainsRune("/-_. ", rune(ln[j-1])) {
+				return 2_000_000 - len(n), true
+			}
+		}
+		return 1_000_000 - len(n), true
+	}
+	score, k, run := 0, 0, 0
+	for i := 0; i < len(n) && k < len(p); i++ {
+		if n[i] != p[k] {
+			run = 0
+			continue
+		}
+		s := 1
+		if i == 0 {
+			s += 8
+		} else if prev := n[i-1]; prev == '/' || prev == '-' || prev == '_' || prev == '.' || unicode.IsSpace(prev) {
+			s += 5
+		}
+		run++
+		s += 2 * (run - 1)
+		score += s
+		k++
+	}
+	if k < len(p) {
+		return 0, false
+	}
+	return score*100 - len(n), true
+}
+
+// indexFrom returns the index of sub in s at or after from, or -1.
+func indexFrom(s, sub string, from int) int {
+	if from >= len(s) {
+		return -1
+	}
+	if i := strings.Index(s[from:], sub); i >= 0 {
+		return from + i
+	}
+	return -1
+}
