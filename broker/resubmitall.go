@@ -128,7 +128,7 @@ func ResubmitFrom(ctx context.Context, c Client, entity string, o ResubmitOption
 				break
 			}
 			done += len(fresh)
-			resubmitEach(ctx, n, fresh, func(m *Message) {
+			ForEach(ctx, n, fresh, func(m *Message) {
 				cctx, cancel := context.WithTimeout(ctx, timeout)
 				defer cancel()
 				err := Resubmit(cctx, c, from, m, target)
@@ -163,23 +163,3 @@ func renewAside(ctx context.Context, c Client, kept []aside, now time.Time, time
 	}
 }
 
-// resubmitEach runs fn on every message with at most n at once.
-func resubmitEach(ctx context.Context, n int, msgs []*Message, fn func(*Message)) {
-	sem := make(chan struct{}, n)
-	var wg sync.WaitGroup
-	for _, m := range msgs {
-		select {
-		case <-ctx.Done():
-			wg.Wait()
-			return
-		case sem <- struct{}{}:
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			fn(m)
-		}()
-	}
-	wg.Wait()
-}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -196,26 +195,6 @@ func (m *Model) finishReport(j *bulkJob) {
 	m.setInfo(summary)
 }
 
-// forEach runs fn on every item with at most n at once, until ctx ends.
-func forEach[T any](ctx context.Context, n int, items []T, fn func(T)) {
-	sem := make(chan struct{}, max(1, n))
-	var wg sync.WaitGroup
-	for _, it := range items {
-		select {
-		case <-ctx.Done():
-			wg.Wait()
-			return
-		case sem <- struct{}{}:
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			fn(it)
-		}()
-	}
-	wg.Wait()
-}
 
 // busy refuses new bulk work while a job runs.
 func (m *Model) busy(title string) bool {
@@ -244,7 +223,7 @@ func (m *Model) startSettleJob(keys []heldKey, s broker.Settlement) tea.Cmd {
 	c, timeout, n := m.client, m.opts.Timeout, m.opts.Concurrency
 	title := fmt.Sprintf("%s %d messages", s.Kind, len(keys))
 	cmd := m.startJob(title, pastTense(s.Kind), len(items), func(ctx context.Context, report func(jobEvent)) {
-		forEach(ctx, n, items, func(it item) {
+		broker.ForEach(ctx, n, items, func(it item) {
 			cctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
 			st := s
@@ -283,7 +262,7 @@ func (m *Model) startRenewJob(keys []heldKey) tea.Cmd {
 	c, timeout, n := m.client, m.opts.Timeout, m.opts.Concurrency
 	defer m.jobKeys(keys)
 	return m.startJob(fmt.Sprintf("renew %d locks", len(items)), "renewed", len(items), func(ctx context.Context, report func(jobEvent)) {
-		forEach(ctx, n, items, func(it item) {
+		broker.ForEach(ctx, n, items, func(it item) {
 			cctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
 			until, err := c.RenewLock(cctx, it.k.address, it.token)

@@ -75,14 +75,14 @@ func (m *Model) startResubmitJob(seqs []int64) tea.Cmd {
 			k := heldKey{it.dlq, it.msg.SequenceNumber}
 			report(jobEvent{ok: err == nil, err: err, label: fmt.Sprintf("sequence number %d", it.msg.SequenceNumber), key: &k})
 		}
-		forEach(ctx, n, ready, resubmit)
+		broker.ForEach(ctx, n, ready, resubmit)
 		if len(want) == 0 {
 			return
 		}
 		if sl, ok := broker.SequenceLockerOf(c); ok {
 			var mu sync.Mutex
 			var unsupported []int64
-			forEach(ctx, n, want, func(s int64) {
+			broker.ForEach(ctx, n, want, func(s int64) {
 				it, err := lockOne(ctx, sl, entity, s, subOf, timeout)
 				switch {
 				case errors.Is(err, broker.ErrNotSupported):
@@ -121,7 +121,7 @@ func (m *Model) startResubmitJob(seqs []int64) tea.Cmd {
 				return ws
 			}
 			found, left, err := receiveUpTo(ctx, c, entity, sub, ws, timeout)
-			forEach(ctx, n, found, resubmit)
+			broker.ForEach(ctx, n, found, resubmit)
 			if err != nil {
 				for _, s := range left {
 					report(jobEvent{err: err, label: fmt.Sprintf("sequence number %d", s)})
