@@ -13,7 +13,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -25,7 +24,6 @@ import (
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver"
-	"github.com/peeklock/peeklock/broker/amqpserver/admin"
 	"github.com/peeklock/peeklock/broker/demo"
 	"github.com/peeklock/peeklock/broker/engine"
 	"github.com/peeklock/peeklock/broker/engine/store"
@@ -116,6 +114,7 @@ type brokerFlags struct {
 	amqp     string
 	admin    string
 	listener listenerFlags
+	front    frontFlags
 }
 
 func (b *brokerFlags) register(fs *flag.FlagSet, amqpDefault, adminDefault string) {
@@ -124,6 +123,7 @@ func (b *brokerFlags) register(fs *flag.FlagSet, amqpDefault, adminDefault strin
 	fs.StringVar(&b.amqp, "amqp", amqpDefault, "listen for AMQP 1.0 clients on this address")
 	fs.StringVar(&b.admin, "admin", adminDefault, "serve /health and the admin API on this address")
 	b.listener.register(fs)
+	b.front.register(fs)
 }
 
 // command is a flag set with its usage text. It prints nothing by itself:
@@ -177,6 +177,9 @@ func run(args []string, out io.Writer) error {
 		return err
 	}
 	if err := b.listener.check(); err != nil {
+		return err
+	}
+	if err := b.front.check(); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -281,11 +284,14 @@ func runServe(args []string, out io.Writer) error {
 	if err := b.listener.check(); err != nil {
 		return err
 	}
+	if err := b.front.check(); err != nil {
+		return err
+	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
-	if b.amqp == "" && b.admin == "" && sf.addr == "" {
-		return usageError{"serve: nothing to serve (--amqp, --admin and --ssh are all empty)"}
+	if b.amqp == "" && b.admin == "" && b.front.tlsAddr == "" && sf.addr == "" {
+		return usageError{"serve: nothing to serve (--amqp, --admin, --tls-addr and --ssh are all empty)"}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -307,48 +313,6 @@ func runServe(args []string, out io.Writer) error {
 	<-ctx.Done()
 	log.Info("shutting down")
 	return nil
-}
-
-// startListeners opens the AMQP listener and the admin HTTP API on the
-// addresses given (an empty address opens nothing) and returns a function
-// that closes them.
-func startListeners(eng *engine.Engine, b brokerFlags, log *slog.Logger) (func(), error) {
-	var closers []func()
-	closeAll := func() {
-		for i := len(closers) - 1; i >= 0; i-- {
-			closers[i]()
-		}
-	}
-	if b.amqp != "" {
-		o := b.listener.options()
-		o.Logger = log
-		srv, err := amqpserver.New(eng, o)
-		if err != nil {
-			return nil, err
-		}
-		l, err := net.Listen("tcp", b.amqp)
-		if err != nil {
-			return nil, fmt.Errorf("amqp listener: %w", err)
-		}
-		go srv.Serve(l)
-		closers = append(closers, func() { srv.Close() })
-		keyName, key := b.listener.firstKey()
-		log.Info("AMQP 1.0 listener ready", "addr", l.Addr().String(),
-			"connection_string", fmt.Sprintf("Endpoint=sb://%s;SharedAccessKeyName=%s;SharedAccessKey=%s;UseDevelopmentEmulator=true;",
-				l.Addr().String(), keyName, key))
-	}
-	if b.admin != "" {
-		l, err := net.Listen("tcp", b.admin)
-		if err != nil {
-			closeAll()
-			return nil, fmt.Errorf("admin listener: %w", err)
-		}
-		hs := &http.Server{Handler: admin.NewHandler(eng, admin.Options{Keys: b.listener.keys.m, KeyRights: b.listener.keys.rights, Logger: log}), ReadHeaderTimeout: 10 * time.Second}
-		go hs.Serve(l)
-		closers = append(closers, func() { hs.Close() })
-		log.Info("admin API ready", "addr", l.Addr().String(), "health", "http://"+l.Addr().String()+"/health")
-	}
-	return closeAll, nil
 }
 
 // sshFlags are the flags of the SSH server.

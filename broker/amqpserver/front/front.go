@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -227,6 +228,23 @@ func (f *Front) dispatch(raw, conn net.Conn, p protocol) func() {
 func (f *Front) refuse(nc net.Conn, why string, first []byte, args ...any) {
 	attrs := append([]any{"remote", remote(nc), "first_bytes", show(first)}, args...)
 	f.log.Info("connection closed: "+why, attrs...)
+	closeGently(nc)
+}
+
+// lingerTime bounds how long closeGently reads what a refused client still
+// sends.
+const lingerTime = 250 * time.Millisecond
+
+// closeGently closes a refused connection without a reset: it ends our
+// side first (FIN, or TLS close_notify), reads and drops what the client
+// had sent already, and then closes. Closing a socket with unread bytes
+// would send the client a reset instead of a clean end.
+func closeGently(nc net.Conn) {
+	if cw, ok := nc.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+	}
+	_ = nc.SetReadDeadline(time.Now().Add(lingerTime))
+	_, _ = io.Copy(io.Discard, io.LimitReader(nc, 64<<10))
 	_ = nc.Close()
 }
 

@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -315,7 +317,10 @@ func TestCloseEndsPendingConnections(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close did not return")
 	}
-	expectClosed(t, c)
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.ReadAll(c); err != nil && !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("the pending connection stayed open: %v", err)
+	}
 	if _, err := net.DialTimeout("tcp", fx.addr, time.Second); err == nil {
 		t.Error("the listener still accepts after Close")
 	}

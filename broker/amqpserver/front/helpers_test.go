@@ -185,12 +185,16 @@ func amqpRoundTrip(t *testing.T, c net.Conn) {
 }
 
 // expectClosed reads until the connection ends and returns what arrived.
+// The end must be clean: an EOF, not a reset.
 func expectClosed(t *testing.T, c net.Conn) []byte {
 	t.Helper()
 	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	b, err := io.ReadAll(c)
 	if ne, ok := err.(net.Error); ok && ne.Timeout() {
 		t.Fatalf("the connection stayed open (read %q)", b)
+	}
+	if err != nil {
+		t.Errorf("the connection did not end cleanly: %v (read %q)", err, b)
 	}
 	return b
 }

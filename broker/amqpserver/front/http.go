@@ -17,7 +17,7 @@ const httpIdleTimeout = 2 * time.Minute
 const maxHeaderBytes = 64 << 10
 
 // busyResponse is what an HTTP connection beyond MaxHTTP gets.
-const busyResponse = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: 29\r\n\r\ntoo many HTTP connections open"
+const busyResponse = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: 31\r\n\r\ntoo many HTTP connections open\n"
 
 // httpSide serves the HTTP connections of a front with one http.Server,
 // which takes them from a queue instead of a listener.
@@ -60,7 +60,7 @@ func (h *httpSide) serve(conn net.Conn) {
 		h.f.log.Warn("HTTP connection refused: too many open", "remote", remote(conn), "max", h.f.opts.MaxHTTP)
 		_ = conn.SetWriteDeadline(time.Now().Add(time.Second))
 		_, _ = conn.Write([]byte(busyResponse))
-		_ = conn.Close()
+		closeGently(conn)
 		return
 	}
 	if !h.q.push(conn) {
