@@ -409,7 +409,8 @@ func runConnect(args []string, out io.Writer) error {
 	d.register(fs.FlagSet)
 	sf.register(fs.FlagSet)
 	namespace := fs.String("namespace", "", "connect to NAME.servicebus.windows.net with Microsoft Entra ID (DefaultAzureCredential)")
-	adminURL := fs.String("admin-url", "", "base URL of the admin API (default: https://HOST, or http://HOST:5300 for emulators)")
+	adminURL := fs.String("admin-url", "", "base URL of the admin API (default: https://HOST[:PORT], or http://HOST:5300 for emulators without a port)")
+	websockets := fs.Bool("websockets", false, "AMQP over WebSockets (wss://HOST:443/$servicebus/websocket for Azure, the AMQP port elsewhere), through HTTPS_PROXY when set")
 	// The connection string may stand before or after the flags.
 	var positional []string
 	for {
@@ -430,13 +431,14 @@ func runConnect(args []string, out io.Writer) error {
 		return err
 	}
 	d.readOnly = d.readOnly || readOnly
+	conn.WebSockets = conn.WebSockets || *websockets
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var entities []string
 	if d.entity != "" {
 		entities = []string{d.entity}
 	}
-	client, err := remote.Dial(ctx, remote.Config{Conn: conn, Entities: entities, AdminURL: *adminURL})
+	client, err := remote.Dial(ctx, connectConfig(conn, entities, *adminURL))
 	if err != nil {
 		return fmt.Errorf("connect to %s: %w", conn.Redacted(), err)
 	}

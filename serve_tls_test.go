@@ -7,6 +7,8 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -334,4 +336,94 @@ func pemBody(der []byte) []byte {
 	_ = pem.Encode(&b, &pem.Block{Type: "CERTIFICATE", Bytes: der})
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	return []byte(strings.Join(lines[1:len(lines)-1], "\n"))
+}
+
+// TestTmuxConnectOverWebSockets runs `peeklock connect --websockets` in a
+// real terminal against `peeklock serve`, through an HTTPS_PROXY: the
+// endpoint "localhost." resolves nowhere, so only the proxy's tunnel
+// reaches serve, and plain AMQP could not. connect trusts the local CA that
+// serve made in the shared config directory without SSL_CERT_FILE.
+func TestTmuxConnectOverWebSockets(t *testing.T) {
+	bin := buildBinary(t)
+	cfgHome := t.TempDir()
+	config := writeConfig(t, `[{"Name":"orders","Properties":{"LockDuration":"PT1M"}}]`)
+	p := launchServe(t, bin, []string{"XDG_CONFIG_HOME=" + cfgHome}, "--amqp", "127.0.0.1:0", "--admin", "", "--config", config)
+	amqpAddr := p.wait(reAMQPReady)[1]
+	_, port, _ := net.SplitHostPort(amqpAddr)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, sender := sdkSender(t, "Endpoint=sb://"+amqpAddr+";SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true", "orders")
+	if err := sender.SendMessage(ctx, &azservicebus.Message{MessageID: ptr("ws-1"), Body: []byte(`{"over":"websockets"}`)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	px := newConnectProxy(t, amqpAddr)
+	conn := "Endpoint=sb://localhost.:" + port + ";SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true"
+	tm := newTmux(t, fmt.Sprintf("env -u SSL_CERT_FILE XDG_CONFIG_HOME=%s HTTPS_PROXY=http://%s NO_PROXY= %s connect '%s' --websockets --entity orders",
+		cfgHome, px.addr(), bin, conn))
+	tm.waitFor("the queue over WebSockets", has("orders", "Active 1", "ws-1", "connected"))
+	tm.send("q")
+	tm.waitFor("the program to exit", has("peeklock exited 0"))
+	seen := px.seen()
+	if len(seen) == 0 || seen[0] != "localhost.:"+port {
+		t.Fatalf("the proxy tunnelled %v, want localhost.:%s", seen, port)
+	}
+}
+
+// connectProxy is an HTTP CONNECT proxy that tunnels to one address,
+// whatever host the client names, and records the hosts named.
+type connectProxy struct {
+	l       net.Listener
+	target  string
+	mu      sync.Mutex
+	targets []string
+}
+
+func newConnectProxy(t *testing.T, target string) *connectProxy {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &connectProxy{l: l, target: target}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go p.tunnel(c)
+		}
+	}()
+	t.Cleanup(func() { _ = l.Close() })
+	return p
+}
+
+func (p *connectProxy) addr() string { return p.l.Addr().String() }
+
+func (p *connectProxy) tunnel(c net.Conn) {
+	defer c.Close()
+	br := bufio.NewReader(c)
+	req, err := http.ReadRequest(br)
+	if err != nil || req.Method != http.MethodConnect {
+		_, _ = io.WriteString(c, "HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
+		return
+	}
+	p.mu.Lock()
+	p.targets = append(p.targets, req.Host)
+	p.mu.Unlock()
+	s, err := net.Dial("tcp", p.target)
+	if err != nil {
+		_, _ = io.WriteString(c, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
+		return
+	}
+	defer s.Close()
+	_, _ = io.WriteString(c, "HTTP/1.1 200 Connection Established\r\n\r\n")
+	go func() { _, _ = io.Copy(s, br); _ = s.Close() }()
+	_, _ = io.Copy(c, s)
+}
+
+func (p *connectProxy) seen() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.targets...)
 }
