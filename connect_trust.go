@@ -48,4 +48,3 @@ func localTrust() *x509.CertPool {
 	}
 	return pool
 }
-
