@@ -144,6 +144,7 @@ func (s *session) attachIncoming(l *link, a *wire.Attach) error {
 		}
 		l.kind = kindEntityIn
 		l.maxSize = entityMaxSize(ent)
+		l.need = sas.Send
 	}
 	l.creditMax = max(l.creditMax, 1)
 	l.state = linkAttached
@@ -159,6 +160,7 @@ func (s *session) attachIncoming(l *link, a *wire.Attach) error {
 		l.inQ = make(chan *inDelivery, l.creditMax)
 		q := l.inQ
 		s.c.goSafe(func() { l.storeLoop(q) })
+		s.c.guardLink(l)
 	}
 	s.sendLocked(l.linkFlowLocked(l.deliveryCount, l.creditMax, false))
 	return nil
@@ -261,6 +263,8 @@ func (s *session) completeOutgoingLocked(l *link, props wire.Map) {
 	if l.kind != kindEntityOut {
 		return
 	}
+	l.need = sas.Listen
+	s.c.guardLink(l)
 	if l.mode == broker.PeekLock {
 		l.settleQ = make(chan settleReq, s.c.opts.MaxUnsettledPerLink)
 		q := l.settleQ

@@ -46,6 +46,7 @@ func (c *conn) putToken(req *broker.Message) *response {
 	if err := c.grants.add(g, c.clock.Now()); err != nil {
 		return c.errorResponse(err, cbsAddress)
 	}
+	c.tokensChanged()
 	c.log.Debug("token accepted", "audience", g.Audience, "expires", g.Expires)
 	return &response{status: http.StatusAccepted, desc: "Accepted"}
 }
