@@ -36,9 +36,9 @@ type link struct {
 	handle  uint32
 	kind    linkKind
 	node    nodeKind
-	address string // the normalized address of the node the link is attached to
-	entity  string // the entity address ("q", "q/$DeadLetterQueue"); that of a $management node
-	replyTo string // reply links: the target address responses are sent to
+	address string     // the normalized address of the node the link is attached to
+	entity  string     // the entity address ("q", "q/$DeadLetterQueue"); that of a $management node
+	replyTo string     // reply links: the target address responses are sent to
 	need    sas.Rights // entity links: the right a token must keep giving (tokenGuard)
 
 	// As the peer asked, to echo them.
