@@ -277,7 +277,7 @@ func runServe(args []string, out io.Writer) error {
 	var d dashboardFlags
 	b.register(fs.FlagSet, "127.0.0.1:5672", "127.0.0.1:5300")
 	sf.register(fs.FlagSet)
-	fs.StringVar(&d.uiConfig, "ui-config", "", "dashboard config file for SSH sessions and [ssh] roles (default $XDG_CONFIG_HOME/peeklock/config.toml)")
+	fs.StringVar(&d.uiConfig, "ui-config", "", "dashboard config file for SSH sessions, [ssh] roles and [entra_id] roles (default $XDG_CONFIG_HOME/peeklock/config.toml)")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -293,6 +293,7 @@ func runServe(args []string, out io.Writer) error {
 	if b.amqp == "" && b.admin == "" && b.front.tlsAddr == "" && sf.addr == "" {
 		return usageError{"serve: nothing to serve (--amqp, --admin, --tls-addr and --ssh are all empty)"}
 	}
+	b.front.configPath = d.uiConfig
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	amqpserver.TuneGC(ctx)

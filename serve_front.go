@@ -2,16 +2,20 @@ package main
 
 import (
 	"crypto/tls"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 
 	"github.com/peeklock/peeklock/broker/amqpserver"
 	"github.com/peeklock/peeklock/broker/amqpserver/admin"
+	"github.com/peeklock/peeklock/broker/amqpserver/entra"
 	"github.com/peeklock/peeklock/broker/amqpserver/front"
 	"github.com/peeklock/peeklock/broker/devcert"
 	"github.com/peeklock/peeklock/broker/engine"
+	"github.com/peeklock/peeklock/model"
 )
 
 // frontFlags are the flags of the Azure-shaped endpoint: TLS on every port
@@ -20,6 +24,10 @@ type frontFlags struct {
 	tlsAddr string
 	tlsCert string
 	tlsKey  string
+	entraID bool
+	// configPath is the config file whose [entra_id] section gives roles
+	// ("" means the default path, where a missing file is no error).
+	configPath string
 
 	cert *tls.Certificate // --tls-cert/--tls-key, read by check
 }
@@ -29,6 +37,30 @@ func (f *frontFlags) register(fs *flag.FlagSet) {
 		"every port answers AMQP, TLS, HTTPS and AMQP over WebSockets")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate chain (PEM) to serve (default: a local CA's, made in DATA/tls or the config directory)")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "private key (PEM) of --tls-cert")
+	fs.BoolVar(&f.entraID, "entra-id", false, "accept Microsoft Entra ID tokens WITHOUT checking their signature, for local development; "+
+		"roles by object or app id from the [entra_id] section of the config file (default Owner); tokens that are not JWTs get the default role")
+}
+
+// entraValidator returns the Entra ID validator of --entra-id (nil without
+// it), with the roles of the config file, and logs the warning line.
+func (f *frontFlags) entraValidator(log *slog.Logger) (*entra.Validator, error) {
+	if !f.entraID {
+		return nil, nil
+	}
+	cfg := entra.DefaultConfig()
+	path := f.configPath
+	if path == "" {
+		path = model.DefaultConfigPath()
+	}
+	switch c, err := entra.LoadConfig(path); {
+	case err == nil:
+		cfg = c
+	case f.configPath == "" && errors.Is(err, fs.ErrNotExist):
+	default:
+		return nil, err
+	}
+	log.Warn(entra.WarningLine, "roles", len(cfg.Rights), "default_rights", cfg.DefaultRights.String(), "opaque_tokens", cfg.AcceptOpaque)
+	return entra.NewValidator(cfg, nil), nil
 }
 
 // check reads --tls-cert and --tls-key, before any port opens.
@@ -77,8 +109,13 @@ func startListeners(eng *engine.Engine, b brokerFlags, log *slog.Logger) (func()
 	if b.amqp == "" && b.admin == "" && b.front.tlsAddr == "" {
 		return func() {}, nil
 	}
+	ev, err := b.front.entraValidator(log)
+	if err != nil {
+		return nil, err
+	}
 	o := b.listener.options()
 	o.Logger = log
+	o.EntraID = ev
 	srv, err := amqpserver.New(eng, o)
 	if err != nil {
 		return nil, err
@@ -89,7 +126,7 @@ func startListeners(eng *engine.Engine, b brokerFlags, log *slog.Logger) (func()
 	}
 	fr, err := front.New(front.Options{
 		AMQP:   srv.ServeConn,
-		HTTP:   admin.NewHandler(eng, admin.Options{Keys: b.listener.keys.m, KeyRights: b.listener.keys.rights, Logger: log}),
+		HTTP:   admin.NewHandler(eng, admin.Options{Keys: b.listener.keys.m, KeyRights: b.listener.keys.rights, EntraID: ev, Logger: log}),
 		TLS:    tlsCfg,
 		Logger: log,
 	})

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/pem"
 	"fmt"
 	"io"
@@ -426,4 +427,74 @@ func (p *connectProxy) seen() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]string(nil), p.targets...)
+}
+
+// TestServeEntraID runs `peeklock serve --entra-id` with roles in the
+// config file: it warns in one line that signatures are not checked, an SDK
+// client with a token credential (a JWT, or an opaque token as fake
+// credentials hand out) works with the default role, and an object id the
+// config makes a Receiver cannot send. Without --entra-id the same token is
+// refused.
+func TestServeEntraID(t *testing.T) {
+	bin := buildBinary(t)
+	cfgHome := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(cfgHome, "peeklock"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cfgHome, "peeklock", "config.toml"),
+		[]byte("[entra_id.roles]\n\"receiver-oid\" = \"Receiver\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	config := writeConfig(t, `[{"Name":"q","Properties":{}}]`)
+	args := []string{"--amqp", "127.0.0.1:0", "--admin", "", "--config", config}
+	p := launchServe(t, bin, []string{"XDG_CONFIG_HOME=" + cfgHome}, append(args, "--entra-id")...)
+	p.wait(`level=WARN msg="--entra-id: Entra ID tokens are accepted WITHOUT checking their signature[^"]*" roles=1 default_rights=Manage,Send,Listen opaque_tokens=true`)
+	trust := p.wait(reTrustCA)
+	_, port, _ := net.SplitHostPort(p.wait(reAMQPReady)[1])
+	tlsCfg := &tls.Config{RootCAs: caPool(t, trust[1]), ServerName: "localhost"}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	client := func(token string) *azservicebus.Client {
+		c, err := azservicebus.NewClient("localhost:"+port, staticCred(token), &azservicebus.ClientOptions{TLSConfig: tlsCfg,
+			RetryOptions: azservicebus.RetryOptions{MaxRetries: -1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	roundTrip(ctx, t, client(jwtFor("owner-oid")), "q", "as a JWT owner")
+	roundTrip(ctx, t, client("an-opaque-development-token"), "q", "with an opaque token")
+	sendAs := func(c *azservicebus.Client) error {
+		defer c.Close(ctx)
+		s, err := c.NewSender("q", nil)
+		if err == nil {
+			err = s.SendMessage(ctx, &azservicebus.Message{Body: []byte("x")}, nil)
+		}
+		return err
+	}
+	if err := sendAs(client(jwtFor("receiver-oid"))); err == nil || !strings.Contains(err.Error(), "'Send' claim(s) are required") {
+		t.Fatalf("send as a Receiver: %v, want the Send claim refused", err)
+	}
+	p.stop()
+
+	p = launchServe(t, bin, []string{"XDG_CONFIG_HOME=" + cfgHome}, args...)
+	_, port, _ = net.SplitHostPort(p.wait(reAMQPReady)[1])
+	if err := sendAs(client(jwtFor("owner-oid"))); err == nil || !strings.Contains(err.Error(), "unauthorized") {
+		t.Fatalf("send with a JWT without --entra-id: %v, want unauthorized", err)
+	}
+}
+
+// jwtFor is an Entra ID-shaped token for Service Bus with object id oid
+// (its signature is junk: --entra-id does not check it).
+func jwtFor(oid string) string {
+	enc := base64.RawURLEncoding.EncodeToString
+	return enc([]byte(`{"alg":"RS256","typ":"JWT"}`)) + "." +
+		enc([]byte(fmt.Sprintf(`{"aud":"https://servicebus.azure.net","oid":%q,"exp":%d}`, oid, time.Now().Add(time.Hour).Unix()))) + ".c2ln"
+}
+
+// staticCred hands out one token, as a token credential does.
+type staticCred string
+
+func (c staticCred) GetToken(context.Context, policy.TokenRequestOptions) (azcore.AccessToken, error) {
+	return azcore.AccessToken{Token: string(c), ExpiresOn: time.Now().Add(time.Hour)}, nil
 }

@@ -34,7 +34,7 @@ func newFrontEnv(t *testing.T, eopts engine.Options, opts Options) *frontEnv {
 	}
 	fr, err := front.New(front.Options{
 		AMQP:   env.srv.ServeConn,
-		HTTP:   admin.NewHandler(env.eng, admin.Options{Keys: opts.Keys, KeyRights: opts.KeyRights}),
+		HTTP:   admin.NewHandler(env.eng, admin.Options{Keys: opts.Keys, KeyRights: opts.KeyRights, EntraID: opts.EntraID}),
 		TLS:    &tls.Config{GetCertificate: ca.GetCertificate},
 		Logger: env.srv.log,
 	})
