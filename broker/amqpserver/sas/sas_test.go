@@ -62,8 +62,8 @@ func TestValidate(t *testing.T) {
 		{name: "sdk form, lower-cased audience", token: sdkToken("sb://LocalHost/Orders", "RootManageSharedAccessKey", "SAS_KEY_VALUE", exp.Unix()), now: t0, wantKey: "RootManageSharedAccessKey"},
 		{name: "fields in another order", token: "SharedAccessSignature " + parts[3] + "&" + parts[2] + "&" + parts[0] + "&" + parts[1], now: t0, wantKey: "RootManageSharedAccessKey"},
 		{name: "one second before expiry", token: good, now: exp.Add(-time.Second), wantKey: "RootManageSharedAccessKey"},
-		{name: "at expiry", token: good, now: exp, wantErr: "the token expired at 2025-03-04T06:06:07Z (it is now 2025-03-04T06:06:07Z)"},
-		{name: "expired", token: good, now: exp.Add(time.Minute), wantErr: "the token expired at 2025-03-04T06:06:07Z (it is now 2025-03-04T06:07:07Z)"},
+		{name: "at expiry", token: good, now: exp, wantErr: "ExpiredToken: The token is expired. Expiration time: '2025-03-04 06:06:07Z' (it is now 2025-03-04T06:06:07Z)"},
+		{name: "expired", token: good, now: exp.Add(time.Minute), wantErr: "ExpiredToken: The token is expired. Expiration time: '2025-03-04 06:06:07Z' (it is now 2025-03-04T06:07:07Z)"},
 		{name: "wrong key", token: Sign(aud, "RootManageSharedAccessKey", "not-the-key", exp), now: t0, wantErr: `the signature does not match key "RootManageSharedAccessKey"`},
 		{name: "tampered audience", token: strings.Replace(good, "orders", "orderz", 1), now: t0, wantErr: `the signature does not match key "RootManageSharedAccessKey"`},
 		{name: "tampered expiry", token: strings.Replace(good, "se="+strconv.FormatInt(exp.Unix(), 10), "se="+strconv.FormatInt(exp.Unix()+1, 10), 1), now: t0, wantErr: `the signature does not match key "RootManageSharedAccessKey"`},
@@ -213,7 +213,7 @@ func TestRealClock(t *testing.T) {
 		t.Fatalf("fresh token: %v", err)
 	}
 	_, err := v.Validate(Sign(aud, DefaultKeyName, DefaultKey, time.Now().Add(-time.Second)))
-	if !errors.Is(err, broker.ErrUnauthorized) || !strings.HasPrefix(err.Error(), "unauthorized: the token expired at ") {
+	if !errors.Is(err, broker.ErrUnauthorized) || !strings.HasPrefix(err.Error(), "unauthorized: ExpiredToken: The token is expired. Expiration time: ") {
 		t.Fatalf("expired token: %v", err)
 	}
 }

@@ -69,8 +69,9 @@ func (v *Validator) Validate(token string) (*Token, error) {
 		return nil, broker.Errorf(broker.CodeUnauthorized, "the signature does not match key %q", t.KeyName)
 	}
 	if now := v.clock.Now(); !now.Before(t.Expiry) {
-		return nil, broker.Errorf(broker.CodeUnauthorized, "the token expired at %s (it is now %s)",
-			t.Expiry.Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+		// Service Bus's words (the SDKs' tests look for them).
+		return nil, broker.Errorf(broker.CodeUnauthorized, "ExpiredToken: The token is expired. Expiration time: '%s' (it is now %s)",
+			t.Expiry.UTC().Format("2006-01-02 15:04:05Z"), now.UTC().Format(time.RFC3339))
 	}
 	t.Rights = v.RightsOf(t.KeyName)
 	return t, nil
