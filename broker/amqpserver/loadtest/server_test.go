@@ -47,9 +47,9 @@ func (s inProcess) Close() error                            { return s.l.close()
 type child struct {
 	transport string
 	cmd       *exec.Cmd
-	stdin io.WriteCloser
-	addr  string
-	exit  chan error
+	stdin     io.WriteCloser
+	addr      string
+	exit      chan error
 
 	mu  sync.Mutex // one command at a time
 	out *bufio.Reader
