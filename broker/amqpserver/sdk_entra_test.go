@@ -122,6 +122,8 @@ func TestAdminBearerToken(t *testing.T) {
 		{fakeJWT("https://localhost", "owner-oid", time.Now().Add(time.Hour)), 200},
 		{"Bearer " + fakeJWT(entra.Audience, "owner-oid", time.Now().Add(-time.Hour)), 401},
 		{"Bearer " + fakeJWT(entra.Audience, "sender-oid", time.Now().Add(time.Hour)), 401}, // no Manage
+		{"Bearer opaque-development-token", 200},                                            // the default role
+		{"Basic dXNlcjpwYXNz", 401},                                                         // not a token
 	} {
 		req, _ := http.NewRequest("GET", "https://localhost:"+env.port+"/$Resources/Queues", nil)
 		req.Header.Set("Authorization", tc.header)

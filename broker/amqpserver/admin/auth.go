@@ -87,6 +87,11 @@ func (h *handler) validate(r *http.Request, value string) (*sas.Token, error) {
 	if len(value) > len("Bearer ") && strings.EqualFold(value[:len("Bearer ")], "Bearer ") {
 		value = strings.TrimSpace(value[len("Bearer "):])
 	}
+	if strings.ContainsAny(value, " \t") {
+		// Another scheme ("Basic …"): not a token, opaque or not.
+		scheme, _, _ := strings.Cut(value, " ")
+		return nil, unauthorized("the Authorization header's scheme %q is not supported; send a SharedAccessSignature or a Bearer token", clipScheme(scheme))
+	}
 	id, err := h.entra.Validate(value, []string{r.Host, h.host}, time.Time{})
 	if err != nil {
 		return nil, err
@@ -96,4 +101,12 @@ func (h *handler) validate(r *http.Request, value string) (*sas.Token, error) {
 		host = hh
 	}
 	return &sas.Token{Audience: "sb://" + host + "/", Expiry: id.Expires, KeyName: "Entra ID " + id.Subject, Rights: id.Rights}, nil
+}
+
+// clipScheme shortens an unknown authorization scheme for a message.
+func clipScheme(s string) string {
+	if len(s) > 20 {
+		return s[:20] + "…"
+	}
+	return s
 }
