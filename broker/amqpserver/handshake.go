@@ -110,12 +110,11 @@ func (c *conn) plainValid(resp []byte) (sas.Rights, bool) {
 	if len(parts) != 3 {
 		return 0, false
 	}
-	name := string(parts[1])
-	key, ok := c.opts.Keys[name]
+	key, ok := c.opts.Keys[string(parts[1])]
 	if !ok || subtle.ConstantTimeCompare([]byte(key), parts[2]) != 1 {
 		return 0, false
 	}
-	if r, limited := c.opts.KeyRights[name]; limited {
+	if r, limited := c.opts.KeyRights[string(parts[1])]; limited {
 		return r, true
 	}
 	return sas.AllRights, true

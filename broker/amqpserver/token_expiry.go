@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
 	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 )
@@ -117,9 +118,10 @@ func (c *conn) detachExpired(now time.Time) {
 		if c.grants.check(l.address, l.need, now) == nil {
 			continue
 		}
-		e := &wire.Error{Condition: wire.CondDetachForced, Description: describe(
-			fmt.Errorf("The link '%s' is force detached. Code: RenewToken. Details: %s", l.name,
-				sas.MissingClaim(l.need, c.grants.resource(l.address)).Message), l.address, now)}
+		// Service Bus's words, capitals and all.
+		why := &broker.Error{Code: broker.CodeUnauthorized, Message: fmt.Sprintf("The link '%s' is force detached. Code: RenewToken. Details: %s",
+			l.name, sas.MissingClaim(l.need, c.grants.resource(l.address)).Message)}
+		e := &wire.Error{Condition: wire.CondDetachForced, Description: describe(why, l.address, now)}
 		l.s.mu.Lock()
 		l.failLocked(e)
 		l.s.mu.Unlock()
