@@ -83,7 +83,9 @@ func (f *frontFlags) check() error {
 // the flags, or the local CA's leaf (made on first start, renewed when due),
 // and logs how to trust that CA.
 func (f *frontFlags) tlsConfig(dataDir string, log *slog.Logger) (*tls.Config, error) {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	// Full-sized records from the start: the peers are programs moving
+	// messages, not browsers painting a first screen.
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, DynamicRecordSizingDisabled: true}
 	if f.cert != nil {
 		cfg.Certificates = []tls.Certificate{*f.cert}
 		return cfg, nil

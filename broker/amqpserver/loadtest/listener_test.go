@@ -84,7 +84,7 @@ func startListener(o listenerOptions) (*listener, error) {
 			_ = eng.Close()
 			return nil, err
 		}
-		fo.TLS = &tls.Config{GetCertificate: ca.GetCertificate}
+		fo.TLS = &tls.Config{GetCertificate: ca.GetCertificate, DynamicRecordSizingDisabled: true} // as peeklock serve
 	}
 	if ls.front, err = front.New(fo); err != nil {
 		_ = l.Close()
