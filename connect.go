@@ -19,6 +19,7 @@ func newConnectCommand() *cobra.Command {
 	var d dashboardFlags
 	var sf sshFlags
 	var namespace, adminURL string
+	var websockets bool
 	cmd := &cobra.Command{
 		Use:   "connect [CONNECTION-STRING]",
 		Short: "The dashboard on a remote endpoint (Azure, an emulator, generic AMQP 1.0)",
@@ -44,14 +45,15 @@ The endpoint, the credential and --entity are checked before the screen opens.`,
   peeklock connect --namespace mybus.servicebus.windows.net`,
 		Args: maxOneConnection,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runConnect(cmd.Context(), args, d, sf, namespace, adminURL)
+			return runConnect(cmd.Context(), args, d, sf, namespace, adminURL, websockets)
 		},
 	}
 	fs := cmd.Flags()
 	d.register(fs)
 	sf.register(fs)
 	fs.StringVar(&namespace, "namespace", "", "connect to NAME.servicebus.windows.net with Microsoft Entra ID (DefaultAzureCredential)")
-	fs.StringVar(&adminURL, "admin-url", "", "base URL of the admin API (default: https://HOST, or http://HOST:5300 for emulators)")
+	fs.StringVar(&adminURL, "admin-url", "", "base URL of the admin API (default: https://HOST[:PORT], or http://HOST:5300 for emulators without a port)")
+	fs.BoolVar(&websockets, "websockets", false, "AMQP over WebSockets (wss://HOST:443/$servicebus/websocket for Azure, the AMQP port elsewhere), through HTTPS_PROXY when set")
 	fs.SortFlags = false
 	return cmd
 }
@@ -64,11 +66,12 @@ func maxOneConnection(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-func runConnect(ctx context.Context, args []string, d dashboardFlags, sf sshFlags, namespace, adminURL string) error {
+func runConnect(ctx context.Context, args []string, d dashboardFlags, sf sshFlags, namespace, adminURL string, websockets bool) error {
 	conn, readOnly, err := connection("connect", args, namespace, &d)
 	if err != nil {
 		return err
 	}
+	conn.WebSockets = conn.WebSockets || websockets
 	d.readOnly = d.readOnly || readOnly
 	opts, err := d.options()
 	if err != nil {
@@ -100,7 +103,7 @@ func dial(ctx context.Context, conn remote.ConnectionString, entity, adminURL st
 	if entity != "" {
 		entities = []string{entity}
 	}
-	client, err := remote.Dial(ctx, remote.Config{Conn: conn, Entities: entities, AdminURL: adminURL})
+	client, err := remote.Dial(ctx, connectConfig(conn, entities, adminURL))
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", conn.Redacted(), endpointError(err))
 	}

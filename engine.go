@@ -5,20 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"strconv"
-	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/peeklock/peeklock/broker/amqpserver"
-	"github.com/peeklock/peeklock/broker/amqpserver/admin"
 	"github.com/peeklock/peeklock/broker/engine"
 	"github.com/peeklock/peeklock/broker/engine/store"
-	"github.com/peeklock/peeklock/broker/metrics"
 )
 
 // brokerFlags are the flags of the embedded broker.
@@ -28,6 +22,7 @@ type brokerFlags struct {
 	amqp     string
 	admin    string
 	listener listenerFlags
+	front    frontFlags
 }
 
 func (b *brokerFlags) register(fs *pflag.FlagSet, amqpDefault, adminDefault string) {
@@ -36,6 +31,7 @@ func (b *brokerFlags) register(fs *pflag.FlagSet, amqpDefault, adminDefault stri
 	fs.StringVar(&b.amqp, "amqp", amqpDefault, "listen for AMQP 1.0 clients on this address")
 	fs.StringVar(&b.admin, "admin", adminDefault, "serve /health and the admin API on this address")
 	b.listener.register(fs)
+	b.front.register(fs)
 }
 
 // check validates the flags and reads the Config.json file, if any, without
@@ -44,10 +40,13 @@ func (b *brokerFlags) check() (*engine.Config, error) {
 	if err := b.listener.check(); err != nil {
 		return nil, err
 	}
-	for _, a := range []struct{ flag, addr string }{{"amqp", b.amqp}, {"admin", b.admin}} {
+	for _, a := range []struct{ flag, addr string }{{"amqp", b.amqp}, {"admin", b.admin}, {"tls-addr", b.front.tlsAddr}} {
 		if err := checkAddr(a.flag, a.addr); err != nil {
 			return nil, err
 		}
+	}
+	if err := b.front.check(); err != nil {
+		return nil, err
 	}
 	if b.config == "" {
 		return nil, nil
@@ -128,80 +127,34 @@ func dataDirCreated(dir string) bool {
 // listeners are the AMQP listener and the admin API, bound but not yet
 // serving.
 type listeners struct {
-	amqp, admin net.Listener
+	amqp, admin, tls net.Listener
 }
 
 // bind opens the sockets of the addresses given (an empty address opens
 // nothing); on error it closes what it opened.
 func (b *brokerFlags) bind() (*listeners, error) {
 	var ls listeners
-	if b.amqp != "" {
-		l, err := net.Listen("tcp", b.amqp)
-		if err != nil {
-			return nil, fmt.Errorf("amqp listener: %w", err)
+	for _, a := range []struct {
+		what, addr string
+		l          *net.Listener
+	}{{"amqp", b.amqp, &ls.amqp}, {"admin", b.admin, &ls.admin}, {"tls", b.front.tlsAddr, &ls.tls}} {
+		if a.addr == "" {
+			continue
 		}
-		ls.amqp = l
-	}
-	if b.admin != "" {
-		l, err := net.Listen("tcp", b.admin)
+		l, err := net.Listen("tcp", a.addr)
 		if err != nil {
 			ls.close()
-			return nil, fmt.Errorf("admin listener: %w", err)
+			return nil, fmt.Errorf("%s listener: %w", a.what, err)
 		}
-		ls.admin = l
+		*a.l = l
 	}
 	return &ls, nil
 }
 
 func (ls *listeners) close() {
-	for _, l := range []net.Listener{ls.amqp, ls.admin} {
+	for _, l := range []net.Listener{ls.amqp, ls.admin, ls.tls} {
 		if l != nil {
 			l.Close()
 		}
 	}
-}
-
-// startListeners serves the AMQP listener and the admin HTTP API on the
-// bound sockets and returns a function that closes them. srv is the AMQP
-// server (made beforehand by newAMQPServer, so that its options are checked
-// before any socket opens).
-func startListeners(eng *engine.Engine, b brokerFlags, ls *listeners, srv *amqpserver.Server, log *slog.Logger) func() {
-	var closers []func()
-	if ls.amqp != nil {
-		go srv.Serve(ls.amqp)
-		closers = append(closers, func() { srv.Close() })
-		keyName, key := b.listener.firstKey()
-		addr := ls.amqp.Addr().String()
-		log.Info("AMQP 1.0 listener ready", "addr", addr,
-			"connection_string", fmt.Sprintf("Endpoint=sb://%s;SharedAccessKeyName=%s;SharedAccessKey=%s;UseDevelopmentEmulator=true;",
-				addr, keyName, key))
-	}
-	if ls.admin != nil {
-		var lis metrics.Listener
-		if srv != nil {
-			lis = srv
-		}
-		hs := &http.Server{Handler: admin.NewHandler(eng, admin.Options{Keys: b.listener.keys.m, KeyRights: b.listener.keys.rights, Logger: log,
-			Metrics: metrics.Handler(eng, lis)}), ReadHeaderTimeout: 10 * time.Second}
-		go hs.Serve(ls.admin)
-		closers = append(closers, func() { hs.Close() })
-		addr := ls.admin.Addr().String()
-		log.Info("admin API ready", "addr", addr, "health", "http://"+addr+"/health", "metrics", "http://"+addr+"/metrics")
-	}
-	return func() {
-		for i := len(closers) - 1; i >= 0; i-- {
-			closers[i]()
-		}
-	}
-}
-
-// newAMQPServer makes the AMQP server of the flags (nil when --amqp is
-// empty).
-func newAMQPServer(eng *engine.Engine, b brokerFlags, log *slog.Logger) (*amqpserver.Server, error) {
-	if b.amqp == "" {
-		return nil, nil
-	}
-	o := b.listener.options()
-	o.Logger = log
-	return amqpserver.New(eng, o)
 }

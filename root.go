@@ -104,16 +104,16 @@ func runRoot(ctx context.Context, d dashboardFlags, b brokerFlags, noDemo bool) 
 			return err
 		}
 	}
-	srv, err := newAMQPServer(eng, b, slog.New(slog.DiscardHandler))
+	ep, err := newEndpoint(eng, b, slog.New(slog.DiscardHandler))
 	if err != nil {
-		return usageError{err.Error()}
+		return err
 	}
 	ls, err := b.bind()
 	if err != nil {
 		return err
 	}
 	// The screen belongs to the dashboard: the listeners log nothing.
-	defer startListeners(eng, b, ls, srv, slog.New(slog.DiscardHandler))()
+	defer startListeners(eng, b, ls, ep, slog.New(slog.DiscardHandler))()
 	if runDemo {
 		if err := demo.Setup(ctx, eng, dcfg); err != nil {
 			return fmt.Errorf("demo: %w", err)

@@ -42,7 +42,7 @@ Everything is checked before a port opens.`,
 	fs := cmd.Flags()
 	b.register(fs, "127.0.0.1:5672", "127.0.0.1:5300")
 	sf.register(fs)
-	d.registerUIConfig(fs, "dashboard config file for SSH sessions and [ssh] roles (default $XDG_CONFIG_HOME/peeklock/config.toml)")
+	d.registerUIConfig(fs, "dashboard config file for SSH sessions, [ssh] roles and [entra_id] roles (default $XDG_CONFIG_HOME/peeklock/config.toml)")
 	fs.SortFlags = false
 	return cmd
 }
@@ -54,9 +54,10 @@ func runServe(ctx context.Context, b brokerFlags, sf sshFlags, d dashboardFlags)
 	if err != nil {
 		return err
 	}
-	if b.amqp == "" && b.admin == "" && sf.addr == "" {
-		return usagef("serve: nothing to serve (--amqp, --admin and --ssh are all empty)")
+	if b.amqp == "" && b.admin == "" && b.front.tlsAddr == "" && sf.addr == "" {
+		return usagef("serve: nothing to serve (--amqp, --admin, --tls-addr and --ssh are all empty)")
 	}
+	b.front.configPath = d.uiConfig
 	plan, err := sf.check(&d, b.data)
 	if err != nil {
 		return err
@@ -73,9 +74,9 @@ func runServe(ctx context.Context, b brokerFlags, sf sshFlags, d dashboardFlags)
 		return err
 	}
 	defer eng.Close()
-	srv, err := newAMQPServer(eng, b, log)
+	ep, err := newEndpoint(eng, b, log)
 	if err != nil {
-		return usageError{err.Error()}
+		return err
 	}
 	ls, err := b.bind()
 	if err != nil {
@@ -87,10 +88,10 @@ func runServe(ctx context.Context, b brokerFlags, sf sshFlags, d dashboardFlags)
 			ls.close()
 			return err
 		}
-		defer startListeners(eng, b, ls, srv, log)()
+		defer startListeners(eng, b, ls, ep, log)()
 		return plan.serve(ctx, eng, sl, log)
 	}
-	defer startListeners(eng, b, ls, srv, log)()
+	defer startListeners(eng, b, ls, ep, log)()
 	<-ctx.Done()
 	log.Info("shutting down")
 	return nil

@@ -24,6 +24,8 @@ import (
 func startServe(t *testing.T, bin string, args ...string) (conn, adminAddr string, stop func()) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve", "--amqp", "127.0.0.1:0", "--admin", "127.0.0.1:0"}, args...)...)
+	// Without --data the local CA goes to the config directory: a temporary one.
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

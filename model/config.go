@@ -117,8 +117,9 @@ func LoadConfig(path string) (Config, error) {
 	if und := md.Undecoded(); len(und) > 0 {
 		var keys []string
 		for _, k := range und {
-			// The [ssh] section belongs to the SSH server (sshserver.LoadConfig).
-			if len(k) > 0 && k[0] == "ssh" {
+			// The [ssh] section belongs to the SSH server (sshserver.LoadConfig),
+			// [entra_id] to the listener (package entra).
+			if len(k) > 0 && (k[0] == "ssh" || k[0] == "entra_id") {
 				continue
 			}
 			keys = append(keys, k.String())

@@ -148,6 +148,7 @@ func (s *session) attachIncoming(l *link, a *wire.Attach) error {
 		}
 		l.kind = kindEntityIn
 		l.maxSize = entityMaxSize(ent)
+		l.need = sas.Send
 	}
 	l.creditMax = max(l.creditMax, 1)
 	l.state = linkAttached
@@ -164,6 +165,7 @@ func (s *session) attachIncoming(l *link, a *wire.Attach) error {
 		l.inQ = make(chan *inDelivery, l.creditMax)
 		q := l.inQ
 		s.c.goSafe(func() { l.storeLoop(q) })
+		s.c.guardLink(l)
 	}
 	s.sendLocked(l.linkFlowLocked(l.deliveryCount, l.creditMax, false))
 	return nil
@@ -274,6 +276,8 @@ func (s *session) completeOutgoingLocked(l *link, props wire.Map) {
 	if l.kind != kindEntityOut {
 		return
 	}
+	l.need = sas.Listen
+	s.c.guardLink(l)
 	if l.mode == broker.PeekLock {
 		q := newSettleQueue()
 		l.settleQ = q

@@ -128,6 +128,28 @@ func (gs *grants) check(address string, need sas.Rights, now time.Time) error {
 	return broker.Errorf(broker.CodeUnauthorized, "no valid token covers %q; put one on $cbs first", address)
 }
 
+// nextExpiry returns the earliest expiry after now of the connection's
+// grants, or the zero time when none will expire.
+func (gs *grants) nextExpiry(now time.Time) time.Time {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	var next time.Time
+	for _, g := range gs.items {
+		if g.Expires.After(now) && (next.IsZero() || g.Expires.Before(next)) {
+			next = g.Expires
+		}
+	}
+	return next
+}
+
+// resource returns the URI of an address on the host the client opened the
+// connection for, as errors name it.
+func (gs *grants) resource(address string) string {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	return "sb://" + gs.host + "/" + strings.TrimPrefix(address, "/")
+}
+
 // rightsFor returns the rights the valid grants covering address give
 // together (under gs.mu).
 func (gs *grants) rightsFor(address string, now time.Time) sas.Rights {

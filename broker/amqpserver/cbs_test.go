@@ -82,15 +82,26 @@ func (r *rpcClient) roundTrip(props map[string]any, value any) *amqp.Message {
 // without tokens) and a session.
 func (e *testEnv) anonymousSession() *amqp.Session {
 	e.t.Helper()
+	return newAMQPSession(e.t, e.anonymousConn())
+}
+
+// anonymousConn opens a connection with SASL ANONYMOUS.
+func (e *testEnv) anonymousConn() *amqp.Conn {
+	e.t.Helper()
 	ctx := testCtx(e.t, 10*time.Second)
 	conn, err := amqp.Dial(ctx, "amqp://"+e.addr, &amqp.ConnOptions{SASLType: amqp.SASLTypeAnonymous(), HostName: e.addr})
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() { _ = conn.Close() })
-	s, err := conn.NewSession(ctx, nil)
+	return conn
+}
+
+func newAMQPSession(t *testing.T, conn *amqp.Conn) *amqp.Session {
+	t.Helper()
+	s, err := conn.NewSession(testCtx(t, 10*time.Second), nil)
 	if err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
 	return s
 }
@@ -105,7 +116,8 @@ func TestCBSPutToken(t *testing.T) {
 	env := newEnv(t, engine.Options{Clock: clock}, Options{IdleTimeout: -1})
 	env.queue("q", broker.EntitySettings{})
 	env.queue("other", broker.EntitySettings{})
-	s := env.anonymousSession()
+	conn := env.anonymousConn()
+	s := newAMQPSession(t, conn)
 	ctx := testCtx(t, 10*time.Second)
 	cbs := newRPC(t, s, "$cbs")
 	aud := func(p string) string { return "amqp://" + env.addr + "/" + p }
@@ -147,8 +159,12 @@ func TestCBSPutToken(t *testing.T) {
 	if _, err := s.NewSender(ctx, "other", nil); err == nil || !strings.Contains(err.Error(), "unauthorized") {
 		t.Fatalf("attach to another entity: %v", err)
 	}
-	// Once the token expires, new links are refused again.
+	// Once the token expires, new links are refused again. (The links
+	// attached with it are detached: TestTokenExpiryDetachesLinks. A new
+	// session keeps go-amqp from reusing the handles of those links
+	// before its detach answers reach the listener.)
 	clock.Advance(2 * time.Hour)
+	s = newAMQPSession(t, conn)
 	if _, err := s.NewSender(ctx, "q", nil); err == nil || !strings.Contains(err.Error(), "expired") {
 		t.Fatalf("attach with an expired token: %v", err)
 	}

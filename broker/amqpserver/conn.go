@@ -35,6 +35,7 @@ type conn struct {
 	r      *wire.FrameReader
 	w      *writer
 	grants grants
+	guard  tokenGuard
 
 	// Negotiated in the open exchange.
 	peerMaxFrame uint32

@@ -2,13 +2,10 @@ package amqpserver
 
 import (
 	"fmt"
-	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
-	"github.com/peeklock/peeklock/broker/amqpserver/admin"
 	"github.com/peeklock/peeklock/broker/engine"
 )
 
@@ -210,16 +207,13 @@ func TestJSSDKRefusals(t *testing.T) {
 }
 
 // TestJSSDKAdministrationClient: ServiceBusAdministrationClient against the
-// admin API. It always builds https:// URLs, whatever the connection string
-// says, so the script adds a policy that rewrites the scheme to plain HTTP
-// (and allows it); nothing else is adapted.
+// admin API, unchanged. It always builds https://HOST:PORT/ URLs from the
+// connection string, whatever else the string says: the listener's port
+// answers HTTPS, trusted through NODE_EXTRA_CA_CERTS.
 func TestJSSDKAdministrationClient(t *testing.T) {
-	env := newEnv(t, engine.Options{}, Options{})
-	srv := httptest.NewServer(admin.NewHandler(env.eng, admin.Options{}))
-	t.Cleanup(srv.Close)
-	adminConn := "PEEKLOCK_ADMIN_CONNECTION_STRING=Endpoint=sb://" + strings.TrimPrefix(srv.URL, "http://") +
-		";SharedAccessKeyName=" + DefaultKeyName + ";SharedAccessKey=" + DefaultKey + ";UseDevelopmentEmulator=true"
-	got := runNodeEnv(t, env, []string{adminConn}, "admin.mjs")
+	env := newFrontEnv(t, engine.Options{}, Options{})
+	adminConn := "PEEKLOCK_ADMIN_CONNECTION_STRING=" + env.emulatorConnString()
+	got := runNodeEnv(t, env.testEnv, []string{adminConn, "NODE_EXTRA_CA_CERTS=" + env.caPath}, "admin.mjs")
 	checkJSON(t, got, `{
 	"created": {"name": "aq", "lockDuration": "PT45S", "maxDeliveryCount": 3},
 	"exists": [true, false],

@@ -5,6 +5,7 @@ import (
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
+	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 )
 
 // linkState is where a link is in its life.
@@ -35,9 +36,10 @@ type link struct {
 	handle  uint32
 	kind    linkKind
 	node    nodeKind
-	address string // the normalized address of the node the link is attached to
-	entity  string // the entity address ("q", "q/$DeadLetterQueue"); that of a $management node
-	replyTo string // reply links: the target address responses are sent to
+	address string     // the normalized address of the node the link is attached to
+	entity  string     // the entity address ("q", "q/$DeadLetterQueue"); that of a $management node
+	replyTo string     // reply links: the target address responses are sent to
+	need    sas.Rights // entity links: the right a token must keep giving (tokenGuard)
 
 	// As the peer asked, to echo them.
 	sndMode wire.Opt[wire.SenderSettleMode]
@@ -209,6 +211,9 @@ func (l *link) closeLocked() {
 	}
 	if l.sessionful {
 		l.s.c.unregisterSessionLink(l)
+	}
+	if l.need != 0 {
+		l.s.c.unguardLink(l)
 	}
 	if l.unsettled > 0 {
 		for id, od := range l.s.outUnsettled {

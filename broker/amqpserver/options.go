@@ -8,6 +8,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/peeklock/peeklock/broker/amqpserver/entra"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
 	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 )
@@ -48,6 +49,10 @@ type Options struct {
 	// Authorizer validates CBS tokens; nil means SAS validation against
 	// Keys on the Clock.
 	Authorizer Authorizer
+	// EntraID, when set, accepts Microsoft Entra ID tokens (put-token type
+	// jwt) without checking their signature, for local development (see
+	// package entra); nil refuses them.
+	EntraID *entra.Validator
 	// MaxFrameSize is the largest frame the listener accepts (announced in
 	// its open); 0 means DefaultMaxFrameSize, and at least
 	// wire.MinMaxFrameSize.

@@ -37,6 +37,13 @@ type writer struct {
 	beat     chan time.Duration
 	wrote    atomic.Bool // something was written since the last heartbeat tick
 	failed   atomic.Bool
+
+	// join is set for connections that are not plain TCP sockets (TLS,
+	// WebSockets, a front's wrapper): they have no vectored write, so a
+	// batch is copied into scratch and written at once, one TLS record or
+	// WebSocket message per batch instead of one per frame.
+	join    bool
+	scratch []byte
 }
 
 func newWriter(nc net.Conn, clock clockwork.Clock, timeout time.Duration) *writer {
@@ -48,8 +55,20 @@ func newWriter(nc net.Conn, clock clockwork.Clock, timeout time.Duration) *write
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 		beat:    make(chan time.Duration, 1),
+		join:    !isTCP(nc),
 	}
 }
+
+// isTCP reports whether nc is a TCP socket, which net.Buffers writes with
+// one vectored system call.
+func isTCP(nc net.Conn) bool {
+	_, ok := nc.(*net.TCPConn)
+	return ok
+}
+
+// joinChunk bounds the bytes copied together for one write; a buffer at
+// least this big is written on its own.
+const joinChunk = 64 << 10
 
 // send queues b (one or more whole frames, or a protocol header) and
 // reports false when the writer has stopped. It blocks while the queue is
@@ -144,11 +163,47 @@ func (w *writer) writeBuffers(bufs net.Buffers) bool {
 	}
 	w.wrote.Store(true)
 	_ = w.nc.SetWriteDeadline(time.Now().Add(w.timeout))
-	if _, err := bufs.WriteTo(w.nc); err != nil {
+	var err error
+	if w.join && len(bufs) > 1 {
+		err = w.writeJoined(bufs)
+	} else {
+		_, err = bufs.WriteTo(w.nc)
+	}
+	if err != nil {
 		// The reader sees the closed connection and tears it down.
 		w.failed.Store(true)
 		_ = w.nc.Close()
 		return false
 	}
 	return true
+}
+
+// writeJoined writes bufs in as few writes as joinChunk allows.
+func (w *writer) writeJoined(bufs net.Buffers) error {
+	buf := w.scratch[:0]
+	flush := func() error {
+		if len(buf) == 0 {
+			return nil
+		}
+		_, err := w.nc.Write(buf)
+		buf = buf[:0]
+		return err
+	}
+	for _, b := range bufs {
+		if len(buf) > 0 && len(buf)+len(b) > joinChunk {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		if len(b) >= joinChunk {
+			if _, err := w.nc.Write(b); err != nil {
+				return err
+			}
+			continue
+		}
+		buf = append(buf, b...)
+	}
+	err := flush()
+	w.scratch = buf[:0]
+	return err
 }

@@ -46,10 +46,16 @@ type adminClient struct {
 func newAdminClient(c *Client) *adminClient {
 	base := c.cfg.AdminURL
 	if base == "" {
+		// As the SDKs do: https on the endpoint's port when it names one
+		// (peeklock serve answers HTTPS on its AMQP port); else Azure's
+		// https://HOST, or the emulator's http://HOST:5300.
 		cs := c.cfg.Conn
-		if cs.Kind == KindEmulator {
+		switch {
+		case cs.PortGiven:
+			base = "https://" + hostPort(cs.Host, cs.Port)
+		case cs.Kind == KindEmulator:
 			base = "http://" + hostPort(cs.Host, PortEmulatorAdmin)
-		} else {
+		default:
 			base = "https://" + cs.Host
 		}
 	}

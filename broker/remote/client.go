@@ -2,7 +2,6 @@ package remote
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -106,6 +105,9 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.Conn.Host == "" {
 		return nil, invalid("no endpoint: the host name is missing")
 	}
+	if cfg.Conn.WebSockets && !cfg.serviceBus() {
+		return nil, broker.Errorf(broker.CodeInvalid, "AMQP over WebSockets needs a Service Bus endpoint, not an amqp:// URL")
+	}
 	if cfg.serviceBus() {
 		ts, err := newTokenSource(cfg)
 		if err != nil {
@@ -142,26 +144,33 @@ func (c *Client) dial(ctx context.Context) (*connection, error) {
 		MaxSessions: 65535,
 		Properties:  map[string]any{"product": "peeklock"},
 	}
-	scheme := "amqp://"
-	if cs.TLS {
-		scheme = "amqps://"
-		if c.cfg.TLSConfig != nil {
-			opts.TLSConfig = c.cfg.TLSConfig
-		} else {
-			opts.TLSConfig = &tls.Config{ServerName: cs.Host, MinVersion: tls.VersionTLS12}
+	var conn *amqp.Conn
+	var err error
+	if cs.WebSockets {
+		opts.SASLType = amqp.SASLTypeAnonymous()
+		nc, werr := c.dialWebSocket(ctx)
+		if werr != nil {
+			return nil, c.dialErr(werr)
 		}
-	}
-	switch {
-	case cs.Kind == KindGeneric && cs.User != "":
-		opts.SASLType = amqp.SASLTypePlain(cs.User, cs.Password)
-	case cs.Kind == KindGeneric:
-		opts.SASLType = amqp.SASLTypeAnonymous()
-	default:
-		opts.SASLType = amqp.SASLTypeAnonymous()
-	}
-	conn, err := amqp.Dial(ctx, scheme+cs.Address(), opts)
-	if err != nil {
-		return nil, c.dialErr(err)
+		if conn, err = amqp.NewConn(ctx, nc, opts); err != nil {
+			_ = nc.Close()
+			return nil, c.dialErr(err)
+		}
+	} else {
+		scheme := "amqp://"
+		if cs.TLS {
+			scheme = "amqps://"
+			opts.TLSConfig = c.tlsConfig()
+		}
+		switch {
+		case cs.Kind == KindGeneric && cs.User != "":
+			opts.SASLType = amqp.SASLTypePlain(cs.User, cs.Password)
+		default:
+			opts.SASLType = amqp.SASLTypeAnonymous()
+		}
+		if conn, err = amqp.Dial(ctx, scheme+cs.Address(), opts); err != nil {
+			return nil, c.dialErr(err)
+		}
 	}
 	c.mu.Lock()
 	c.gen++
@@ -172,12 +181,16 @@ func (c *Client) dial(ctx context.Context) (*connection, error) {
 
 // dialErr describes a failed dial without secrets.
 func (c *Client) dialErr(err error) error {
-	e := mapErr(err, "connect to "+c.cfg.Conn.Address(), "")
+	where := c.cfg.Conn.Address()
+	if c.cfg.Conn.WebSockets {
+		where = c.cfg.Conn.WebSocketURL()
+	}
+	e := mapErr(err, "connect to "+where, "")
 	if be, ok := e.(*broker.Error); ok {
 		if be.Code == broker.CodeUnknown || be.Code == broker.CodeTimeout {
 			be.Code = broker.CodeConnectionLost
 		}
-		be.Message = "cannot connect to " + c.cfg.Conn.Address() + ": " + err.Error()
+		be.Message = "cannot connect to " + where + ": " + err.Error()
 	}
 	return e
 }

@@ -44,6 +44,7 @@ const (
 	PortAMQP          = 5672
 	PortAMQPS         = 5671
 	PortEmulatorAdmin = 5300
+	PortHTTPS         = 443
 )
 
 // AzureSuffix is the DNS suffix of Azure Service Bus namespaces in the
@@ -60,8 +61,16 @@ type ConnectionString struct {
 	Host string
 	// Port is the AMQP port.
 	Port int
+	// PortGiven is true when the endpoint names the port; the admin API is
+	// then on that port too (https://HOST:PORT), as the SDKs assume.
+	PortGiven bool
 	// TLS is true when the AMQP connection uses TLS (Azure; amqps:// URLs).
 	TLS bool
+	// WebSockets is true when AMQP goes over a WebSocket
+	// (TransportType=AmqpWebSockets, or connect --websockets):
+	// wss://HOST/$servicebus/websocket on 443 for Azure, on the AMQP port
+	// elsewhere (WebSocketURL).
+	WebSockets bool
 
 	// KeyName and Key are the shared access key (Azure and emulator).
 	KeyName string
@@ -84,6 +93,19 @@ type ConnectionString struct {
 func (c ConnectionString) Address() string {
 	return net.JoinHostPort(c.Host, strconv.Itoa(c.Port))
 }
+
+// WebSocketURL returns where AMQP over WebSockets is served: port 443 for
+// an Azure namespace without a port in its endpoint, else the AMQP port.
+func (c ConnectionString) WebSocketURL() string {
+	port := c.Port
+	if c.Kind == KindAzure && !c.PortGiven {
+		port = PortHTTPS
+	}
+	return "wss://" + net.JoinHostPort(c.Host, strconv.Itoa(port)) + WebSocketPath
+}
+
+// WebSocketPath is where Service Bus serves AMQP over WebSockets.
+const WebSocketPath = "/$servicebus/websocket"
 
 // String returns the redacted form, safe to show and log.
 func (c ConnectionString) String() string { return c.Redacted() }
@@ -129,6 +151,9 @@ func (c ConnectionString) Redacted() string {
 	}
 	if c.Kind == KindEmulator {
 		parts = append(parts, "UseDevelopmentEmulator=true")
+	}
+	if c.WebSockets {
+		parts = append(parts, "TransportType=AmqpWebSockets")
 	}
 	return strings.Join(parts, ";")
 }
@@ -277,7 +302,7 @@ func parseAzure(s string) (ConnectionString, error) {
 	values := make(map[string]string, len(pairs))
 	for _, p := range pairs {
 		if _, known := keyNames[p.key]; !known {
-			return ConnectionString{}, invalid("unknown key %s (known: Endpoint, SharedAccessKeyName, SharedAccessKey, SharedAccessSignature, EntityPath, UseDevelopmentEmulator)", describeKey(p.rawKey, p.index))
+			return ConnectionString{}, invalid("unknown key %s (known: Endpoint, SharedAccessKeyName, SharedAccessKey, SharedAccessSignature, EntityPath, UseDevelopmentEmulator, TransportType)", describeKey(p.rawKey, p.index))
 		}
 		if _, dup := values[p.key]; dup {
 			return ConnectionString{}, invalid("the key %s appears twice", keyNames[p.key])
@@ -297,8 +322,14 @@ func parseAzure(s string) (ConnectionString, error) {
 			return ConnectionString{}, invalid("UseDevelopmentEmulator is %q; it takes true or false", clip(v))
 		}
 	}
-	if v, ok := values[keyTransport]; ok && !strings.EqualFold(v, "amqp") {
-		return ConnectionString{}, invalid("TransportType %q is not supported; only Amqp is", clip(v))
+	if v, ok := values[keyTransport]; ok {
+		switch {
+		case strings.EqualFold(v, "Amqp"):
+		case strings.EqualFold(v, "AmqpWebSockets"):
+			c.WebSockets = true
+		default:
+			return ConnectionString{}, invalid("TransportType %q is not supported; it takes Amqp or AmqpWebSockets", clip(v))
+		}
 	}
 	ep, ok := values[keyEndpoint]
 	if !ok {
@@ -355,7 +386,7 @@ func (c *ConnectionString) parseEndpoint(ep string) error {
 	}
 	c.Host = host
 	if port != 0 {
-		c.Port = port
+		c.Port, c.PortGiven = port, true
 	}
 	return nil
 }

@@ -48,7 +48,7 @@ func TestParseConnectionStringGood(t *testing.T) {
 		{
 			name:     "emulator with port, TRUE in capitals",
 			in:       "Endpoint=sb://127.0.0.1:35672/;SharedAccessKeyName=k;SharedAccessKey=v;UseDevelopmentEmulator=TRUE",
-			want:     ConnectionString{Kind: KindEmulator, Host: "127.0.0.1", Port: 35672, KeyName: "k", Key: "v"},
+			want:     ConnectionString{Kind: KindEmulator, Host: "127.0.0.1", Port: 35672, PortGiven: true, KeyName: "k", Key: "v"},
 			redacted: "Endpoint=sb://127.0.0.1:35672/;SharedAccessKeyName=k;SharedAccessKey=<redacted>;UseDevelopmentEmulator=true",
 		},
 		{
@@ -71,6 +71,13 @@ func TestParseConnectionStringGood(t *testing.T) {
 			want: ConnectionString{Kind: KindAzure, Host: "ns.servicebus.windows.net", Port: 5671, TLS: true,
 				KeyName: "k", Key: "v", EntityPath: "events/Subscriptions/audit"},
 			redacted: "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=k;SharedAccessKey=<redacted>;EntityPath=events/Subscriptions/audit",
+		},
+		{
+			name: "AMQP over WebSockets, the .NET SDK's spelling",
+			in:   "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=k;SharedAccessKey=v;TransportType=amqpwebsockets",
+			want: ConnectionString{Kind: KindAzure, Host: "ns.servicebus.windows.net", Port: 5671, TLS: true, WebSockets: true,
+				KeyName: "k", Key: "v"},
+			redacted: "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=k;SharedAccessKey=<redacted>;TransportType=AmqpWebSockets",
 		},
 		{
 			name:     "generic",
@@ -124,8 +131,8 @@ func TestParseConnectionStringBad(t *testing.T) {
 		{"no parts", ";;;", "it has no KEY=VALUE parts"},
 		{"part without =", ep + "SharedAccessKeyName=k;" + secretPwd, "part 3 has no '=' (parts are KEY=VALUE separated by ';')"},
 		{"empty key", ep + "=" + secretKey, "part 2 has an empty key"},
-		{"unknown key", ep + "SharedAccesKey=" + secretKey + ";SharedAccessKeyName=k", "unknown key \"SharedAccesKey\" (known: Endpoint, SharedAccessKeyName, SharedAccessKey, SharedAccessSignature, EntityPath, UseDevelopmentEmulator)"},
-		{"unknown key that might be a secret", ep + "SharedAccessKeyName=k;SharedAccessKey=abc;" + secretKey + "=x", "unknown key in part 4 (known: Endpoint, SharedAccessKeyName, SharedAccessKey, SharedAccessSignature, EntityPath, UseDevelopmentEmulator)"},
+		{"unknown key", ep + "SharedAccesKey=" + secretKey + ";SharedAccessKeyName=k", "unknown key \"SharedAccesKey\" (known: Endpoint, SharedAccessKeyName, SharedAccessKey, SharedAccessSignature, EntityPath, UseDevelopmentEmulator, TransportType)"},
+		{"unknown key that might be a secret", ep + "SharedAccessKeyName=k;SharedAccessKey=abc;" + secretKey + "=x", "unknown key in part 4 (known: Endpoint, SharedAccessKeyName, SharedAccessKey, SharedAccessSignature, EntityPath, UseDevelopmentEmulator, TransportType)"},
 		{"duplicate key", ep + "SharedAccessKeyName=k;sharedaccesskey=" + secretKey + ";SharedAccessKey=" + secretKey, "the key SharedAccessKey appears twice"},
 		{"empty value", ep + "SharedAccessKeyName=k;SharedAccessKey=", "the key SharedAccessKey has an empty value"},
 		{"unclosed quote", ep + "SharedAccessKeyName=k;SharedAccessKey=\"" + secretKey, "the value of SharedAccessKey has no closing quote"},
@@ -137,7 +144,7 @@ func TestParseConnectionStringBad(t *testing.T) {
 		{"empty port", "Endpoint=sb://ns:;SharedAccessKeyName=k;SharedAccessKey=" + secretKey, "the port after \"ns\" is empty"},
 		{"no host", "Endpoint=sb://;SharedAccessKeyName=k;SharedAccessKey=" + secretKey, "the host name is missing"},
 		{"bad emulator flag", ep + "SharedAccessKeyName=k;SharedAccessKey=" + secretKey + ";UseDevelopmentEmulator=yes", "UseDevelopmentEmulator is \"yes\"; it takes true or false"},
-		{"websockets", ep + "SharedAccessKeyName=k;SharedAccessKey=" + secretKey + ";TransportType=AmqpWebSockets", "TransportType \"AmqpWebSockets\" is not supported; only Amqp is"},
+		{"transport type", ep + "SharedAccessKeyName=k;SharedAccessKey=" + secretKey + ";TransportType=Mqtt", "TransportType \"Mqtt\" is not supported; it takes Amqp or AmqpWebSockets"},
 		{"no credential", ep + "EntityPath=q", "it has no credential: add SharedAccessKeyName and SharedAccessKey, or SharedAccessSignature"},
 		{"key without name", ep + "SharedAccessKey=" + secretKey, "SharedAccessKey is given without SharedAccessKeyName"},
 		{"name without key", ep + "SharedAccessKeyName=k", "SharedAccessKeyName \"k\" is given without SharedAccessKey"},
@@ -198,5 +205,22 @@ func TestFromNamespace(t *testing.T) {
 	}
 	if _, err := FromNamespace("https://x.servicebus.windows.net"); broker.CodeOf(err) != broker.CodeInvalid {
 		t.Fatalf("https namespace: err = %v, want CodeInvalid", err)
+	}
+}
+
+func TestWebSocketURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=k;SharedAccessKey=v":              "wss://ns.servicebus.windows.net:443/$servicebus/websocket",
+		"Endpoint=sb://localhost:5671;SharedAccessKeyName=k;SharedAccessKey=v":                          "wss://localhost:5671/$servicebus/websocket",
+		"Endpoint=sb://localhost;SharedAccessKeyName=k;SharedAccessKey=v;UseDevelopmentEmulator=true":   "wss://localhost:5672/$servicebus/websocket",
+		"Endpoint=sb://[::1]:40000;SharedAccessKeyName=k;SharedAccessKey=v;UseDevelopmentEmulator=true": "wss://[::1]:40000/$servicebus/websocket",
+	} {
+		c, err := ParseConnectionString(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.WebSocketURL(); got != want {
+			t.Errorf("%s: WebSocketURL = %s, want %s", in, got, want)
+		}
 	}
 }

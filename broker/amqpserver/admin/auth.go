@@ -1,8 +1,10 @@
 package admin
 
 import (
+	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 )
@@ -41,7 +43,7 @@ func (h *handler) authorize(r *http.Request, path string) (*sas.Token, error) {
 	if header == "" {
 		return nil, unauthorized("the request has no Authorization header; send a SharedAccessSignature token")
 	}
-	tok, err := h.auth.Validate(header)
+	tok, err := h.validate(r, header)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +66,7 @@ func (h *handler) authorizeForward(r *http.Request, main *sas.Token, header, set
 		return unauthorized("%s names %q, which the request's token does not cover; send a token for it in the %s header",
 			setting, target, header)
 	}
-	tok, err := h.auth.Validate(value)
+	tok, err := h.validate(r, value)
 	if err != nil {
 		return unauthorized("the %s header: %s", header, errMessage(err))
 	}
@@ -72,4 +74,39 @@ func (h *handler) authorizeForward(r *http.Request, main *sas.Token, header, set
 		return nil
 	}
 	return unauthorized("the token in the %s header is for %q and does not cover %s target %q", header, tok.Audience, setting, target)
+}
+
+// validate checks the value of an authorization header: a shared access
+// signature, or with Options.EntraID an Entra ID token ("Bearer TOKEN" or
+// the bare token), which grants its rights on the whole namespace.
+func (h *handler) validate(r *http.Request, value string) (*sas.Token, error) {
+	value = strings.TrimSpace(value)
+	if h.entra == nil || strings.HasPrefix(value, "SharedAccessSignature") {
+		return h.auth.Validate(value)
+	}
+	if len(value) > len("Bearer ") && strings.EqualFold(value[:len("Bearer ")], "Bearer ") {
+		value = strings.TrimSpace(value[len("Bearer "):])
+	}
+	if strings.ContainsAny(value, " \t") {
+		// Another scheme ("Basic …"): not a token, opaque or not.
+		scheme, _, _ := strings.Cut(value, " ")
+		return nil, unauthorized("the Authorization header's scheme %q is not supported; send a SharedAccessSignature or a Bearer token", clipScheme(scheme))
+	}
+	id, err := h.entra.Validate(value, []string{r.Host, h.host}, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	host := r.Host
+	if hh, _, err := net.SplitHostPort(host); err == nil {
+		host = hh
+	}
+	return &sas.Token{Audience: "sb://" + host + "/", Expiry: id.Expires, KeyName: "Entra ID " + id.Subject, Rights: id.Rights}, nil
+}
+
+// clipScheme shortens an unknown authorization scheme for a message.
+func clipScheme(s string) string {
+	if len(s) > 20 {
+		return s[:20] + "…"
+	}
+	return s
 }

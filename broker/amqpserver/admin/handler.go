@@ -11,6 +11,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/amqpserver/entra"
 	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 	"github.com/peeklock/peeklock/broker/atom"
 	"github.com/peeklock/peeklock/broker/engine"
@@ -34,6 +35,11 @@ type Options struct {
 	// only the Host header. It is also the host of the sb:// URIs written
 	// for ForwardTo settings and the ids of entries.
 	Host string
+	// EntraID, when set, also accepts Microsoft Entra ID tokens
+	// ("Authorization: Bearer TOKEN", or the bare token as the Go SDK's
+	// admin client sends it) without checking their signature, for local
+	// development (see package entra); nil accepts SAS only.
+	EntraID *entra.Validator
 	// Clock is the time source for token expiry and timestamps; nil means
 	// the engine's clock.
 	Clock clockwork.Clock
@@ -50,6 +56,7 @@ type Options struct {
 type handler struct {
 	eng     *engine.Engine
 	auth    *sas.Validator
+	entra   *entra.Validator
 	host    string
 	clock   clockwork.Clock
 	log     *slog.Logger
@@ -65,6 +72,7 @@ type handler struct {
 func NewHandler(eng *engine.Engine, opts Options) http.Handler {
 	h := &handler{
 		eng:   eng,
+		entra: opts.EntraID,
 		host:  opts.Host,
 		clock: opts.Clock,
 		log:   opts.Logger,

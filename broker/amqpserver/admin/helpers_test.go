@@ -19,7 +19,9 @@ import (
 	"github.com/peeklock/peeklock/broker/engine"
 )
 
-// fixture is an engine on a fake clock behind an httptest server. The fake
+// fixture is an engine on a fake clock behind an httptest TLS server (the
+// SDK's admin client always speaks https to the connection string's host
+// and port; it only has to trust the test server's certificate). The fake
 // clock starts at the real time (the SDK signs its tokens with the real
 // clock, valid for two hours).
 type fixture struct {
@@ -38,7 +40,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatalf("engine.New: %v", err)
 	}
-	srv := httptest.NewServer(NewHandler(eng, Options{}))
+	srv := httptest.NewTLSServer(NewHandler(eng, Options{}))
 	t.Cleanup(func() {
 		srv.Close()
 		if err := eng.Close(); err != nil {
@@ -49,16 +51,12 @@ func newFixture(t *testing.T) *fixture {
 	return &fixture{t: t, ctx: context.Background(), clock: clock, eng: eng, srv: srv, host: u.Host}
 }
 
-// rewrite sends the admin client's https:// requests to the test server
-// over plain HTTP.
-type rewrite struct{ host string }
-
-func (rw rewrite) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	req.URL.Scheme = "http"
-	req.URL.Host = rw.host
-	req.Host = ""
-	return http.DefaultTransport.RoundTrip(req)
+// trusting returns an HTTP client that trusts srv's certificate: the only
+// thing the SDK's admin client needs to reach it. No URL is rewritten.
+func trusting(srv *httptest.Server) *http.Client {
+	c := srv.Client()
+	c.Timeout = 30 * time.Second
+	return c
 }
 
 // client returns the official SDK's admin client for the fixture, signing
@@ -67,7 +65,7 @@ func (f *fixture) client(key string) *sbadmin.Client {
 	f.t.Helper()
 	cs := "Endpoint=sb://" + f.host + ";SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=" + key + ";UseDevelopmentEmulator=true"
 	c, err := sbadmin.NewClientFromConnectionString(cs, &sbadmin.ClientOptions{ClientOptions: azcore.ClientOptions{
-		Transport: &http.Client{Transport: rewrite{f.host}, Timeout: 30 * time.Second},
+		Transport: trusting(f.srv),
 		Retry:     policy.RetryOptions{MaxRetries: -1},
 	}})
 	if err != nil {

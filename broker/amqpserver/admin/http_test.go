@@ -31,7 +31,7 @@ func (f *fixture) do(method, path, auth, body string, header map[string]string) 
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := f.srv.Client().Do(req)
 	if err != nil {
 		f.t.Fatalf("%s %s: %v", method, path, err)
 	}
@@ -260,9 +260,9 @@ func TestRealClockSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	srv := httptest.NewServer(NewHandler(eng, Options{}))
+	srv := httptest.NewTLSServer(NewHandler(eng, Options{}))
 	defer srv.Close()
-	f := &fixture{t: t, ctx: context.Background(), eng: eng, srv: srv, host: strings.TrimPrefix(srv.URL, "http://")}
+	f := &fixture{t: t, ctx: context.Background(), eng: eng, srv: srv, host: strings.TrimPrefix(srv.URL, "https://")}
 	c := f.sdk()
 	if _, err := c.CreateQueue(f.ctx, "rt", nil); err != nil {
 		t.Fatalf("CreateQueue: %v", err)

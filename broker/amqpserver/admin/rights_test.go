@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
@@ -26,7 +25,7 @@ func TestSDKKeyWithoutManage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(NewHandler(eng, Options{
+	srv := httptest.NewTLSServer(NewHandler(eng, Options{
 		Keys:      map[string]string{sas.DefaultKeyName: sas.DefaultKey, "NoManage": "nm"},
 		KeyRights: map[string]sas.Rights{"NoManage": sas.Send | sas.Listen},
 	}))
@@ -41,7 +40,7 @@ func TestSDKKeyWithoutManage(t *testing.T) {
 	}
 	c, err := sbadmin.NewClientFromConnectionString("Endpoint=sb://"+u.Host+";SharedAccessKeyName=NoManage;SharedAccessKey=nm;UseDevelopmentEmulator=true",
 		&sbadmin.ClientOptions{ClientOptions: azcore.ClientOptions{
-			Transport: &http.Client{Transport: rewrite{u.Host}, Timeout: 30 * time.Second},
+			Transport: trusting(srv),
 			Retry:     policy.RetryOptions{MaxRetries: -1},
 		}})
 	if err != nil {

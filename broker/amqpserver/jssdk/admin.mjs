@@ -1,28 +1,16 @@
 // Scenario group "admin": the SDK's ServiceBusAdministrationClient against
-// the admin HTTP API. The client always builds https:// URLs; with the
-// emulator connection string alone it cannot reach a plain-HTTP endpoint,
-// so a policy added to its pipeline rewrites the scheme (as the Go admin tests' transport
-// does).
+// the admin HTTP API, unchanged. The client always builds
+// https://HOST[:PORT]/ URLs from the connection string, so it reaches the
+// admin API on the listener's AMQP port over TLS (trusted through
+// NODE_EXTRA_CA_CERTS).
 // Usage: PEEKLOCK_CONNECTION_STRING=... PEEKLOCK_ADMIN_CONNECTION_STRING=... node admin.mjs
 import { ServiceBusAdministrationClient } from "@azure/service-bus";
 import { run, errorOf } from "./lib.mjs";
-
-const plainHTTP = {
-  name: "peeklockPlainHTTP",
-  sendRequest(request, next) {
-    request.url = request.url.replace(/^https:/, "http:");
-    request.allowInsecureConnection = true;
-    return next(request);
-  },
-};
 
 await run(async (client) => {
   const conn = process.env.PEEKLOCK_ADMIN_CONNECTION_STRING;
   if (!conn) throw new Error("PEEKLOCK_ADMIN_CONNECTION_STRING is not set");
   const admin = new ServiceBusAdministrationClient(conn, { retryOptions: { maxRetries: 0 } });
-  // The client's pipeline is built from createPipelineFromOptions, which
-  // ignores additionalPolicies; add the policy to the built pipeline.
-  admin.pipeline.addPolicy(plainHTTP, { afterPhase: "Retry" });
   const out = {};
   const created = await admin.createQueue("aq", { lockDuration: "PT45S", maxDeliveryCount: 3, requiresSession: false });
   out.created = { name: created.name, lockDuration: created.lockDuration, maxDeliveryCount: created.maxDeliveryCount };

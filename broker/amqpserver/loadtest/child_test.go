@@ -20,6 +20,7 @@ const (
 	envChild         = "PEEKLOCK_LOADTEST_CHILD"
 	envChildData     = "PEEKLOCK_LOADTEST_CHILD_DATA"
 	envChildMaxConns = "PEEKLOCK_LOADTEST_CHILD_MAXCONNS"
+	envChildTLSDir   = "PEEKLOCK_LOADTEST_CHILD_TLSDIR"
 )
 
 // TestMain runs the tests, or, in a child process that startPeeklock
@@ -42,7 +43,7 @@ func TestMain(m *testing.M) {
 //
 // A command that fails is answered with "err MESSAGE".
 func runChild(in io.Reader, out, log io.Writer) int {
-	o := listenerOptions{dataDir: os.Getenv(envChildData)}
+	o := listenerOptions{dataDir: os.Getenv(envChildData), transport: os.Getenv(envTransport), tlsDir: os.Getenv(envChildTLSDir)}
 	if v := os.Getenv(envChildMaxConns); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {

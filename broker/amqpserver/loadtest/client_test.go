@@ -34,7 +34,7 @@ type client struct {
 func dialClient(ctx context.Context, url string, cfg config) (*client, error) {
 	c := &client{cfg: cfg, url: url, body: benchBody(cfg.size)}
 	for range cfg.connections {
-		conn, err := amqp.Dial(ctx, url, nil)
+		conn, err := amqp.Dial(ctx, url, c.connOptions())
 		if err != nil {
 			_ = c.close()
 			return nil, fmt.Errorf("dial %s: %w", redact(url), err)
@@ -59,6 +59,15 @@ func dialClient(ctx context.Context, url string, cfg config) (*client, error) {
 		c.senders = append(c.senders, snd)
 	}
 	return c, nil
+}
+
+// connOptions are the options of the client's connections: TLS trust
+// for a "tls" listener, else nil (SASL PLAIN comes from the URL).
+func (c *client) connOptions() *amqp.ConnOptions {
+	if c.cfg.tlsConfig == nil {
+		return nil
+	}
+	return &amqp.ConnOptions{TLSConfig: c.cfg.tlsConfig}
 }
 
 // redact hides the password of an amqp:// URL.
@@ -143,7 +152,7 @@ func (c *client) receivers(ctx context.Context) (*receiveSet, error) {
 		return nil, err
 	}
 	for range c.cfg.connections {
-		conn, err := amqp.Dial(ctx, c.url, nil)
+		conn, err := amqp.Dial(ctx, c.url, c.connOptions())
 		if err != nil {
 			return fail(fmt.Errorf("dial %s: %w", redact(c.url), err))
 		}

@@ -8,6 +8,15 @@
 #
 #   bash broker/amqpserver/loadtest/compare.sh              # N=100000, 3 runs
 #   N=20000 RUNS=5 bash broker/amqpserver/loadtest/compare.sh
+#   LEGS=tls bash broker/amqpserver/loadtest/compare.sh     # the TLS leg only
+#
+# Two legs (LEGS, default "rabbitmq tls"):
+#   rabbitmq  peeklock against RabbitMQ, in memory and durable (below);
+#   tls       peeklock alone, in memory, through the transports of
+#             PEEKLOCK_LOADTEST_TRANSPORT: direct (the listener's own socket),
+#             front (plain AMQP through package front, as serve's ports take
+#             it) and tls (AMQP over TLS through the front, with a local CA);
+#             the ratio of each to direct, against the 0.7 target of TLS.
 #
 # Durable means, for RabbitMQ, a durable queue and persistent messages (the
 # plugin maps a durable terminus to a durable queue and header durable=true
@@ -26,7 +35,7 @@ runs=${RUNS:-3}
 timeout=${TIMEOUT:-20m}
 target=3
 
-url=$(bash .ci/rabbitmq.sh | tail -n1)
+legs=${LEGS:-rabbitmq tls}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 go test -c -o "$work/loadtest.test" ./broker/amqpserver/loadtest/
@@ -35,6 +44,7 @@ go test -c -o "$work/loadtest.test" ./broker/amqpserver/loadtest/
 # run when rabbitmqctl can reach the node of .ci/rabbitmq.sh: a client that
 # was killed mid-run can leave consumers behind that would take messages.
 queues=(peeklock-loadtest-memory peeklock-loadtest-durable)
+url=
 delete_queues() {
 	local q ctl=/usr/lib/rabbitmq/bin/rabbitmqctl
 	[[ -x $ctl && $(id -u) == 0 ]] || return 0
@@ -44,12 +54,12 @@ delete_queues() {
 			</dev/null >/dev/null 2>&1 || true
 	done
 }
-delete_queues
 
-# bench PEER DURABLE prints "send MSG/S" and "receive MSG/S" for each run.
+# bench PEER DURABLE [TRANSPORT] prints "send MSG/S" and "receive MSG/S"
+# for each run.
 bench() {
-	local peer=$1 durable=$2
-	local -a env=(PEEKLOCK_LOADTEST_N="$n" PEEKLOCK_LOADTEST_DURABLE="$durable")
+	local peer=$1 durable=$2 transport=${3:-direct}
+	local -a env=(PEEKLOCK_LOADTEST_N="$n" PEEKLOCK_LOADTEST_DURABLE="$durable" PEEKLOCK_LOADTEST_TRANSPORT="$transport")
 	if [[ $peer == rabbitmq ]]; then
 		local q=${queues[0]}
 		[[ $durable == 1 ]] && q=${queues[1]}
@@ -57,7 +67,7 @@ bench() {
 	else
 		env+=(PEEKLOCK_LOADTEST_URL= PEEKLOCK_LOADTEST_ADDRESS=)
 	fi
-	echo "== $peer, durable=$durable" >&2
+	echo "== $peer, durable=$durable, transport=$transport" >&2
 	(cd "$work" && env "${env[@]}" ./loadtest.test -test.run '^$' \
 		-test.bench '^Benchmark(Send|Receive)$' -test.benchtime 1x -test.count "$runs" \
 		-test.timeout "$timeout") |
@@ -77,6 +87,12 @@ stats() {
 	}'
 }
 
+# median PHASE RESULTS prints the median of one phase's rates.
+median() { grep "^$1 " <<<"$2" | cut -d' ' -f2 | stats | cut -d' ' -f1; }
+
+if [[ " $legs " == *" rabbitmq "* ]]; then
+url=$(bash .ci/rabbitmq.sh | tail -n1)
+delete_queues
 table=$(mktemp -p "$work")
 for durable in 0 1; do
 	r=$(bench rabbitmq "$durable")
@@ -103,4 +119,24 @@ while read -r durable phase rm rlo rhi pm plo phi; do
 	printf '%-8s %-8s %8.0f (%5.0f-%5.0f) %8.0f (%5.0f-%5.0f) %6sx  %s\n' \
 		"$([[ $durable == 1 ]] && echo yes || echo no)" "$phase" "$rm" "$rlo" "$rhi" "$pm" "$plo" "$phi" "$ratio" "$verdict"
 done <"$table"
+fi
+
+if [[ " $legs " == *" tls "* ]]; then
+	declare -A res=()
+	for transport in direct front tls; do
+		res[$transport]=$(bench peeklock 0 "$transport")
+	done
+	printf '\n%-10s %14s %14s %12s %12s  %s\n' transport "send msg/s" "receive msg/s" "send ratio" "recv ratio" "(to direct; TLS target 0.7)"
+	ds=$(median send "${res[direct]}")
+	dr=$(median receive "${res[direct]}")
+	for transport in direct front tls; do
+		ps=$(median send "${res[$transport]}")
+		pr=$(median receive "${res[$transport]}")
+		rs=$(awk "BEGIN {printf \"%.2f\", $ps / $ds}")
+		rr=$(awk "BEGIN {printf \"%.2f\", $pr / $dr}")
+		verdict=""
+		[[ $transport == tls ]] && verdict=$(awk "BEGIN {print ($rs >= 0.7 && $rr >= 0.7) ? \"met\" : \"MISSED\"}")
+		printf '%-10s %14.0f %14.0f %11sx %11sx  %s\n' "$transport" "$ps" "$pr" "$rs" "$rr" "$verdict"
+	done
+fi
 echo "N=$n messages of 1 KiB per phase; median (min-max) of $runs runs; $(nproc) cores; $(go env GOVERSION)"

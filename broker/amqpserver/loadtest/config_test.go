@@ -1,6 +1,7 @@
 package loadtest
 
 import (
+	"crypto/tls"
 	"fmt"
 	"os"
 	"strconv"
@@ -46,6 +47,12 @@ const (
 	// envInProcess set to 1 runs the peeklock listener inside the test
 	// process (so that -cpuprofile sees it) instead of in a child process.
 	envInProcess = "PEEKLOCK_LOADTEST_INPROCESS"
+	// envTransport chooses how the client reaches a peeklock listener:
+	// "direct" (the default: the listener's own Serve on a TCP socket),
+	// "front" (plain AMQP through package front, as peeklock serve's ports
+	// take it) or "tls" (AMQP over TLS through the front, with a local CA
+	// of package devcert).
+	envTransport = "PEEKLOCK_LOADTEST_TRANSPORT"
 	// envServerProfile names a file to which a child-process listener
 	// writes its CPU profile (each listener started overwrites it).
 	envServerProfile = "PEEKLOCK_LOADTEST_SERVER_CPUPROFILE"
@@ -65,6 +72,9 @@ type config struct {
 	credit      int
 	acceptors   int
 	inProcess   bool
+	transport   string
+	// tlsConfig trusts the local CA of a "tls" listener (set by setup).
+	tlsConfig *tls.Config
 }
 
 // defaultConfig is the setting used when the environment says nothing.
@@ -101,6 +111,13 @@ func configFromEnv() (config, error) {
 	}
 	if c.inProcess, err = envFlag(envInProcess); err != nil {
 		return c, err
+	}
+	switch c.transport = os.Getenv(envTransport); c.transport {
+	case "", "direct":
+		c.transport = ""
+	case "front", "tls":
+	default:
+		return c, fmt.Errorf("%s=%q: want direct, front or tls", envTransport, c.transport)
 	}
 	ints := []struct {
 		name string

@@ -3,6 +3,7 @@ package loadtest
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver"
+	"github.com/peeklock/peeklock/broker/amqpserver/front"
+	"github.com/peeklock/peeklock/broker/devcert"
 	"github.com/peeklock/peeklock/broker/engine"
 	"github.com/peeklock/peeklock/broker/engine/store"
 )
@@ -21,10 +24,12 @@ import (
 // listener is a peeklock engine behind an AMQP listener on 127.0.0.1:0,
 // in this process.
 type listener struct {
-	eng  *engine.Engine
-	srv  *amqpserver.Server
-	addr string
-	done chan error
+	eng       *engine.Engine
+	srv       *amqpserver.Server
+	front     *front.Front // nil for a direct listener
+	addr      string
+	transport string
+	done      chan error
 }
 
 // listenerOptions say how to start a listener.
@@ -34,6 +39,9 @@ type listenerOptions struct {
 	dataDir string
 	// maxConnections is the listener's MaxConnections; 0 means its default.
 	maxConnections int
+	// transport is "" (direct), "front" or "tls" (envTransport); tlsDir
+	// holds the local CA of "tls".
+	transport, tlsDir string
 }
 
 // startListener starts an engine and a listener as o says.
@@ -63,15 +71,38 @@ func startListener(o listenerOptions) (*listener, error) {
 		_ = eng.Close()
 		return nil, err
 	}
-	ls := &listener{eng: eng, srv: srv, addr: l.Addr().String(), done: make(chan error, 1)}
-	go func() { ls.done <- srv.Serve(l) }()
+	ls := &listener{eng: eng, srv: srv, addr: l.Addr().String(), transport: o.transport, done: make(chan error, 1)}
+	if o.transport == "" {
+		go func() { ls.done <- srv.Serve(l) }()
+		return ls, nil
+	}
+	fo := front.Options{AMQP: srv.ServeConn}
+	if o.transport == "tls" {
+		ca, err := devcert.Open(devcert.Options{Dir: o.tlsDir})
+		if err != nil {
+			_ = l.Close()
+			_ = eng.Close()
+			return nil, err
+		}
+		fo.TLS = &tls.Config{GetCertificate: ca.GetCertificate, DynamicRecordSizingDisabled: true} // as peeklock serve
+	}
+	if ls.front, err = front.New(fo); err != nil {
+		_ = l.Close()
+		_ = eng.Close()
+		return nil, err
+	}
+	go func() { ls.done <- ls.front.Serve(l) }()
 	return ls, nil
 }
 
 // url returns the listener's URL with the default SAS key as SASL PLAIN
 // credentials, which grant every right without CBS.
 func (l *listener) url() string {
-	return fmt.Sprintf("amqp://%s:%s@%s", amqpserver.DefaultKeyName, amqpserver.DefaultKey, l.addr)
+	scheme := "amqp"
+	if l.transport == "tls" {
+		scheme = "amqps"
+	}
+	return fmt.Sprintf("%s://%s:%s@%s", scheme, amqpserver.DefaultKeyName, amqpserver.DefaultKey, l.addr)
 }
 
 // createQueues creates the queue prefix when n is 0, or the n queues
@@ -99,9 +130,12 @@ func queueName(prefix string, i int) string { return fmt.Sprintf("%s%04d", prefi
 
 // close stops the listener and the engine.
 func (l *listener) close() error {
+	if l.front != nil {
+		_ = l.front.Close()
+	}
 	errClose := l.srv.Close()
 	errServe := <-l.done
-	if errors.Is(errServe, amqpserver.ErrServerClosed) {
+	if errors.Is(errServe, amqpserver.ErrServerClosed) || errors.Is(errServe, front.ErrClosed) {
 		errServe = nil
 	}
 	return errors.Join(errClose, errServe, l.eng.Close())

@@ -45,10 +45,11 @@ func (s inProcess) Close() error                            { return s.l.close()
 
 // child is a server in a child process running this test binary.
 type child struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	addr  string
-	exit  chan error
+	transport string
+	cmd       *exec.Cmd
+	stdin     io.WriteCloser
+	addr      string
+	exit      chan error
 
 	mu  sync.Mutex // one command at a time
 	out *bufio.Reader
@@ -85,7 +86,7 @@ func startPeeklock(tb testing.TB, o listenerOptions, inProc bool) server {
 func startChild(o listenerOptions) (*child, error) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envChild+"=1", envChildData+"="+o.dataDir,
-		envChildMaxConns+"="+strconv.Itoa(o.maxConnections))
+		envChildMaxConns+"="+strconv.Itoa(o.maxConnections), envTransport+"="+o.transport, envChildTLSDir+"="+o.tlsDir)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -98,7 +99,7 @@ func startChild(o listenerOptions) (*child, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	c := &child{cmd: cmd, stdin: stdin, out: bufio.NewReader(stdout), exit: make(chan error, 1)}
+	c := &child{transport: o.transport, cmd: cmd, stdin: stdin, out: bufio.NewReader(stdout), exit: make(chan error, 1)}
 	line, err := c.out.ReadString('\n')
 	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "addr ")
 	if err != nil || !ok {
@@ -113,7 +114,7 @@ func startChild(o listenerOptions) (*child, error) {
 
 // URL implements server.
 func (c *child) URL() string {
-	return (&listener{addr: c.addr}).url()
+	return (&listener{addr: c.addr, transport: c.transport}).url()
 }
 
 // command sends one command and returns the answer without its "ok" or

@@ -2,9 +2,13 @@ package loadtest
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/peeklock/peeklock/broker/devcert"
 )
 
 // setupWait bounds connecting, attaching and emptying the queue.
@@ -100,9 +104,22 @@ func setupWith(tb testing.TB, cfg config) *run {
 	r := &run{cfg: cfg}
 	url := cfg.url
 	if url == "" {
-		o := listenerOptions{}
+		o := listenerOptions{transport: cfg.transport}
 		if cfg.durable {
 			o.dataDir = tb.TempDir()
+		}
+		if cfg.transport == "tls" {
+			// The CA is made here, where the client reads it, and used
+			// by the listener (in a child process too).
+			o.tlsDir = tb.TempDir()
+			ca, err := devcert.Open(devcert.Options{Dir: o.tlsDir})
+			if err != nil {
+				tb.Fatal(err)
+			}
+			roots := x509.NewCertPool()
+			roots.AddCert(ca.CA())
+			cfg.tlsConfig = &tls.Config{RootCAs: roots, ServerName: "localhost"}
+			r.cfg = cfg
 		}
 		r.srv = startPeeklock(tb, o, cfg.inProcess)
 		if err := r.srv.CreateQueues(cfg.address, 0); err != nil {

@@ -1,0 +1,202 @@
+package remote
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http/httpproxy"
+
+	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/amqpserver/admin"
+	"github.com/peeklock/peeklock/broker/amqpserver/front"
+	"github.com/peeklock/peeklock/broker/devcert"
+)
+
+// frontOf puts a front (TLS with a fresh local CA, HTTPS admin API, AMQP
+// over WebSockets) before env's listener and returns its port and the CA.
+func frontOf(t *testing.T, env *serveEnv) (port string, roots *x509.CertPool) {
+	t.Helper()
+	ca, err := devcert.Open(devcert.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr, err := front.New(front.Options{
+		AMQP: env.srv.ServeConn,
+		HTTP: admin.NewHandler(env.eng, admin.Options{}),
+		TLS:  &tls.Config{GetCertificate: ca.GetCertificate},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go fr.Serve(l)
+	t.Cleanup(func() { _ = fr.Close() })
+	roots = x509.NewCertPool()
+	roots.AddCert(ca.CA())
+	_, port, _ = net.SplitHostPort(l.Addr().String())
+	return port, roots
+}
+
+// connectProxy is an HTTP CONNECT proxy that sends every tunnel to one
+// address, whatever host the client names, and records the hosts named.
+type connectProxy struct {
+	l       net.Listener
+	target  string
+	mu      sync.Mutex
+	targets []string
+}
+
+func newConnectProxy(t *testing.T, target string) *connectProxy {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &connectProxy{l: l, target: target}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go p.tunnel(c)
+		}
+	}()
+	t.Cleanup(func() { _ = l.Close() })
+	return p
+}
+
+func (p *connectProxy) tunnel(c net.Conn) {
+	defer c.Close()
+	br := bufio.NewReader(c)
+	req, err := http.ReadRequest(br)
+	if err != nil || req.Method != http.MethodConnect {
+		_, _ = io.WriteString(c, "HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
+		return
+	}
+	p.mu.Lock()
+	p.targets = append(p.targets, req.Host)
+	p.mu.Unlock()
+	s, err := net.Dial("tcp", p.target)
+	if err != nil {
+		_, _ = io.WriteString(c, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
+		return
+	}
+	defer s.Close()
+	_, _ = io.WriteString(c, "HTTP/1.1 200 Connection Established\r\n\r\n")
+	go func() { _, _ = io.Copy(s, br); _ = s.Close() }()
+	_, _ = io.Copy(c, s)
+}
+
+func (p *connectProxy) seen() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.targets...)
+}
+
+// sendAndReceive sends one message to q through c and receives and
+// completes it.
+func sendAndReceive(t *testing.T, c *Client, q string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := c.Send(ctx, q, textMessages(1)); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	got, err := c.Receive(ctx, broker.ReceiveRequest{Entity: q, Mode: broker.PeekLock, Max: 1, MaxWait: 5 * time.Second})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("Receive: %v, %v", got, err)
+	}
+	if err := c.Settle(ctx, broker.Settlement{Kind: broker.Complete, Entity: q, Token: got[0].LockToken}); err != nil {
+		t.Fatalf("Complete: %v", err)
+	}
+}
+
+// TestWebSocketsAgainstServe: TransportType=AmqpWebSockets sends AMQP over
+// wss://HOST:PORT/$servicebus/websocket, and the admin API goes to
+// https://HOST:PORT, the endpoint's port.
+func TestWebSocketsAgainstServe(t *testing.T) {
+	env := newServe(t, nil)
+	env.queue("orders", broker.EntitySettings{})
+	port, roots := frontOf(t, env)
+	cs, err := ParseConnectionString("Endpoint=sb://localhost:" + port + ";SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;TransportType=AmqpWebSockets")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := env.srv.Connections()
+	tlsCfg := &tls.Config{RootCAs: roots}
+	c := env.dial(Config{Conn: cs, TLSConfig: tlsCfg, Timeout: 10 * time.Second,
+		HTTPClient: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsCfg}}})
+	if env.srv.Connections() != before+1 {
+		t.Fatalf("%d connections on the listener, want %d", env.srv.Connections(), before+1)
+	}
+	sendAndReceive(t, c, "orders")
+	ents, err := c.Entities(context.Background())
+	if err != nil || len(ents) != 1 || ents[0].Path != "orders" {
+		t.Fatalf("Entities over https://localhost:%s: %v, %v", port, ents, err)
+	}
+}
+
+// TestWebSocketsThroughProxy: with HTTPS_PROXY set, the WebSocket goes
+// through the proxy's CONNECT tunnel. The endpoint is "localhost." (not a
+// loopback name the proxy rules exempt, and one nothing resolves: only the
+// proxy can reach it).
+func TestWebSocketsThroughProxy(t *testing.T) {
+	env := newServe(t, nil)
+	env.queue("orders", broker.EntitySettings{})
+	port, roots := frontOf(t, env)
+	px := newConnectProxy(t, "127.0.0.1:"+port)
+	t.Setenv("HTTPS_PROXY", "http://"+px.l.Addr().String())
+	t.Setenv("NO_PROXY", "")
+	cs, err := ParseConnectionString("Endpoint=sb://localhost.:" + port + ";SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs.WebSockets = true // as connect --websockets does
+	tlsCfg := &tls.Config{RootCAs: roots}
+	// The admin client's own transport reads the same variables.
+	proxy := httpproxy.FromEnvironment().ProxyFunc()
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsCfg,
+		Proxy: func(r *http.Request) (*url.URL, error) { return proxy(r.URL) }}}
+	c := env.dial(Config{Conn: cs, TLSConfig: tlsCfg, HTTPClient: hc, Timeout: 10 * time.Second})
+	sendAndReceive(t, c, "orders")
+	if _, err := c.Entities(context.Background()); err != nil {
+		t.Fatalf("Entities through the proxy: %v", err)
+	}
+	seen := px.seen()
+	if len(seen) < 2 || seen[0] != "localhost.:"+port {
+		t.Fatalf("the proxy tunnelled %v, want localhost.:%s for the WebSocket and the admin API", seen, port)
+	}
+
+	// NO_PROXY exempts the host: the dial then fails (nothing resolves it).
+	t.Setenv("NO_PROXY", "localhost.")
+	if _, err := Dial(context.Background(), Config{Conn: cs, TLSConfig: tlsCfg, HTTPClient: hc, Timeout: 5 * time.Second}); err == nil {
+		t.Fatal("dial with the host in NO_PROXY succeeded; it cannot resolve localhost.")
+	}
+	if n := len(px.seen()); n != len(seen) {
+		t.Errorf("the proxy was used although NO_PROXY names the host")
+	}
+}
+
+// TestWebSocketsNeedServiceBus: an amqp:// URL cannot use WebSockets.
+func TestWebSocketsNeedServiceBus(t *testing.T) {
+	cs, err := ParseConnectionString("amqp://guest:guest@localhost:5672")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs.WebSockets = true
+	if _, err := Dial(context.Background(), Config{Conn: cs}); broker.CodeOf(err) != broker.CodeInvalid {
+		t.Fatalf("Dial: %v, want an invalid error", err)
+	}
+}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+
+	"github.com/spf13/pflag"
+
+	"github.com/peeklock/peeklock/broker/amqpserver"
+	"github.com/peeklock/peeklock/broker/amqpserver/admin"
+	"github.com/peeklock/peeklock/broker/amqpserver/entra"
+	"github.com/peeklock/peeklock/broker/amqpserver/front"
+	"github.com/peeklock/peeklock/broker/devcert"
+	"github.com/peeklock/peeklock/broker/engine"
+	"github.com/peeklock/peeklock/broker/metrics"
+	"github.com/peeklock/peeklock/model"
+)
+
+// frontFlags are the flags of the Azure-shaped endpoint: TLS on every port
+// and an extra TLS-only address.
+type frontFlags struct {
+	tlsAddr string
+	tlsCert string
+	tlsKey  string
+	entraID bool
+	// configPath is the config file whose [entra_id] section gives roles
+	// ("" means the default path, where a missing file is no error).
+	configPath string
+
+	cert *tls.Certificate // --tls-cert/--tls-key, read by check
+}
+
+func (f *frontFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.tlsAddr, "tls-addr", "", "also listen on this address (e.g. 127.0.0.1:5671, where SDKs dial amqps:// without a port); "+
+		"every port answers AMQP, TLS, HTTPS and AMQP over WebSockets")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate chain (PEM) to serve (default: a local CA's, made in DATA/tls or the config directory)")
+	fs.StringVar(&f.tlsKey, "tls-key", "", "private key (PEM) of --tls-cert")
+	fs.BoolVar(&f.entraID, "entra-id", false, "accept Microsoft Entra ID tokens WITHOUT checking their signature, for local development; "+
+		"roles by object or app id from the [entra_id] section of the config file (default Owner); tokens that are not JWTs get the default role")
+}
+
+// entraValidator returns the Entra ID validator of --entra-id (nil without
+// it), with the roles of the config file, and logs the warning line.
+func (f *frontFlags) entraValidator(log *slog.Logger) (*entra.Validator, error) {
+	if !f.entraID {
+		return nil, nil
+	}
+	cfg := entra.DefaultConfig()
+	path := f.configPath
+	if path == "" {
+		path = model.DefaultConfigPath()
+	}
+	switch c, err := entra.LoadConfig(path); {
+	case err == nil:
+		cfg = c
+	case f.configPath == "" && errors.Is(err, fs.ErrNotExist):
+	default:
+		return nil, err
+	}
+	log.Warn(entra.WarningLine, "roles", len(cfg.Rights), "default_rights", cfg.DefaultRights.String(), "opaque_tokens", cfg.AcceptOpaque)
+	return entra.NewValidator(cfg, nil), nil
+}
+
+// check reads --tls-cert and --tls-key, before any port opens.
+func (f *frontFlags) check() error {
+	if (f.tlsCert == "") != (f.tlsKey == "") {
+		return usagef("--tls-cert and --tls-key go together")
+	}
+	if f.tlsCert == "" {
+		return nil
+	}
+	cert, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)
+	if err != nil {
+		return usagef("--tls-cert %s --tls-key %s: %v", f.tlsCert, f.tlsKey, err)
+	}
+	f.cert = &cert
+	return nil
+}
+
+// tlsConfig returns the listener's TLS configuration: the certificate of
+// the flags, or the local CA's leaf (made on first start, renewed when due),
+// and logs how to trust that CA.
+func (f *frontFlags) tlsConfig(dataDir string, log *slog.Logger) (*tls.Config, error) {
+	// Full-sized records from the start: the peers are programs moving
+	// messages, not browsers painting a first screen.
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, DynamicRecordSizingDisabled: true}
+	if f.cert != nil {
+		cfg.Certificates = []tls.Certificate{*f.cert}
+		return cfg, nil
+	}
+	dir, err := devcert.DefaultDir(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	ca, err := devcert.Open(devcert.Options{Dir: dir})
+	if err != nil {
+		return nil, err
+	}
+	cfg.GetCertificate = ca.GetCertificate
+	log.Info(ca.TrustHint(), "ca", ca.CAPath(), "created", ca.Created())
+	return cfg, nil
+}
+
+// listenEndpoint is what serves the bound sockets: the AMQP server, the Entra ID
+// validator and the TLS configuration, made before any socket opens so that
+// their options are checked first.
+type listenEndpoint struct {
+	srv   *amqpserver.Server
+	entra *entra.Validator
+	tls   *tls.Config
+}
+
+// newEndpoint makes the listenEndpoint of the flags, or nil when no address is
+// given.
+func newEndpoint(eng *engine.Engine, b brokerFlags, log *slog.Logger) (*listenEndpoint, error) {
+	if b.amqp == "" && b.admin == "" && b.front.tlsAddr == "" {
+		return nil, nil
+	}
+	ev, err := b.front.entraValidator(log)
+	if err != nil {
+		return nil, err
+	}
+	o := b.listener.options()
+	o.Logger = log
+	o.EntraID = ev
+	srv, err := amqpserver.New(eng, o)
+	if err != nil {
+		return nil, usageError{err.Error()}
+	}
+	tlsCfg, err := b.front.tlsConfig(b.data, log)
+	if err != nil {
+		srv.Close()
+		return nil, err
+	}
+	return &listenEndpoint{srv: srv, entra: ev, tls: tlsCfg}, nil
+}
+
+// startListeners serves the bound sockets: every port tells AMQP, TLS and
+// HTTP apart, so the admin API (with /health and /metrics) and AMQP over
+// WebSockets answer on the AMQP port too, and AMQP on the admin port. It
+// returns a function that closes them.
+func startListeners(eng *engine.Engine, b brokerFlags, ls *listeners, ep *listenEndpoint, log *slog.Logger) func() {
+	if ep == nil {
+		return func() {}
+	}
+	fr, err := front.New(front.Options{
+		AMQP: ep.srv.ServeConn,
+		HTTP: admin.NewHandler(eng, admin.Options{Keys: b.listener.keys.m, KeyRights: b.listener.keys.rights, EntraID: ep.entra, Logger: log,
+			Metrics: metrics.Handler(eng, ep.srv)}),
+		TLS:    ep.tls,
+		Logger: log,
+	})
+	if err != nil { // the options above are always complete
+		log.Error("the listener's front cannot start", "err", err)
+		ls.close()
+		return func() { ep.srv.Close() }
+	}
+	if ls.amqp != nil {
+		go fr.Serve(ls.amqp)
+		keyName, key := b.listener.firstKey()
+		addr := ls.amqp.Addr().String()
+		log.Info("AMQP 1.0 listener ready", "addr", addr,
+			"connection_string", fmt.Sprintf("Endpoint=sb://%s;SharedAccessKeyName=%s;SharedAccessKey=%s;UseDevelopmentEmulator=true;",
+				addr, keyName, key),
+			"also", "TLS, HTTPS (admin API) and AMQP over WebSockets on this port")
+	}
+	if ls.admin != nil {
+		go fr.Serve(ls.admin)
+		addr := ls.admin.Addr().String()
+		log.Info("admin API ready", "addr", addr, "health", "http://"+addr+"/health", "metrics", "http://"+addr+"/metrics")
+	}
+	if ls.tls != nil {
+		go fr.Serve(ls.tls)
+		log.Info("TLS listener ready", "addr", ls.tls.Addr().String(), "health", "https://"+ls.tls.Addr().String()+"/health")
+	}
+	return func() {
+		_ = fr.Close()
+		_ = ep.srv.Close()
+	}
+}
