@@ -53,7 +53,7 @@ The endpoint, the credential and --entity are checked before the screen opens.`,
 	sf.register(fs)
 	fs.StringVar(&namespace, "namespace", "", "connect to NAME.servicebus.windows.net with Microsoft Entra ID (DefaultAzureCredential)")
 	fs.StringVar(&adminURL, "admin-url", "", "base URL of the admin API (default: https://HOST[:PORT], or http://HOST:5300 for emulators without a port)")
-	fs.BoolVar(&websockets, "websockets", false, "AMQP over WebSockets (wss://HOST:443/$servicebus/websocket for Azure, the AMQP port elsewhere), through HTTPS_PROXY when set")
+	fs.BoolVar(&websockets, "websockets", false, "use AMQP over WebSockets (wss://HOST:443/$servicebus/websocket for Azure, the AMQP port elsewhere), through HTTPS_PROXY when set")
 	fs.SortFlags = false
 	return cmd
 }

@@ -36,7 +36,7 @@ type frontFlags struct {
 func (f *frontFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.tlsAddr, "tls-addr", "", "also listen on this address (e.g. 127.0.0.1:5671, where SDKs dial amqps:// without a port); "+
 		"every port answers AMQP, TLS, HTTPS and AMQP over WebSockets")
-	fs.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate chain (PEM) to serve (default: a local CA's, made in DATA/tls or the config directory)")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "the TLS certificate chain (PEM) to serve (default: a local CA's, made in DATA/tls or the config directory)")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "private key (PEM) of --tls-cert")
 	fs.BoolVar(&f.entraID, "entra-id", false, "accept Microsoft Entra ID tokens WITHOUT checking their signature, for local development; "+
 		"roles by object or app id from the [entra_id] section of the config file (default Owner); tokens that are not JWTs get the default role")
