@@ -48,6 +48,9 @@ func (c *conn) putToken(req *broker.Message) *response {
 	if strings.Contains(name, "://") && !sas.Covers(g.Audience, name) {
 		return c.errorResponse(sas.NotCovered(g.Audience, name), cbsAddress)
 	}
+	// A valid token proves the peer holds a key, even for an entity that
+	// turns out not to exist.
+	c.authenticate()
 	if err := c.audienceExists(name); err != nil {
 		c.log.Info("put-token refused", "audience", name, "err", err)
 		return c.errorResponse(err, cbsAddress)

@@ -47,6 +47,12 @@ type conn struct {
 	sessionLinks map[string]*link // session receivers by link name
 	cbsLinks     [2]*link         // the links attached to $cbs: receiver (we send), sender (we receive)
 
+	seq       uint64          // order of arrival (Server.seq)
+	dropped   bool            // closed for lack of authentication (under srv.mu)
+	authed    atomic.Bool     // the peer proved it holds a key (see authenticate)
+	authTimer clockwork.Timer // closes the connection at the AuthTimeout unless it authenticated
+	links     atomic.Int32    // links in the session tables, refused ones not yet detached included
+
 	lastRead  atomic.Int64 // clock time of the last byte read, UnixNano
 	opened    atomic.Bool  // our open was sent: a close frame may follow
 	closeSent atomic.Bool
@@ -79,6 +85,7 @@ func newConn(srv *Server, nc net.Conn, owner uint64) *conn {
 	}
 	if srv.opts.AllowAnonymous {
 		c.grants.all = sas.AllRights
+		c.authed.Store(true)
 	}
 	c.touch()
 	return c
@@ -98,6 +105,7 @@ func (c *conn) serve() {
 		}
 	}()
 	go c.w.run()
+	c.armAuthDeadline()
 	if c.opts.IdleTimeout > 0 {
 		c.wg.Add(1)
 		go c.watchdog()
@@ -216,6 +224,9 @@ func (c *conn) terminate(e *wire.Error) {
 // releases the connection's locks.
 func (c *conn) teardown() {
 	c.terminate(nil)
+	if c.authTimer != nil {
+		c.authTimer.Stop()
+	}
 	for ch, s := range c.sessions {
 		s.shutdown()
 		delete(c.sessions, ch)
@@ -275,6 +286,9 @@ func (c *conn) onBegin(ch uint16, b *wire.Begin) error {
 	}
 	if _, ok := c.sessions[ch]; ok {
 		return connError(wire.CondNotAllowed, "begin on channel %d, which has a session already", ch)
+	}
+	if err := c.checkPreAuthBegin(); err != nil {
+		return err
 	}
 	s := newSession(c, ch, b)
 	c.sessions[ch] = s

@@ -88,6 +88,7 @@ func (c *conn) sasl() error {
 			c.grants.mu.Lock()
 			c.grants.all |= rights
 			c.grants.mu.Unlock()
+			c.authenticate()
 		} else if !c.opts.AllowAnonymous {
 			code = wire.SASLAuth
 		}

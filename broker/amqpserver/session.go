@@ -68,6 +68,21 @@ func (s *session) sendLocked(p wire.Performative) bool {
 	return s.c.sendFrame(s.ch, p)
 }
 
+// addLinkLocked puts l in the session's table; the caller holds s.mu.
+func (s *session) addLinkLocked(l *link) {
+	s.links[l.handle] = l
+	s.c.links.Add(1)
+}
+
+// dropLinkLocked takes the link of handle h out of the session's table;
+// the caller holds s.mu.
+func (s *session) dropLinkLocked(h uint32) {
+	if _, ok := s.links[h]; ok {
+		delete(s.links, h)
+		s.c.links.Add(-1)
+	}
+}
+
 // handle handles one frame of the session (reader goroutine). Session and
 // connection errors are returned; link errors detach the link.
 func (s *session) handle(p wire.Performative) error {
@@ -248,7 +263,7 @@ func (s *session) onDetach(d *wire.Detach) error {
 	}
 	switch l.state {
 	case linkDetaching:
-		delete(s.links, d.Handle)
+		s.dropLinkLocked(d.Handle)
 		return nil
 	case linkAttaching:
 		// The attach is still being decided (a session receiver waiting
@@ -259,7 +274,7 @@ func (s *session) onDetach(d *wire.Detach) error {
 		return nil
 	}
 	l.closeLocked()
-	delete(s.links, d.Handle)
+	s.dropLinkLocked(d.Handle)
 	if l.sessionful && !l.sessionToken.IsZero() {
 		// A session receiver gives its session back before the detach is
 		// answered, so that a receiver the peer attaches next can take it
@@ -313,7 +328,7 @@ func (s *session) shutdown() {
 func (s *session) closeLinksLocked() {
 	for h, l := range s.links {
 		l.closeLocked()
-		delete(s.links, h)
+		s.dropLinkLocked(h)
 	}
 	clear(s.outUnsettled)
 	clear(s.inSecond)
