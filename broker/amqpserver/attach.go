@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/amqpserver/internal/logsafe"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
 	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 	"github.com/peeklock/peeklock/broker/engine"
@@ -72,7 +73,7 @@ func (s *session) onAttach(a *wire.Attach) error {
 // detach ends the link.
 func (s *session) refuseLocked(l *link, err error) {
 	e := l.wireError(err)
-	s.c.log.Info("refused a link", "link", l.name, "address", l.address, "condition", e.Condition, "description", e.Description)
+	s.c.logPeer("refused a link", "link", logsafe.Clip(l.name), "address", logsafe.Clip(l.address), "condition", logsafe.Clip(string(e.Condition)), "description", logsafe.Clip(e.Description))
 	var reply *wire.Attach
 	if l.incoming() {
 		reply = l.attachReply(wire.RoleReceiver)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/peeklock/peeklock/broker/amqpserver/internal/logsafe"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
 	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 	"github.com/peeklock/peeklock/broker/engine"
@@ -35,6 +36,7 @@ type conn struct {
 	r      *wire.FrameReader
 	w      *writer
 	grants grants
+	noisy  *logsafe.Limiter // the budget of log lines the peer can cause (logPeer)
 
 	// Negotiated in the open exchange.
 	peerMaxFrame uint32
@@ -82,6 +84,7 @@ func newConn(srv *Server, nc net.Conn, owner uint64) *conn {
 		sessions:     make(map[uint16]*session),
 		replies:      make(map[string]*link),
 		sessionLinks: make(map[string]*link),
+		noisy:        logsafe.NewLimiter(peerLogBurst, peerLogInterval),
 	}
 	if srv.opts.AllowAnonymous {
 		c.grants.all = sas.AllRights
@@ -100,7 +103,7 @@ func (c *conn) serve() {
 	defer func() {
 		if r := recover(); r != nil {
 			c.srv.panics.Add(1)
-			c.log.Error("panic in a connection; closing it", "panic", r, "stack", string(debug.Stack()))
+			c.log.Error("panic in a connection; closing it", "panic", logsafe.Clip(fmt.Sprint(r)), "stack", string(debug.Stack()))
 			c.terminate(&wire.Error{Condition: wire.CondInternalError, Description: "internal error in the listener"})
 		}
 	}()
@@ -117,9 +120,9 @@ func (c *conn) serve() {
 	}
 	e, send := closeErrorFor(err)
 	if send {
-		c.log.Info("closing connection", "condition", e.Condition, "description", e.Description)
+		c.log.Info("closing connection", "condition", logsafe.Clip(string(e.Condition)), "description", logsafe.Clip(e.Description))
 	} else {
-		c.log.Debug("connection ended", "err", err)
+		c.log.Debug("connection ended", "err", logsafe.Err(err))
 	}
 	c.terminate(e)
 }
@@ -151,7 +154,7 @@ func (c *conn) handle(ch uint16, p wire.Performative) error {
 		return connError(wire.CondIllegalState, "a second open on an open connection")
 	case *wire.Close:
 		if p.Error != nil {
-			c.log.Info("peer closed the connection with an error", "condition", p.Error.Condition, "description", p.Error.Description)
+			c.logPeer("peer closed the connection with an error", "condition", logsafe.Clip(string(p.Error.Condition)), "description", logsafe.Clip(p.Error.Description))
 		}
 		c.sendClose(nil)
 		return errPeerClosed
@@ -234,6 +237,9 @@ func (c *conn) teardown() {
 	c.wg.Wait()
 	<-c.w.done
 	c.eng.DropOwner(c.owner)
+	if n := c.noisy.Suppressed(); n > 0 {
+		c.log.Info("log lines of this connection were suppressed", "count", n)
+	}
 }
 
 // watchdog closes the connection when the peer stays silent past the idle
@@ -268,7 +274,7 @@ func (c *conn) goSafe(fn func()) {
 		defer func() {
 			if r := recover(); r != nil {
 				c.srv.panics.Add(1)
-				c.log.Error("panic in a link goroutine; closing the connection", "panic", r, "stack", string(debug.Stack()))
+				c.log.Error("panic in a link goroutine; closing the connection", "panic", logsafe.Clip(fmt.Sprint(r)), "stack", string(debug.Stack()))
 				go c.terminate(&wire.Error{Condition: wire.CondInternalError, Description: "internal error in the listener"})
 			}
 		}()

@@ -28,6 +28,12 @@
 // which the oldest of them is closed, so that peers without a key never
 // take the slots of real clients.
 //
+// What a peer chose (link names, addresses, descriptions, tokens'
+// audiences) reaches the log shortened and escaped (internal/logsafe), and
+// the lines a peer can cause again and again (refused links and tokens, its
+// own errors, refused connections) have a budget per connection: a burst,
+// then one line every few seconds, with a count of the lines held back.
+//
 // Malformed input closes that connection with amqp:decode-error (or
 // amqp:connection:framing-error for frame-level faults); a panic in a
 // connection is recovered, logged and closes only that connection. Memory

@@ -36,7 +36,7 @@ func (s *Server) admitLocked() bool {
 			}
 		}
 		s.dropPendingLocked(oldest)
-		s.log.Info("closing the oldest unauthenticated connection: too many have not authenticated",
+		s.logRefusal("closing the oldest unauthenticated connection: too many have not authenticated",
 			"remote", remoteAddr(oldest.nc), "max-unauthenticated", s.opts.MaxUnauthenticated)
 		go oldest.terminate(&wire.Error{Condition: wire.CondResourceLimitExceeded,
 			Description: fmt.Sprintf("more than %d connections have not authenticated; the oldest of them is closed", s.opts.MaxUnauthenticated)})

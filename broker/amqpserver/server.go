@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/peeklock/peeklock/broker/amqpserver/internal/logsafe"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
 	"github.com/peeklock/peeklock/broker/engine"
 )
@@ -38,6 +39,9 @@ type Server struct {
 	closed    bool
 	wg        sync.WaitGroup // connection goroutines
 
+	// noisy is the log budget of refused connections (logRefusal).
+	noisy *logsafe.Limiter
+
 	// panics counts recovered panics; tests assert it stays zero.
 	panics atomic.Int64
 }
@@ -59,6 +63,7 @@ func New(eng *engine.Engine, opts Options) (*Server, error) {
 		listeners: make(map[net.Listener]struct{}),
 		conns:     make(map[*conn]struct{}),
 		pending:   make(map[*conn]struct{}),
+		noisy:     logsafe.NewLimiter(peerLogBurst, peerLogInterval),
 	}, nil
 }
 
@@ -123,7 +128,7 @@ func (s *Server) ServeConn(nc net.Conn) {
 		full := !s.closed
 		s.mu.Unlock()
 		if full {
-			s.log.Warn("connection refused: too many connections", "remote", remoteAddr(nc), "max", s.opts.MaxConnections)
+			s.logRefusal("connection refused: too many connections", "remote", remoteAddr(nc), "max", s.opts.MaxConnections)
 		}
 		_ = nc.Close()
 		return

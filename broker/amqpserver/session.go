@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/peeklock/peeklock/broker/amqpserver/internal/logsafe"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
 )
 
@@ -259,7 +260,7 @@ func (s *session) onDetach(d *wire.Detach) error {
 		return nil
 	}
 	if d.Error != nil {
-		s.c.log.Info("peer detached a link with an error", "link", l.name, "condition", d.Error.Condition, "description", d.Error.Description)
+		s.c.logPeer("peer detached a link with an error", "link", logsafe.Clip(l.name), "condition", logsafe.Clip(string(d.Error.Condition)), "description", logsafe.Clip(d.Error.Description))
 	}
 	switch l.state {
 	case linkDetaching:
@@ -289,7 +290,7 @@ func (s *session) onDetach(d *wire.Detach) error {
 // answer.
 func (s *session) onEnd(e *wire.End) error {
 	if e.Error != nil {
-		s.c.log.Info("peer ended a session with an error", "channel", s.ch, "condition", e.Error.Condition, "description", e.Error.Description)
+		s.c.logPeer("peer ended a session with an error", "channel", s.ch, "condition", logsafe.Clip(string(e.Error.Condition)), "description", logsafe.Clip(e.Error.Description))
 	}
 	if !s.ending {
 		s.sendLocked(&wire.End{})
@@ -309,7 +310,7 @@ func (s *session) fail(e *wire.Error) {
 	if s.done || s.ending {
 		return
 	}
-	s.c.log.Info("ending a session", "channel", s.ch, "condition", e.Condition, "description", e.Description)
+	s.c.logPeer("ending a session", "channel", s.ch, "condition", logsafe.Clip(string(e.Condition)), "description", logsafe.Clip(e.Description))
 	s.sendLocked(&wire.End{Error: e})
 	s.ending = true
 	s.closeLinksLocked()

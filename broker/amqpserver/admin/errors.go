@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/amqpserver/internal/logsafe"
 )
 
 // statusOf maps a broker error code to the HTTP status Service Bus answers.
@@ -59,8 +60,14 @@ func (h *handler) writeErrorStatus(w http.ResponseWriter, r *http.Request, resou
 	}
 	detail := msg + ". TrackingId:" + id + ", SystemTracker:" + h.hostOf(r) + ":" + resource +
 		", Timestamp:" + h.clock.Now().UTC().Format(time.RFC3339)
-	h.log.Info("admin request failed", "method", r.Method, "path", r.URL.Path, "status", status,
-		"error", msg, "trackingId", id)
+	if ok, held := h.noisy.Allow(h.clock.Now()); ok {
+		args := []any{"method", logsafe.Clip(r.Method), "path", logsafe.Clip(r.URL.Path), "status", status,
+			"error", logsafe.Clip(msg), "trackingId", id}
+		if held > 0 {
+			args = append(args, "suppressed", held)
+		}
+		h.log.Info("admin request failed", args...)
+	}
 	var buf bytes.Buffer
 	buf.WriteString(xml.Header)
 	fmt.Fprintf(&buf, "<Error><Code>%d</Code><Detail>%s</Detail></Error>", status, detailText(detail))

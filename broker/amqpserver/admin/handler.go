@@ -13,8 +13,16 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/amqpserver/internal/logsafe"
 	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 	"github.com/peeklock/peeklock/broker/engine"
+)
+
+// Failed requests are logged in a burst of failedLogBurst lines, then one
+// per failedLogInterval; the lines held back are counted in the next.
+const (
+	failedLogBurst    = 20
+	failedLogInterval = 3 * time.Second
 )
 
 // maxBodySize bounds a PUT body; descriptions are a few kilobytes.
@@ -49,6 +57,7 @@ type handler struct {
 	host    string
 	clock   clockwork.Clock
 	log     *slog.Logger
+	noisy   *logsafe.Limiter // the log budget of failed requests
 	started time.Time
 
 	// writeMu serialises changes: rule changes read, modify and write back
@@ -63,6 +72,7 @@ func NewHandler(eng *engine.Engine, opts Options) http.Handler {
 		host:  opts.Host,
 		clock: opts.Clock,
 		log:   opts.Logger,
+		noisy: logsafe.NewLimiter(failedLogBurst, failedLogInterval),
 	}
 	if h.clock == nil {
 		h.clock = eng.Clock()
