@@ -13,7 +13,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -343,7 +342,7 @@ func startListeners(eng *engine.Engine, b brokerFlags, log *slog.Logger) (func()
 			closeAll()
 			return nil, fmt.Errorf("admin listener: %w", err)
 		}
-		hs := &http.Server{Handler: admin.NewHandler(eng, admin.Options{Keys: b.listener.keys.m, KeyRights: b.listener.keys.rights, Logger: log}), ReadHeaderTimeout: 10 * time.Second}
+		hs := admin.NewServer(admin.NewHandler(eng, admin.Options{Keys: b.listener.keys.m, KeyRights: b.listener.keys.rights, Logger: log}), admin.ServerOptions{})
 		go hs.Serve(l)
 		closers = append(closers, func() { hs.Close() })
 		log.Info("admin API ready", "addr", l.Addr().String(), "health", "http://"+l.Addr().String()+"/health")
