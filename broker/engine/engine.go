@@ -25,7 +25,7 @@ import (
 //     forwarding (to ForwardTo, and of dead-lettered messages through the
 //     outbox) happens after every source mutex is released (unlockAll).
 //  4. leaves, each taken alone and never while holding another leaf:
-//     sweeper.mu, Engine.ownersMu, hub.mu then subscriber.mu, and the store's
+//     sweeper.mu, flushes.mu, Engine.ownersMu, hub.mu then subscriber.mu, and the store's
 //     own mutexes (Store.Apply, Store.Get and Store.Bodies are called under
 //     entity.mu).
 //
@@ -77,9 +77,10 @@ type Engine struct {
 	ownersMu sync.Mutex
 	owners   map[uint64]map[*entity]struct{}
 
-	events hub
-	sweep  sweeper
-	wg     sync.WaitGroup
+	events  hub
+	sweep   sweeper
+	flushes flushes
+	wg      sync.WaitGroup
 }
 
 var _ broker.Client = (*Engine)(nil)
@@ -203,9 +204,13 @@ func (e *Engine) unlock(en *entity) {
 	en.scheduleNext()
 	out := en.outbox
 	en.outbox = nil
+	if len(out) > 0 {
+		e.flushes.begin() // before the mutex goes: Tick sees it
+	}
 	en.mu.Unlock()
 	if len(out) > 0 {
 		e.flushOutbox(en, out)
+		e.flushes.end()
 	}
 }
 
@@ -222,17 +227,23 @@ func (e *Engine) lockedDue(en *entity) (int64, error) {
 // Tick processes everything due at Clock.Now() in every entity now: expired
 // locks, scheduled messages, expired messages. Tests that Advance a fake clock
 // call it (or any operation) to make the effects visible at once.
+//
+// Tick returns once what it processed, and what the sweeper goroutine
+// processed before it, is forwarded too: dead-lettered messages leave their
+// entity under its mutex and reach ForwardDeadLetteredMessagesTo after it
+// (flushOutbox), and a test must not see the first step without the second.
 func (e *Engine) Tick() {
 	if e.enter() != nil {
 		return
 	}
-	defer e.leave()
 	for _, en := range e.entityList() {
 		if _, err := e.lockedDue(en); err != nil {
 			continue
 		}
 		e.unlock(en)
 	}
+	e.leave()
+	e.flushes.wait()
 }
 
 // entityList returns a snapshot of every entity.

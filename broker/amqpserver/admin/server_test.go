@@ -15,6 +15,18 @@ import (
 
 // serveAdmin serves the admin API with opts on 127.0.0.1:0.
 func serveAdmin(t *testing.T, opts ServerOptions) string {
+	addr, _ := serveAdminServer(t, opts)
+	return addr
+}
+
+// idleConns returns the connections the server knows to be idle.
+func (s *Server) idleConns() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.idle)
+}
+
+func serveAdminServer(t *testing.T, opts ServerOptions) (string, *Server) {
 	t.Helper()
 	eng, err := engine.New(engine.Options{})
 	if err != nil {
@@ -34,7 +46,7 @@ func serveAdmin(t *testing.T, opts ServerOptions) string {
 		}
 		_ = eng.Close()
 	})
-	return l.Addr().String()
+	return l.Addr().String(), srv
 }
 
 // keepAlive is a raw HTTP/1.1 connection.
@@ -138,12 +150,21 @@ func TestAdminIdleKeepAliveClosed(t *testing.T) {
 // longest is closed for the newcomer; with none idle, the newcomer waits
 // for a slot, which the header timeout frees.
 func TestAdminConnectionCap(t *testing.T) {
-	addr := serveAdmin(t, ServerOptions{MaxConnections: 4, ReadHeaderTimeout: 500 * time.Millisecond})
+	addr, srv := serveAdminServer(t, ServerOptions{MaxConnections: 4, ReadHeaderTimeout: 500 * time.Millisecond})
 	idle := make([]*keepAlive, 4)
 	for i := range idle {
 		idle[i] = dialHTTP(t, addr)
 		if st := idle[i].health(5 * time.Second); st != 200 {
 			t.Fatalf("status %d", st)
+		}
+		// The server marks a connection idle a moment after its answer:
+		// wait, so that they go idle in this order.
+		deadline := time.Now().Add(5 * time.Second)
+		for srv.idleConns() != i+1 {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d connections idle, want %d", srv.idleConns(), i+1)
+			}
+			time.Sleep(time.Millisecond)
 		}
 	}
 	if st := dialHTTP(t, addr).health(5 * time.Second); st != 200 {
