@@ -21,6 +21,8 @@ type listenerFlags struct {
 	maxUnsettled   int
 	maxFrameSize   uint
 	idleTimeout    time.Duration
+	authTimeout    time.Duration
+	maxUnauth      int
 }
 
 func (l *listenerFlags) register(fs *pflag.FlagSet) {
@@ -33,6 +35,8 @@ func (l *listenerFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&l.maxUnsettled, "max-unsettled", amqpserver.DefaultMaxUnsettledPerLink, "most unsettled deliveries per link: a peek-lock receiver gets its credit up to this; a sender at most "+fmt.Sprint(amqpserver.MaxSenderCredit))
 	fs.UintVar(&l.maxFrameSize, "max-frame-size", amqpserver.DefaultMaxFrameSize, "largest AMQP frame accepted, in bytes")
 	fs.DurationVar(&l.idleTimeout, "idle-timeout", amqpserver.DefaultIdleTimeout, "close an AMQP connection silent this long (0: never)")
+	fs.DurationVar(&l.authTimeout, "auth-timeout", amqpserver.DefaultAuthTimeout, "close an AMQP connection that has not authenticated (SASL PLAIN with a key, or a token on $cbs) this long after it connected (0: never)")
+	fs.IntVar(&l.maxUnauth, "max-unauthenticated", amqpserver.DefaultMaxUnauthenticated, "most AMQP connections not yet authenticated; a new one beyond closes the oldest")
 }
 
 // check refuses limits that make no sense, naming the flag.
@@ -40,7 +44,7 @@ func (l *listenerFlags) check() error {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"max-connections", l.maxConnections}, {"max-sessions", l.maxSessions}, {"max-links", l.maxLinks}, {"max-unsettled", l.maxUnsettled}} {
+	}{{"max-connections", l.maxConnections}, {"max-sessions", l.maxSessions}, {"max-links", l.maxLinks}, {"max-unsettled", l.maxUnsettled}, {"max-unauthenticated", l.maxUnauth}} {
 		if f.v < 1 {
 			return usageError{fmt.Sprintf("--%s %d: at least 1", f.name, f.v)}
 		}
@@ -50,6 +54,9 @@ func (l *listenerFlags) check() error {
 	}
 	if l.idleTimeout < 0 {
 		return usageError{fmt.Sprintf("--idle-timeout %v: 0 (never) or more", l.idleTimeout)}
+	}
+	if l.authTimeout < 0 {
+		return usageError{fmt.Sprintf("--auth-timeout %v: 0 (never) or more", l.authTimeout)}
 	}
 	return nil
 }
@@ -65,9 +72,14 @@ func (l *listenerFlags) options() amqpserver.Options {
 		MaxUnsettledPerLink:      l.maxUnsettled,
 		MaxFrameSize:             uint32(l.maxFrameSize),
 		IdleTimeout:              l.idleTimeout,
+		AuthTimeout:              l.authTimeout,
+		MaxUnauthenticated:       l.maxUnauth,
 	}
 	if l.idleTimeout == 0 {
 		o.IdleTimeout = -1 // the flag's 0 is "never"; the option's 0 is the default
+	}
+	if l.authTimeout == 0 {
+		o.AuthTimeout = -1
 	}
 	return o
 }

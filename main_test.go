@@ -37,6 +37,8 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"serve", "--max-connections", "0"}, nil, 2, "peeklock: --max-connections 0: at least 1 (see peeklock --help)\n"},
 		{[]string{"serve", "--max-frame-size", "100"}, nil, 2, "--max-frame-size 100: between 512 and 4294967295 bytes"},
 		{[]string{"serve", "--idle-timeout", "-1s"}, nil, 2, "--idle-timeout -1s: 0 (never) or more"},
+		{[]string{"serve", "--auth-timeout", "-1s"}, nil, 2, "--auth-timeout -1s: 0 (never) or more"},
+		{[]string{"serve", "--max-unauthenticated", "0"}, nil, 2, "--max-unauthenticated 0: at least 1"},
 		{[]string{"serve", "--key", "nokey"}, nil, 2, `want NAME=KEY[:RIGHTS], got "nokey"`},
 		{[]string{"serve", "--key", "k=secret1", "--key", "k=secret2"}, nil, 2, `key name "k" given twice`},
 		{[]string{"serve", "--key", "=secret"}, nil, 2, `want NAME=KEY[:RIGHTS], got "=…"`},

@@ -162,4 +162,3 @@ func renewAside(ctx context.Context, c Client, kept []aside, now time.Time, time
 		}
 	}
 }
-

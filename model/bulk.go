@@ -195,7 +195,6 @@ func (m *Model) finishReport(j *bulkJob) {
 	m.setInfo(summary)
 }
 
-
 // busy refuses new bulk work while a job runs.
 func (m *Model) busy(title string) bool {
 	if m.job == nil {

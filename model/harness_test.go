@@ -3,6 +3,8 @@ package model
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,9 +24,12 @@ var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // harness drives a Model the way a Bubble Tea program does, but
 // synchronously: commands run in goroutines, their messages come back
-// through a channel and are fed to Update until nothing arrives for a
-// moment. Commands that wait on the fake clock stay pending until the
-// test advances it.
+// through a channel and are fed to Update until every command left waits
+// on the fake clock and nothing is pending. Commands that wait on the fake
+// clock stay pending until the test advances it. The model's event reader
+// (waitEvents) is not run in a goroutine: the harness keeps it and runs it
+// itself once an event is there, so that it never counts as a command that
+// might still send something.
 type harness struct {
 	t       testing.TB
 	m       *Model
@@ -35,6 +40,18 @@ type harness struct {
 	mu      sync.Mutex
 	seen    []tea.Msg // every message handled, for assertions
 	clip    []string  // clipboard writes
+	reader  tea.Cmd   // the model's armed event reader (under mu)
+	// startDelay holds every command goroutine back before it runs its
+	// command, as a loaded machine may.
+	startDelay time.Duration
+}
+
+// isEventReader reports whether cmd is one of the model's event readers:
+// a closure of waitEvents, which the compiler names "waitEvents.func1"
+// after the function it is inlined into, if any.
+func isEventReader(cmd tea.Cmd) bool {
+	f := runtime.FuncForPC(reflect.ValueOf(cmd).Pointer())
+	return f != nil && strings.Contains(f.Name(), ".waitEvents.func")
 }
 
 // newEngine returns an engine on a fake clock with the given queues.
@@ -53,6 +70,9 @@ func newEngine(t testing.TB, clock *clockwork.FakeClock, queues ...broker.Entity
 	return eng
 }
 
+// commandStartDelay is the startDelay of the harnesses newHarness makes.
+var commandStartDelay time.Duration
+
 // newHarness starts a model over c at w×h.
 func newHarness(t testing.TB, c broker.Client, clock *clockwork.FakeClock, opts Options, w, h int) *harness {
 	t.Helper()
@@ -64,7 +84,7 @@ func newHarness(t testing.TB, c broker.Client, clock *clockwork.FakeClock, opts 
 	if opts.Entity == "" && opts.StateDir == "" {
 		opts.Entity = "orders"
 	}
-	hs := &harness{t: t, m: New(c, opts), clock: tc, msgs: make(chan tea.Msg, 4096)}
+	hs := &harness{t: t, m: New(c, opts), clock: tc, msgs: make(chan tea.Msg, 4096), startDelay: commandStartDelay}
 	if e, ok := c.(*engine.Engine); ok {
 		hs.eng = e
 	}
@@ -75,14 +95,25 @@ func newHarness(t testing.TB, c broker.Client, clock *clockwork.FakeClock, opts 
 	return hs
 }
 
-// run starts cmd like the program does.
+// run starts cmd like the program does; the event reader is kept for
+// deliverEvents instead.
 func (h *harness) run(cmd tea.Cmd) {
 	if cmd == nil {
 		return
 	}
+	if isEventReader(cmd) {
+		h.mu.Lock()
+		h.reader = cmd
+		h.mu.Unlock()
+		return
+	}
 	h.running.Add(1)
+	delay := h.startDelay
 	go func() {
 		defer h.running.Add(-1)
+		if delay > 0 {
+			time.Sleep(delay) // a loaded machine, for TestSettleWaitsForSlowCommands
+		}
 		msg := cmd()
 		if msg == nil {
 			return
@@ -109,8 +140,30 @@ func (h *harness) update(msg tea.Msg) {
 	h.run(cmd)
 }
 
-// settle handles messages until every command left is waiting on the
-// clock and no message is pending.
+// deliverEvents runs the armed event reader when an event waits for it
+// (it then returns at once, as nothing else reads the channel), and feeds
+// its message to Update; it reports whether it did.
+func (h *harness) deliverEvents() bool {
+	h.mu.Lock()
+	reader := h.reader
+	ready := reader != nil && h.m.events != nil && len(h.m.events) > 0
+	if ready {
+		h.reader = nil
+	}
+	h.mu.Unlock()
+	if !ready {
+		return false
+	}
+	h.update(reader())
+	return true
+}
+
+// settle handles messages and events until every command left is waiting
+// on the clock and no message or event is pending. Every command goroutine
+// counts in running from its start to its end (a batch's until it has
+// started its parts), and one that waits on the clock counts in waiting
+// too, so that equality means nothing can arrive but by advancing the
+// clock.
 func (h *harness) settle() {
 	h.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -123,12 +176,11 @@ func (h *harness) settle() {
 			continue
 		default:
 		}
-		// The event reader always waits on its channel.
-		waiting := h.clock.waiting.Load()
-		if h.m.events != nil {
-			waiting++
+		if h.deliverEvents() {
+			quiet = 0
+			continue
 		}
-		if h.running.Load() == waiting {
+		if h.running.Load() == h.clock.waiting.Load() {
 			quiet++
 			if quiet > 2 {
 				return
@@ -145,10 +197,14 @@ func (h *harness) settle() {
 // hold a broker call on purpose).
 func (h *harness) pump(d time.Duration) {
 	end := time.After(d)
+	poll := time.NewTicker(time.Millisecond)
+	defer poll.Stop()
 	for {
 		select {
 		case msg := <-h.msgs:
 			h.update(msg)
+		case <-poll.C:
+			h.deliverEvents()
 		case <-end:
 			return
 		}
@@ -307,3 +363,17 @@ func msg(id, subject string) *broker.Message {
 
 // testStyles returns the dark styles.
 func testStyles() *themes.Styles { return themes.NewStyles(themes.Dark()) }
+
+// TestSettleWaitsForSlowCommands runs TestInfoNoEntity with every command
+// goroutine slow to start, as on a loaded machine, where it failed once:
+// settle counted the event reader as waiting before it ran, so a batch not
+// yet started (Init's: the first refresh among its parts) matched it, and
+// settle returned early; the first refresh then came after the key and
+// put its own error (entity "orders" not found) in its place.
+func TestSettleWaitsForSlowCommands(t *testing.T) {
+	commandStartDelay = 2 * time.Millisecond
+	t.Cleanup(func() { commandStartDelay = 0 })
+	for range 5 {
+		TestInfoNoEntity(t)
+	}
+}

@@ -152,8 +152,13 @@ func TestDisconnectReleasesTheSessionsLocks(t *testing.T) {
 	if err := e.Settle(context.Background(), broker.Settlement{Kind: broker.Complete, Entity: "orders", Token: other[0].LockToken}); err != nil {
 		t.Fatalf("the other receiver's lock was lost: %v", err)
 	}
-	lines := ts.audit.lines(t)
-	last := lines[len(lines)-1]
+	// The session logs the release after the engine took it.
+	var last map[string]any
+	waitUntil(t, waitLong, "the release in the audit log", func() bool {
+		lines := ts.audit.lines(t)
+		last = lines[len(lines)-1]
+		return last["op"] == "release"
+	})
 	if last["op"] != "release" || last["seq"] != 2.0 || last["message_id"] != "m-2" || last["cause"] != "session ended" || last["result"] != "ok" {
 		t.Fatalf("last audit line = %v, want the release of seq 2 at session end", last)
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/amqpserver/internal/logsafe"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
 	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 	"github.com/peeklock/peeklock/broker/engine"
@@ -50,8 +51,11 @@ func (s *session) onAttach(a *wire.Attach) error {
 	if _, ok := s.links[a.Handle]; ok {
 		return sessionError(wire.CondHandleInUse, "attach with handle %d, which is in use", a.Handle)
 	}
+	if err := s.c.checkPreAuthAttach(); err != nil {
+		return err
+	}
 	l := s.newLink(a)
-	s.links[a.Handle] = l
+	s.addLinkLocked(l)
 	var err error
 	if a.Role == wire.RoleSender {
 		err = s.attachIncoming(l, a)
@@ -69,7 +73,7 @@ func (s *session) onAttach(a *wire.Attach) error {
 // detach ends the link.
 func (s *session) refuseLocked(l *link, err error) {
 	e := l.wireError(err)
-	s.c.log.Info("refused a link", "link", l.name, "address", l.address, "condition", e.Condition, "description", e.Description)
+	s.c.logPeer("refused a link", "link", logsafe.Clip(l.name), "address", logsafe.Clip(l.address), "condition", logsafe.Clip(string(e.Condition)), "description", logsafe.Clip(e.Description))
 	var reply *wire.Attach
 	if l.incoming() {
 		reply = l.attachReply(wire.RoleReceiver)
@@ -118,6 +122,9 @@ func (s *session) attachIncoming(l *link, a *wire.Attach) error {
 	l.address = normalizeAddress(a.Target.Address)
 	l.node, l.entity = classify(l.address)
 	l.creditMax = uint32(min(s.c.opts.MaxUnsettledPerLink, MaxSenderCredit))
+	if l.node != nodeCBS && !s.c.authed.Load() {
+		return errNotAuthenticated
+	}
 	switch l.node {
 	case nodeCBS:
 		l.kind = kindRequestIn
@@ -192,6 +199,9 @@ func (s *session) attachOutgoing(l *link, a *wire.Attach) error {
 	l.address = normalizeAddress(a.Source.Address)
 	l.node, l.entity = classify(l.address)
 	l.preSettled = a.SndSettleMode.Set && a.SndSettleMode.Value == wire.SenderSettleSettled
+	if l.node != nodeCBS && !s.c.authed.Load() {
+		return errNotAuthenticated
+	}
 	if l.node != nodeEntity {
 		l.kind = kindReplyOut
 		if l.node == nodeCBS {
@@ -312,7 +322,7 @@ func (l *link) acceptSession(sessionID string, named bool, wait time.Duration) {
 			s.sendLocked(reply)
 			s.sendLocked(&wire.Detach{Handle: l.handle, Closed: l.closed})
 			l.closeLocked()
-			delete(s.links, l.handle)
+			s.dropLinkLocked(l.handle)
 		}
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/amqpserver/internal/logsafe"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
 	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 )
@@ -51,21 +52,24 @@ func (c *conn) putToken(req *broker.Message) *response {
 		if broker.CodeOf(err) != broker.CodeUnauthorized {
 			err = &broker.Error{Code: broker.CodeUnauthorized, Message: err.Error(), Err: err}
 		}
-		c.log.Info("put-token refused", "audience", name, "err", err)
+		c.logPeer("put-token refused", "audience", logsafe.Clip(name), "err", logsafe.Err(err))
 		return c.errorResponse(err, cbsAddress)
 	}
 	if strings.Contains(name, "://") && !sas.Covers(g.Audience, name) {
 		return c.errorResponse(sas.NotCovered(g.Audience, name), cbsAddress)
 	}
+	// A valid token proves the peer holds a key, even for an entity that
+	// turns out not to exist.
+	c.authenticate()
 	if err := c.audienceExists(name); err != nil {
-		c.log.Info("put-token refused", "audience", name, "err", err)
+		c.logPeer("put-token refused", "audience", logsafe.Clip(name), "err", logsafe.Err(err))
 		return c.errorResponse(err, cbsAddress)
 	}
 	if err := c.grants.add(g, c.clock.Now()); err != nil {
 		return c.errorResponse(err, cbsAddress)
 	}
 	c.tokensChanged()
-	c.log.Debug("token accepted", "audience", g.Audience, "expires", g.Expires)
+	c.log.Debug("token accepted", "audience", logsafe.Clip(g.Audience), "expires", g.Expires)
 	return &response{status: http.StatusAccepted, desc: "Accepted"}
 }
 

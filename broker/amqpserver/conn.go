@@ -12,6 +12,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
+	"github.com/peeklock/peeklock/broker/amqpserver/internal/logsafe"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
 	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 	"github.com/peeklock/peeklock/broker/engine"
@@ -36,6 +37,7 @@ type conn struct {
 	w      *writer
 	grants grants
 	guard  tokenGuard
+	noisy  *logsafe.Limiter // the budget of log lines the peer can cause (logPeer)
 
 	// Negotiated in the open exchange.
 	peerMaxFrame uint32
@@ -48,7 +50,12 @@ type conn struct {
 	sessionLinks map[string]*link // session receivers by link name
 	cbsLinks     [2]*link         // the links attached to $cbs: receiver (we send), sender (we receive)
 
-	info connInfo // what Clients shows
+	info      connInfo        // what Clients shows
+	seq       uint64          // order of arrival (Server.seq)
+	dropped   bool            // closed for lack of authentication (under srv.mu)
+	authed    atomic.Bool     // the peer proved it holds a key (see authenticate)
+	authTimer clockwork.Timer // closes the connection at the AuthTimeout unless it authenticated
+	links     atomic.Int32    // links in the session tables, refused ones not yet detached included
 
 	lastRead  atomic.Int64 // clock time of the last byte read, UnixNano
 	opened    atomic.Bool  // our open was sent: a close frame may follow
@@ -79,9 +86,11 @@ func newConn(srv *Server, nc net.Conn, owner uint64) *conn {
 		sessions:     make(map[uint16]*session),
 		replies:      make(map[string]*link),
 		sessionLinks: make(map[string]*link),
+		noisy:        logsafe.NewLimiter(peerLogBurst, peerLogInterval),
 	}
 	if srv.opts.AllowAnonymous {
 		c.grants.all = sas.AllRights
+		c.authed.Store(true)
 	}
 	c.info.at = c.clock.Now()
 	c.touch()
@@ -97,11 +106,12 @@ func (c *conn) serve() {
 	defer func() {
 		if r := recover(); r != nil {
 			c.srv.panics.Add(1)
-			c.log.Error("panic in a connection; closing it", "panic", r, "stack", string(debug.Stack()))
+			c.log.Error("panic in a connection; closing it", "panic", logsafe.Clip(fmt.Sprint(r)), "stack", string(debug.Stack()))
 			c.terminate(&wire.Error{Condition: wire.CondInternalError, Description: "internal error in the listener"})
 		}
 	}()
 	go c.w.run()
+	c.armAuthDeadline()
 	if c.opts.IdleTimeout > 0 {
 		c.wg.Add(1)
 		go c.watchdog()
@@ -113,9 +123,9 @@ func (c *conn) serve() {
 	}
 	e, send := closeErrorFor(err)
 	if send {
-		c.log.Info("closing connection", "condition", e.Condition, "description", e.Description)
+		c.log.Info("closing connection", "condition", logsafe.Clip(string(e.Condition)), "description", logsafe.Clip(e.Description))
 	} else {
-		c.log.Debug("connection ended", "err", err)
+		c.log.Debug("connection ended", "err", logsafe.Err(err))
 	}
 	c.terminate(e)
 }
@@ -147,7 +157,7 @@ func (c *conn) handle(ch uint16, p wire.Performative) error {
 		return connError(wire.CondIllegalState, "a second open on an open connection")
 	case *wire.Close:
 		if p.Error != nil {
-			c.log.Info("peer closed the connection with an error", "condition", p.Error.Condition, "description", p.Error.Description)
+			c.logPeer("peer closed the connection with an error", "condition", logsafe.Clip(string(p.Error.Condition)), "description", logsafe.Clip(p.Error.Description))
 		}
 		c.sendClose(nil)
 		return errPeerClosed
@@ -220,6 +230,9 @@ func (c *conn) terminate(e *wire.Error) {
 // releases the connection's locks.
 func (c *conn) teardown() {
 	c.terminate(nil)
+	if c.authTimer != nil {
+		c.authTimer.Stop()
+	}
 	for ch, s := range c.sessions {
 		s.shutdown()
 		delete(c.sessions, ch)
@@ -227,6 +240,9 @@ func (c *conn) teardown() {
 	c.wg.Wait()
 	<-c.w.done
 	c.eng.DropOwner(c.owner)
+	if n := c.noisy.Suppressed(); n > 0 {
+		c.log.Info("log lines of this connection were suppressed", "count", n)
+	}
 }
 
 // watchdog closes the connection when the peer stays silent past the idle
@@ -261,7 +277,7 @@ func (c *conn) goSafe(fn func()) {
 		defer func() {
 			if r := recover(); r != nil {
 				c.srv.panics.Add(1)
-				c.log.Error("panic in a link goroutine; closing the connection", "panic", r, "stack", string(debug.Stack()))
+				c.log.Error("panic in a link goroutine; closing the connection", "panic", logsafe.Clip(fmt.Sprint(r)), "stack", string(debug.Stack()))
 				go c.terminate(&wire.Error{Condition: wire.CondInternalError, Description: "internal error in the listener"})
 			}
 		}()
@@ -279,6 +295,9 @@ func (c *conn) onBegin(ch uint16, b *wire.Begin) error {
 	}
 	if _, ok := c.sessions[ch]; ok {
 		return connError(wire.CondNotAllowed, "begin on channel %d, which has a session already", ch)
+	}
+	if err := c.checkPreAuthBegin(); err != nil {
+		return err
 	}
 	s := newSession(c, ch, b)
 	c.sessions[ch] = s

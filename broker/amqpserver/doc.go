@@ -20,6 +20,20 @@
 // engine's own locks. The writer takes no lock, so holding a session's
 // mutex while queueing a frame cannot deadlock.
 //
+// A connection must authenticate, with SASL PLAIN and a configured key or
+// with a valid token put on $cbs, within Options.AuthTimeout, or it is
+// closed with amqp:unauthorized-access. Until then it may attach only the
+// $cbs link pair and hold a few sessions and links; connections not yet
+// authenticated have their own cap (Options.MaxUnauthenticated), beyond
+// which the oldest of them is closed, so that peers without a key never
+// take the slots of real clients.
+//
+// What a peer chose (link names, addresses, descriptions, tokens'
+// audiences) reaches the log shortened and escaped (internal/logsafe), and
+// the lines a peer can cause again and again (refused links and tokens, its
+// own errors, refused connections) have a budget per connection: a burst,
+// then one line every few seconds, with a count of the lines held back.
+//
 // Malformed input closes that connection with amqp:decode-error (or
 // amqp:connection:framing-error for frame-level faults); a panic in a
 // connection is recovered, logged and closes only that connection. Memory

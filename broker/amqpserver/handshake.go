@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/peeklock/peeklock/broker/amqpserver/internal/logsafe"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
 	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 )
@@ -30,13 +31,13 @@ func (c *conn) handshake() error {
 		}
 		if h != wire.HeaderAMQP {
 			c.w.send(wire.HeaderAMQP.Append(nil))
-			c.log.Info("refused protocol header after SASL", "header", h)
+			c.logPeer("refused protocol header after SASL", "header", h)
 			return errHandshake
 		}
 	} else if h != wire.HeaderAMQP {
 		// Answer with the header we want (SASL) and close, as §2.2 asks.
 		c.w.send(wire.HeaderSASL.Append(nil))
-		c.log.Info("refused protocol header", "header", h)
+		c.logPeer("refused protocol header", "header", h)
 		return errHandshake
 	}
 	c.w.send(wire.HeaderAMQP.Append(nil))
@@ -51,7 +52,7 @@ func (c *conn) readHeader() (wire.ProtocolHeader, error) {
 		var de *wire.DecodeError
 		if errors.As(err, &de) {
 			c.w.send(wire.HeaderSASL.Append(nil))
-			c.log.Info("not an AMQP protocol header", "err", err)
+			c.logPeer("not an AMQP protocol header", "err", logsafe.Err(err))
 			return h, errHandshake
 		}
 		return h, err
@@ -77,7 +78,7 @@ func (c *conn) sasl() error {
 	c.touch()
 	init, ok := fr.Body.(*wire.SASLInit)
 	if fr.Type != wire.FrameSASL || !ok {
-		c.log.Info("SASL exchange without sasl-init", "frame", fr.Body)
+		c.logPeer("SASL exchange without sasl-init", "frame", frameName(fr.Body))
 		return errHandshake
 	}
 	code := wire.SASLOK
@@ -88,6 +89,7 @@ func (c *conn) sasl() error {
 			c.grants.mu.Lock()
 			c.grants.all |= rights
 			c.grants.mu.Unlock()
+			c.authenticate()
 		} else if !c.opts.AllowAnonymous {
 			code = wire.SASLAuth
 		}
@@ -96,7 +98,7 @@ func (c *conn) sasl() error {
 	}
 	c.w.send(mustFrame(wire.FrameSASL, 0, &wire.SASLOutcome{Code: code}))
 	if code != wire.SASLOK {
-		c.log.Info("SASL authentication failed", "mechanism", init.Mechanism)
+		c.logPeer("SASL authentication failed", "mechanism", logsafe.Clip(string(init.Mechanism)))
 		return errHandshake
 	}
 	return nil

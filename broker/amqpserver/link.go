@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/amqpserver/internal/logsafe"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
 	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 )
@@ -234,7 +235,7 @@ func (l *link) failLocked(e *wire.Error) {
 	if l.state != linkAttached && l.state != linkAttaching {
 		return
 	}
-	l.s.c.log.Info("detaching a link", "link", l.name, "address", l.address, "condition", e.Condition, "description", e.Description)
+	l.s.c.logPeer("detaching a link", "link", logsafe.Clip(l.name), "address", logsafe.Clip(l.address), "condition", logsafe.Clip(string(e.Condition)), "description", logsafe.Clip(e.Description))
 	l.s.sendLocked(&wire.Detach{Handle: l.handle, Closed: true, Error: e})
 	l.closeLocked()
 	l.state = linkDetaching

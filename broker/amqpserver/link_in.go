@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/amqpserver/internal/logsafe"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
 )
 
@@ -207,7 +208,7 @@ func (l *link) store(list []*inDelivery) {
 	for i, d := range list {
 		if errs[i] != nil {
 			if d.settled {
-				c.log.Warn("a pre-settled message could not be stored and is lost", "entity", l.entity, "err", errs[i])
+				c.log.Warn("a pre-settled message could not be stored and is lost", "entity", logsafe.Clip(l.entity), "err", logsafe.Err(errs[i]))
 			}
 			l.outcomeLocked(d, wire.Rejected{Error: l.wireError(errs[i])})
 		} else {

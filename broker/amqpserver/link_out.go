@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/amqpserver/internal/logsafe"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
 )
 
@@ -248,7 +249,7 @@ func (s *session) transferLocked(l *link, tag, payload []byte, settled bool) (ui
 	}
 	b, err := wire.AppendTransferFrames(nil, s.ch, t, s.c.peerMaxFrame)
 	if err != nil {
-		s.c.log.Error("cannot encode a transfer", "link", l.name, "err", err)
+		s.c.log.Error("cannot encode a transfer", "link", logsafe.Clip(l.name), "err", logsafe.Err(err))
 		return 0, false
 	}
 	frames := uint32(0)
@@ -293,7 +294,7 @@ func (l *link) giveBack(msgs []*broker.Message) {
 func (l *link) deliverExit(pending []*broker.Message) {
 	c := l.s.c
 	if len(pending) > 0 {
-		c.log.Warn("messages received in receive-and-delete mode were lost with their link", "entity", l.entity, "count", len(pending))
+		c.log.Warn("messages received in receive-and-delete mode were lost with their link", "entity", logsafe.Clip(l.entity), "count", len(pending))
 	}
 	if l.sessionful && !l.sessionToken.IsZero() {
 		_ = c.eng.ReleaseSessionToken(context.WithoutCancel(c.ctx), c.owner, l.entity, l.sessionID, l.sessionToken)

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/amqpserver/internal/logsafe"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
 	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 )
@@ -118,7 +119,7 @@ func (c *conn) manage(l *link, req *broker.Message) *response {
 	r := &mgmtRequest{ctx: ctx, c: c, l: l, entity: l.entity, assoc: assoc, body: body}
 	resp, err := h(r)
 	if err != nil {
-		c.log.Debug("management operation failed", "operation", op, "entity", l.entity, "err", err)
+		c.log.Debug("management operation failed", "operation", logsafe.Clip(op), "entity", logsafe.Clip(l.entity), "err", logsafe.Err(err))
 		return c.errorResponse(err, l.address)
 	}
 	return resp

@@ -24,6 +24,8 @@ const (
 	DefaultMaxLinksPerSession       = 256
 	DefaultMaxUnsettledPerLink      = 5000
 	DefaultContainerID              = "peeklock"
+	DefaultAuthTimeout              = 30 * time.Second
+	DefaultMaxUnauthenticated       = 64
 
 	// MinMaxFrameSize is the smallest MaxFrameSize AMQP 1.0 allows.
 	MinMaxFrameSize = wire.MinMaxFrameSize
@@ -60,6 +62,20 @@ type Options struct {
 	// MaxConnections caps open connections; more are closed on accept.
 	// 0 means DefaultMaxConnections.
 	MaxConnections int
+	// MaxUnauthenticated caps the connections that have not authenticated
+	// yet (see AuthTimeout); they count towards MaxConnections too. A new
+	// connection beyond it closes the oldest unauthenticated one, so that
+	// peers which never authenticate cannot keep real clients out: they
+	// would have to open connections faster than a client authenticates.
+	// 0 means DefaultMaxUnauthenticated; it is at most MaxConnections.
+	MaxUnauthenticated int
+	// AuthTimeout is how long a connection may stay unauthenticated: it
+	// authenticates with SASL PLAIN and a configured key, or with a valid
+	// token put on $cbs, or it is closed with amqp:unauthorized-access.
+	// Until then it may attach only the $cbs link pair. 0 means
+	// DefaultAuthTimeout; negative disables the deadline (not the cap).
+	// With AllowAnonymous every connection is authenticated from the start.
+	AuthTimeout time.Duration
 	// MaxSessionsPerConnection caps the sessions of a connection (the
 	// announced channel-max is one less). 0 means the default.
 	MaxSessionsPerConnection int
@@ -105,6 +121,12 @@ func (o Options) normalize(engineClock clockwork.Clock) (Options, error) {
 	if o.MaxConnections == 0 {
 		o.MaxConnections = DefaultMaxConnections
 	}
+	if o.MaxUnauthenticated == 0 {
+		o.MaxUnauthenticated = DefaultMaxUnauthenticated
+	}
+	if o.AuthTimeout == 0 {
+		o.AuthTimeout = DefaultAuthTimeout
+	}
 	if o.MaxSessionsPerConnection == 0 {
 		o.MaxSessionsPerConnection = DefaultMaxSessionsPerConnection
 	}
@@ -117,6 +139,8 @@ func (o Options) normalize(engineClock clockwork.Clock) (Options, error) {
 	switch {
 	case o.MaxConnections < 0:
 		return o, fmt.Errorf("amqpserver: MaxConnections %d is negative", o.MaxConnections)
+	case o.MaxUnauthenticated < 0:
+		return o, fmt.Errorf("amqpserver: MaxUnauthenticated %d is negative", o.MaxUnauthenticated)
 	case o.MaxSessionsPerConnection < 0 || o.MaxSessionsPerConnection > 1<<16:
 		return o, fmt.Errorf("amqpserver: MaxSessionsPerConnection %d is outside 1..65536", o.MaxSessionsPerConnection)
 	case o.MaxLinksPerSession < 0:
@@ -124,6 +148,7 @@ func (o Options) normalize(engineClock clockwork.Clock) (Options, error) {
 	case o.MaxUnsettledPerLink < 0:
 		return o, fmt.Errorf("amqpserver: MaxUnsettledPerLink %d is negative", o.MaxUnsettledPerLink)
 	}
+	o.MaxUnauthenticated = min(o.MaxUnauthenticated, o.MaxConnections)
 	if o.IdleTimeout == 0 {
 		o.IdleTimeout = DefaultIdleTimeout
 	}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/amqpserver/internal/logsafe"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
 )
 
@@ -84,11 +85,11 @@ func (l *link) handleRequest(d *inDelivery) {
 	}()
 	req, err := wire.DecodeMessage(d.payload)
 	if err != nil {
-		c.log.Info("a request that is not an AMQP message", "node", l.address, "err", err)
+		c.logPeer("a request that is not an AMQP message", "node", logsafe.Clip(l.address), "err", logsafe.Err(err))
 		return
 	}
 	if req.ReplyTo == "" {
-		c.log.Info("a request without reply-to; no response possible", "node", l.address)
+		c.logPeer("a request without reply-to; no response possible", "node", logsafe.Clip(l.address))
 		return
 	}
 	var resp *response
@@ -105,7 +106,7 @@ func (l *link) handleRequest(d *inDelivery) {
 func (c *conn) respond(to string, payload []byte) {
 	l := c.replyLink(to)
 	if l == nil {
-		c.log.Info("no link receives responses for this reply-to; response dropped", "reply-to", to)
+		c.logPeer("no link receives responses for this reply-to; response dropped", "reply-to", logsafe.Clip(to))
 		return
 	}
 	s := l.s
@@ -115,7 +116,7 @@ func (c *conn) respond(to string, payload []byte) {
 		return
 	}
 	if len(l.replies) >= maxQueuedReplies {
-		c.log.Warn("too many responses wait for credit; response dropped", "reply-to", to)
+		c.logPeer("too many responses wait for credit; response dropped", "reply-to", logsafe.Clip(to))
 		return
 	}
 	l.replies = append(l.replies, payload)

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/peeklock/peeklock/broker/amqpserver/internal/logsafe"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
 	"github.com/peeklock/peeklock/broker/engine"
 )
@@ -31,9 +32,15 @@ type Server struct {
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
 	conns     map[*conn]struct{}
+	pending   map[*conn]struct{} // connections not authenticated yet
+	leaving   int                // connections closed for lack of authentication, not gone yet
+	seq       uint64             // numbers connections in their order of arrival
 	addr      net.Addr
 	closed    bool
 	wg        sync.WaitGroup // connection goroutines
+
+	// noisy is the log budget of refused connections (logRefusal).
+	noisy *logsafe.Limiter
 
 	// panics counts recovered panics; tests assert it stays zero.
 	panics atomic.Int64
@@ -57,6 +64,8 @@ func New(eng *engine.Engine, opts Options) (*Server, error) {
 		log:       o.Logger,
 		listeners: make(map[net.Listener]struct{}),
 		conns:     make(map[*conn]struct{}),
+		pending:   make(map[*conn]struct{}),
+		noisy:     logsafe.NewLimiter(peerLogBurst, peerLogInterval),
 	}
 	s.unlist = eng.AddClientLister(s)
 	return s, nil
@@ -115,20 +124,26 @@ func (s *Server) Serve(l net.Listener) error {
 
 // ServeConn serves one connection (from a listener, a pipe, a tunnel) in
 // its own goroutines and returns at once. A connection beyond
-// MaxConnections, or one arriving after Close, is closed right away.
+// MaxConnections, or one arriving after Close, is closed right away; one
+// beyond MaxUnauthenticated closes the oldest unauthenticated connection.
 func (s *Server) ServeConn(nc net.Conn) {
 	s.mu.Lock()
-	if s.closed || len(s.conns) >= s.opts.MaxConnections {
+	if s.closed || !s.admitLocked() {
 		full := !s.closed
 		s.mu.Unlock()
 		if full {
-			s.log.Warn("connection refused: too many connections", "remote", remoteAddr(nc), "max", s.opts.MaxConnections)
+			s.logRefusal("connection refused: too many connections", "remote", remoteAddr(nc), "max", s.opts.MaxConnections)
 		}
 		_ = nc.Close()
 		return
 	}
 	c := newConn(s, nc, rand.Uint64()|1)
+	s.seq++
+	c.seq = s.seq
 	s.conns[c] = struct{}{}
+	if !c.authed.Load() {
+		s.pending[c] = struct{}{}
+	}
 	s.wg.Add(1)
 	s.mu.Unlock()
 	go func() {
@@ -136,6 +151,10 @@ func (s *Server) ServeConn(nc net.Conn) {
 		defer func() {
 			s.mu.Lock()
 			delete(s.conns, c)
+			delete(s.pending, c)
+			if c.dropped {
+				s.leaving--
+			}
 			s.mu.Unlock()
 		}()
 		c.serve()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/peeklock/peeklock/broker/amqpserver/internal/logsafe"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
 )
 
@@ -66,6 +67,21 @@ func (s *session) sendLocked(p wire.Performative) bool {
 		return false
 	}
 	return s.c.sendFrame(s.ch, p)
+}
+
+// addLinkLocked puts l in the session's table; the caller holds s.mu.
+func (s *session) addLinkLocked(l *link) {
+	s.links[l.handle] = l
+	s.c.links.Add(1)
+}
+
+// dropLinkLocked takes the link of handle h out of the session's table;
+// the caller holds s.mu.
+func (s *session) dropLinkLocked(h uint32) {
+	if _, ok := s.links[h]; ok {
+		delete(s.links, h)
+		s.c.links.Add(-1)
+	}
 }
 
 // handle handles one frame of the session (reader goroutine). Session and
@@ -244,11 +260,11 @@ func (s *session) onDetach(d *wire.Detach) error {
 		return nil
 	}
 	if d.Error != nil {
-		s.c.log.Info("peer detached a link with an error", "link", l.name, "condition", d.Error.Condition, "description", d.Error.Description)
+		s.c.logPeer("peer detached a link with an error", "link", logsafe.Clip(l.name), "condition", logsafe.Clip(string(d.Error.Condition)), "description", logsafe.Clip(d.Error.Description))
 	}
 	switch l.state {
 	case linkDetaching:
-		delete(s.links, d.Handle)
+		s.dropLinkLocked(d.Handle)
 		return nil
 	case linkAttaching:
 		// The attach is still being decided (a session receiver waiting
@@ -259,7 +275,7 @@ func (s *session) onDetach(d *wire.Detach) error {
 		return nil
 	}
 	l.closeLocked()
-	delete(s.links, d.Handle)
+	s.dropLinkLocked(d.Handle)
 	if l.sessionful && !l.sessionToken.IsZero() {
 		// A session receiver gives its session back before the detach is
 		// answered, so that a receiver the peer attaches next can take it
@@ -274,7 +290,7 @@ func (s *session) onDetach(d *wire.Detach) error {
 // answer.
 func (s *session) onEnd(e *wire.End) error {
 	if e.Error != nil {
-		s.c.log.Info("peer ended a session with an error", "channel", s.ch, "condition", e.Error.Condition, "description", e.Error.Description)
+		s.c.logPeer("peer ended a session with an error", "channel", s.ch, "condition", logsafe.Clip(string(e.Error.Condition)), "description", logsafe.Clip(e.Error.Description))
 	}
 	if !s.ending {
 		s.sendLocked(&wire.End{})
@@ -294,7 +310,7 @@ func (s *session) fail(e *wire.Error) {
 	if s.done || s.ending {
 		return
 	}
-	s.c.log.Info("ending a session", "channel", s.ch, "condition", e.Condition, "description", e.Description)
+	s.c.logPeer("ending a session", "channel", s.ch, "condition", logsafe.Clip(string(e.Condition)), "description", logsafe.Clip(e.Description))
 	s.sendLocked(&wire.End{Error: e})
 	s.ending = true
 	s.closeLinksLocked()
@@ -313,7 +329,7 @@ func (s *session) shutdown() {
 func (s *session) closeLinksLocked() {
 	for h, l := range s.links {
 		l.closeLocked()
-		delete(s.links, h)
+		s.dropLinkLocked(h)
 	}
 	clear(s.outUnsettled)
 	clear(s.inSecond)

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/amqpserver/internal/logsafe"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
 )
 
@@ -131,7 +132,7 @@ func (l *link) settleLoop(q *settleQueue) {
 					i := idx[k]
 					replies[i] = wire.Rejected{Error: l.wireError(err)}
 					if list[i].peerSettled {
-						c.log.Info("a settlement the client did not wait for failed", "entity", l.entity, "err", err)
+						c.logPeer("a settlement the client did not wait for failed", "entity", logsafe.Clip(l.entity), "err", logsafe.Err(err))
 					}
 				}
 			}

@@ -25,7 +25,7 @@ import (
 //     forwarding (to ForwardTo, and of dead-lettered messages through the
 //     outbox) happens after every source mutex is released (unlockAll).
 //  4. leaves, each taken alone and never while holding another leaf:
-//     sweeper.mu, Engine.ownersMu, listerSet.mu, hub.mu then subscriber.mu, and the store's
+//     sweeper.mu, flushes.mu, Engine.ownersMu, listerSet.mu, hub.mu then subscriber.mu, and the store's
 //     own mutexes (Store.Apply, Store.Get and Store.Bodies are called under
 //     entity.mu).
 //
@@ -80,6 +80,7 @@ type Engine struct {
 	events  hub
 	sweep   sweeper
 	listers listerSet
+	flushes flushes
 	wg      sync.WaitGroup
 }
 
@@ -207,9 +208,13 @@ func (e *Engine) unlock(en *entity) {
 	en.scheduleNext()
 	out := en.outbox
 	en.outbox = nil
+	if len(out) > 0 {
+		e.flushes.begin() // before the mutex goes: Tick sees it
+	}
 	en.mu.Unlock()
 	if len(out) > 0 {
 		e.flushOutbox(en, out)
+		e.flushes.end()
 	}
 }
 
@@ -227,11 +232,15 @@ func (e *Engine) lockedDue(en *entity) (int64, error) {
 // locks, scheduled messages, expired messages, entities idle for their
 // AutoDeleteOnIdle. Tests that Advance a fake clock call it (or any
 // operation) to make the effects visible at once.
+//
+// Tick returns once what it processed, and what the sweeper goroutine
+// processed before it, is forwarded too: dead-lettered messages leave their
+// entity under its mutex and reach ForwardDeadLetteredMessagesTo after it
+// (flushOutbox), and a test must not see the first step without the second.
 func (e *Engine) Tick() {
 	if e.enter() != nil {
 		return
 	}
-	defer e.leave()
 	var idle []*entity
 	for _, en := range e.entityList() {
 		now, err := e.lockedDue(en)
@@ -244,6 +253,8 @@ func (e *Engine) Tick() {
 		e.unlock(en)
 	}
 	e.deleteIdle(idle)
+	e.leave()
+	e.flushes.wait()
 }
 
 // entityList returns a snapshot of every entity.

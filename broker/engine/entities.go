@@ -26,9 +26,10 @@ const idCounterEntity = 0
 
 func pathKey(path string) string { return strings.ToLower(path) }
 
-// validName checks one path segment: letters, digits, '.', '-', '_' and
-// (for queue and topic names) '/', starting and ending with a letter or
-// digit.
+// validName checks a queue or topic path (slash) or a subscription name:
+// letters, digits, '.', '-', '_' and (in paths) '/' between segments,
+// starting and ending with a letter or digit, with no empty, "." or ".."
+// segment (see dotSegment).
 func validName(name string, slash bool) bool {
 	if name == "" {
 		return false
@@ -47,7 +48,27 @@ func validName(name string, slash bool) bool {
 		}
 		return false
 	}
-	return !strings.Contains(name, "//")
+	return !dotSegment(name)
+}
+
+// dotSegment reports whether a path has an empty, "." or ".." segment:
+// such a path would name another entity, or none, once a client or proxy
+// resolves it ("a/../b" is "b"), so Service Bus has no such names.
+func dotSegment(path string) bool {
+	for seg := range strings.SplitSeq(path, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// nameRule says what a name must be, for the error of one that is not.
+func nameRule(name string) string {
+	if dotSegment(name) {
+		return "no segment between slashes may be empty, \".\" or \"..\""
+	}
+	return "use letters, digits, '.', '-', '_' and '/', starting and ending with a letter or digit"
 }
 
 // checkEntity validates a definition; topicOf is the topic path of a
@@ -64,7 +85,7 @@ func checkEntity(ent broker.Entity) (topicPath string, err error) {
 			return "", newErr(broker.CodeInvalid, p, "a %s path must not contain %q", ent.Kind, broker.SubscriptionsSegment)
 		}
 		if !validName(p, true) {
-			return "", newErr(broker.CodeInvalid, p, "the %s name %q is not valid: use letters, digits, '.', '-', '_' and '/', starting and ending with a letter or digit", ent.Kind, p)
+			return "", newErr(broker.CodeInvalid, p, "the %s name %q is not valid: %s", ent.Kind, p, nameRule(p))
 		}
 		if len(ent.Rules) > 0 {
 			return "", newErr(broker.CodeInvalid, p, "only subscriptions have rules")
@@ -74,7 +95,7 @@ func checkEntity(ent broker.Entity) (topicPath string, err error) {
 			return "", newErr(broker.CodeInvalid, p, "a subscription path has the form <topic>%s<subscription>", broker.SubscriptionsSegment)
 		}
 		if !validName(topic, true) {
-			return "", newErr(broker.CodeInvalid, p, "the topic name %q is not valid", topic)
+			return "", newErr(broker.CodeInvalid, p, "the topic name %q is not valid: %s", topic, nameRule(topic))
 		}
 		if !validName(sub, false) || len(sub) > maxSubscriptionNameLength {
 			return "", newErr(broker.CodeInvalid, p, "the subscription name %q is not valid: at most %d letters, digits, '.', '-' and '_', starting and ending with a letter or digit", sub, maxSubscriptionNameLength)
@@ -225,9 +246,19 @@ func checkSettings(path string, s broker.EntitySettings) error {
 	case strings.EqualFold(s.ForwardDeadLetteredMessagesTo, path):
 		return newErr(broker.CodeInvalid, path, "an entity cannot forward its dead-lettered messages to itself")
 	}
-	for _, to := range []string{s.ForwardTo, s.ForwardDeadLetteredMessagesTo} {
-		if p, sub := broker.SplitAddress(to); sub != broker.SubQueueMain {
+	for _, f := range []struct{ name, to string }{{"ForwardTo", s.ForwardTo}, {"ForwardDeadLetteredMessagesTo", s.ForwardDeadLetteredMessagesTo}} {
+		if f.to == "" {
+			continue
+		}
+		p, sub := broker.SplitAddress(f.to)
+		if sub != broker.SubQueueMain {
 			return newErr(broker.CodeInvalid, path, "cannot forward to the %s of %q", sub, p)
+		}
+		if len(p) > maxPathLength {
+			return newErr(broker.CodeInvalid, path, "%s names a path of %d characters; at most %d are allowed", f.name, len(p), maxPathLength)
+		}
+		if !validName(p, true) {
+			return newErr(broker.CodeInvalid, path, "%s %q does not name a queue or topic: %s", f.name, f.to, nameRule(p))
 		}
 	}
 	return nil

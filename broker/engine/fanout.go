@@ -229,12 +229,14 @@ func (e *Engine) unlockAll(held []*entity) {
 			}
 			outs[i] = en.outbox
 			en.outbox = nil
+			e.flushes.begin() // before the mutex goes: Tick sees it
 		}
 		en.mu.Unlock()
 	}
 	for i, out := range outs {
 		if len(out) > 0 {
 			e.flushOutbox(held[i], out)
+			e.flushes.end()
 		}
 	}
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
@@ -17,6 +18,42 @@ type outItem struct {
 	set    map[string]any // DeadLetterReason and DeadLetterErrorDescription
 	props  map[string]any // PropertiesToModify of the settlement
 	reason string
+}
+
+// flushes counts the outbox flushes under way (a leaf of the lock order),
+// so that Tick can wait for them.
+type flushes struct {
+	mu   sync.Mutex
+	n    int
+	idle *sync.Cond // on mu: n reached 0
+}
+
+// begin counts a flush; the caller still holds the entity's mutex.
+func (f *flushes) begin() {
+	f.mu.Lock()
+	f.n++
+	f.mu.Unlock()
+}
+
+// end counts a flush done.
+func (f *flushes) end() {
+	f.mu.Lock()
+	if f.n--; f.n == 0 && f.idle != nil {
+		f.idle.Broadcast()
+	}
+	f.mu.Unlock()
+}
+
+// wait returns when no flush is under way.
+func (f *flushes) wait() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.idle == nil {
+		f.idle = sync.NewCond(&f.mu)
+	}
+	for f.n > 0 {
+		f.idle.Wait()
+	}
 }
 
 // flushOutbox forwards dead-lettered messages after the source mutex was

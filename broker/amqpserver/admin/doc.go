@@ -93,4 +93,12 @@
 // Go SDK reads; dateTime in UTC). A parameter the expression uses but
 // Parameters lack refuses the rule with 400 and its position; parameters it
 // does not use are kept. Parameters on any other filter are refused.
+//
+// # Serving
+//
+// NewServer puts the handler behind an HTTP server with limits
+// (ServerOptions): timeouts for headers, whole requests, responses and idle
+// keep-alive connections, a header size limit, and a connection cap beyond
+// which the connection idle longest is closed. Failed requests are logged
+// with client-supplied text shortened and escaped, within a budget of lines.
 package admin

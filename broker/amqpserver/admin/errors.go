@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/amqpserver/internal/logsafe"
 	"github.com/peeklock/peeklock/broker/atom"
 )
 
@@ -56,8 +57,14 @@ func (h *handler) writeErrorStatus(w http.ResponseWriter, r *http.Request, resou
 	}
 	detail := msg + ". TrackingId:" + id + ", SystemTracker:" + h.hostOf(r) + ":" + resource +
 		", Timestamp:" + h.clock.Now().UTC().Format(time.RFC3339)
-	h.log.Info("admin request failed", "method", r.Method, "path", r.URL.Path, "status", status,
-		"error", msg, "trackingId", id)
+	if ok, held := h.noisy.Allow(h.clock.Now()); ok {
+		args := []any{"method", logsafe.Clip(r.Method), "path", logsafe.Clip(r.URL.Path), "status", status,
+			"error", logsafe.Clip(msg), "trackingId", id}
+		if held > 0 {
+			args = append(args, "suppressed", held)
+		}
+		h.log.Info("admin request failed", args...)
+	}
 	w.Header().Set("Content-Type", atom.ContentTypeError)
 	w.WriteHeader(status)
 	_, _ = w.Write(atom.Error{Code: status, Detail: detail}.Marshal())

@@ -12,9 +12,17 @@ import (
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver/entra"
+	"github.com/peeklock/peeklock/broker/amqpserver/internal/logsafe"
 	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 	"github.com/peeklock/peeklock/broker/atom"
 	"github.com/peeklock/peeklock/broker/engine"
+)
+
+// Failed requests are logged in a burst of failedLogBurst lines, then one
+// per failedLogInterval; the lines held back are counted in the next.
+const (
+	failedLogBurst    = 20
+	failedLogInterval = 3 * time.Second
 )
 
 // maxBodySize bounds a PUT body; descriptions are a few kilobytes.
@@ -60,6 +68,7 @@ type handler struct {
 	host    string
 	clock   clockwork.Clock
 	log     *slog.Logger
+	noisy   *logsafe.Limiter // the log budget of failed requests
 	started time.Time
 	metrics http.Handler
 
@@ -78,6 +87,7 @@ func NewHandler(eng *engine.Engine, opts Options) http.Handler {
 		log:   opts.Logger,
 
 		metrics: opts.Metrics,
+		noisy:   logsafe.NewLimiter(failedLogBurst, failedLogInterval),
 	}
 	if h.clock == nil {
 		h.clock = eng.Clock()
