@@ -2,12 +2,20 @@
 # Compares peeklock's AMQP 1.0 listener with RabbitMQ 3.10 and its
 # rabbitmq_amqp1_0 plugin on this machine, in one run: the same go-amqp
 # client (BenchmarkSend and BenchmarkReceive in this directory), the same
-# number of 1 KiB messages, the same durability, RUNS runs each. Prints the
-# medians, the ranges and the ratios peeklock / RabbitMQ against the 3x
-# target. The benchmarks' progress goes to standard error.
+# number of 1 KiB messages, the same durability, RUNS runs each, the two
+# brokers alternating. Prints the medians, the ranges and the ratios
+# peeklock / RabbitMQ against the 3x target. The benchmarks' progress goes
+# to standard error.
 #
-#   bash broker/amqpserver/loadtest/compare.sh              # N=100000, 3 runs
+#   bash broker/amqpserver/loadtest/compare.sh              # N=50000, 3 runs
 #   N=20000 RUNS=5 bash broker/amqpserver/loadtest/compare.sh
+#
+# The client is one application's: one connection with one sender link
+# keeping INFLIGHT (256) sends in flight, each waiting for its outcome, and
+# one receiver link with CREDIT (256) that accepts each message, as an
+# outside test of peeklock measured it. CONNECTIONS, SENDERS, RECEIVERS and
+# ACCEPTORS change that (the benchmarks' own defaults spread the work over
+# four connections).
 #
 # Durable means, for RabbitMQ, a durable queue and persistent messages (the
 # plugin maps a durable terminus to a durable queue and header durable=true
@@ -21,8 +29,11 @@
 # phase by a minute plus a millisecond per message.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
-n=${N:-100000}
+n=${N:-50000}
 runs=${RUNS:-3}
+client=(PEEKLOCK_LOADTEST_CONNECTIONS="${CONNECTIONS:-1}" PEEKLOCK_LOADTEST_SENDERS="${SENDERS:-1}"
+	PEEKLOCK_LOADTEST_INFLIGHT="${INFLIGHT:-256}" PEEKLOCK_LOADTEST_RECEIVERS="${RECEIVERS:-1}"
+	PEEKLOCK_LOADTEST_CREDIT="${CREDIT:-256}" PEEKLOCK_LOADTEST_ACCEPTORS="${ACCEPTORS:-2}")
 timeout=${TIMEOUT:-20m}
 target=3
 
@@ -46,10 +57,10 @@ delete_queues() {
 }
 delete_queues
 
-# bench PEER DURABLE prints "send MSG/S" and "receive MSG/S" for each run.
+# bench PEER DURABLE prints "send MSG/S" and "receive MSG/S" of one run.
 bench() {
 	local peer=$1 durable=$2
-	local -a env=(PEEKLOCK_LOADTEST_N="$n" PEEKLOCK_LOADTEST_DURABLE="$durable")
+	local -a env=(PEEKLOCK_LOADTEST_N="$n" PEEKLOCK_LOADTEST_DURABLE="$durable" "${client[@]}")
 	if [[ $peer == rabbitmq ]]; then
 		local q=${queues[0]}
 		[[ $durable == 1 ]] && q=${queues[1]}
@@ -59,7 +70,7 @@ bench() {
 	fi
 	echo "== $peer, durable=$durable" >&2
 	(cd "$work" && env "${env[@]}" ./loadtest.test -test.run '^$' \
-		-test.bench '^Benchmark(Send|Receive)$' -test.benchtime 1x -test.count "$runs" \
+		-test.bench '^Benchmark(Send|Receive)$' -test.benchtime 1x -test.count 1 \
 		-test.timeout "$timeout") |
 		awk '{ print | "cat 1>&2" }
 			/^Benchmark(Send|Receive)/ {
@@ -79,8 +90,11 @@ stats() {
 
 table=$(mktemp -p "$work")
 for durable in 0 1; do
-	r=$(bench rabbitmq "$durable")
-	p=$(bench peeklock "$durable")
+	r= p=
+	for ((i = 1; i <= runs; i++)); do # alternating, so both see the same machine
+		r+=$(bench rabbitmq "$durable")$'\n'
+		p+=$(bench peeklock "$durable")$'\n'
+	done
 	for phase in send receive; do
 		for peer in r p; do
 			count=$(grep -c "^$phase " <<<"${!peer}" || true)
@@ -103,4 +117,4 @@ while read -r durable phase rm rlo rhi pm plo phi; do
 	printf '%-8s %-8s %8.0f (%5.0f-%5.0f) %8.0f (%5.0f-%5.0f) %6sx  %s\n' \
 		"$([[ $durable == 1 ]] && echo yes || echo no)" "$phase" "$rm" "$rlo" "$rhi" "$pm" "$plo" "$phi" "$ratio" "$verdict"
 done <"$table"
-echo "N=$n messages of 1 KiB per phase; median (min-max) of $runs runs; $(nproc) cores; $(go env GOVERSION)"
+echo "N=$n messages of 1 KiB per phase; median (min-max) of $runs runs; $(nproc) cores; $(go env GOVERSION); client: ${client[*]}"
