@@ -9,11 +9,11 @@ func TestGCPercent(t *testing.T) {
 	}{
 		{0, GCPercentMax},
 		{10 << 20, GCPercentMax},
-		{GCHeapBudget / 5, GCPercentMax}, // 400% exactly
-		{GCHeapBudget / 4, 300},
-		{GCHeapBudget / 2, 100},
-		{GCHeapBudget, 100},
-		{4 * GCHeapBudget, 100},
+		{GCHeadroom / 4, GCPercentMax}, // 400% exactly
+		{GCHeadroom / 2, 200},
+		{64 << 20, 200}, // a thousand connections: 128 MiB of garbage, not 256
+		{GCHeadroom, 100},
+		{4 * GCHeadroom, 100},
 	} {
 		if got := gcPercent(c.live); got != c.want {
 			t.Errorf("gcPercent(%d) = %d, want %d", c.live, got, c.want)

@@ -10,8 +10,10 @@ import (
 )
 
 // maxStoreBatch bounds the deliveries of one link stored with one engine
-// call (one group commit, in order).
-const maxStoreBatch = 64
+// call (one group commit, in order): the whole credit of a sender, so that
+// what a client keeps in flight on one link waits for one disk sync, not
+// for several in a row.
+const maxStoreBatch = MaxSenderCredit
 
 // inDelivery is a delivery the peer sends, reassembled from its transfers.
 type inDelivery struct {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -40,6 +41,8 @@ func TestMain(m *testing.M) {
 //	mem               "mem HEAPALLOC HEAPINUSE RSS GOROUTINES CONNECTIONS"
 //	heap FILE         write a heap profile to FILE; "ok"
 //	cpu               "cpu NANOSECONDS", the CPU time used so far
+//	rss               "rss RSS GCS", the resident set and the garbage
+//	                  collections so far, without collecting
 //
 // A command that fails is answered with "err MESSAGE".
 func runChild(in io.Reader, out, log io.Writer) int {
@@ -102,6 +105,8 @@ func childCommand(l *listener, f []string) string {
 			return "err " + err.Error()
 		}
 		return "ok"
+	case len(f) == 1 && f[0] == "rss":
+		return fmt.Sprintf("rss %d %d", selfRSS(), gcCount())
 	case len(f) == 1 && f[0] == "cpu":
 		return fmt.Sprintf("cpu %d", int64(processCPU()))
 	case len(f) == 1 && f[0] == "mem":
@@ -109,6 +114,16 @@ func childCommand(l *listener, f []string) string {
 		return fmt.Sprintf("mem %d %d %d %d %d", m.HeapAlloc, m.HeapInuse, m.RSS, m.Goroutines, m.Connections)
 	}
 	return fmt.Sprintf("err unknown command %q", strings.Join(f, " "))
+}
+
+// gcCount returns the garbage collections this process has done.
+func gcCount() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
 
 // writeHeapProfile writes this process's heap profile to path.

@@ -2,11 +2,12 @@
 # Compares peeklock's AMQP 1.0 listener with RabbitMQ 3.10 and its
 # rabbitmq_amqp1_0 plugin on this machine, in one run: the same go-amqp
 # client (BenchmarkSend and BenchmarkReceive in this directory), the same
-# number of 1 KiB messages, the same durability, RUNS runs each. Prints the
-# medians, the ranges and the ratios peeklock / RabbitMQ against the 3x
-# target. The benchmarks' progress goes to standard error.
+# number of 1 KiB messages, the same durability, RUNS runs each, the two
+# brokers alternating. Prints the medians, the ranges and the ratios
+# peeklock / RabbitMQ against the 3x target. The benchmarks' progress goes
+# to standard error.
 #
-#   bash broker/amqpserver/loadtest/compare.sh              # N=100000, 3 runs
+#   bash broker/amqpserver/loadtest/compare.sh              # N=50000, 3 runs
 #   N=20000 RUNS=5 bash broker/amqpserver/loadtest/compare.sh
 #   LEGS=tls bash broker/amqpserver/loadtest/compare.sh     # the TLS leg only
 #
@@ -17,6 +18,13 @@
 #             front (plain AMQP through package front, as serve's ports take
 #             it) and tls (AMQP over TLS through the front, with a local CA);
 #             the ratio of each to direct, against the 0.7 target of TLS.
+#
+# The client is one application's: one connection with one sender link
+# keeping INFLIGHT (256) sends in flight, each waiting for its outcome, and
+# one receiver link with CREDIT (256) that accepts each message, as an
+# outside test of peeklock measured it. CONNECTIONS, SENDERS, RECEIVERS and
+# ACCEPTORS change that (the benchmarks' own defaults spread the work over
+# four connections).
 #
 # Durable means, for RabbitMQ, a durable queue and persistent messages (the
 # plugin maps a durable terminus to a durable queue and header durable=true
@@ -30,8 +38,11 @@
 # phase by a minute plus a millisecond per message.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
-n=${N:-100000}
+n=${N:-50000}
 runs=${RUNS:-3}
+client=(PEEKLOCK_LOADTEST_CONNECTIONS="${CONNECTIONS:-1}" PEEKLOCK_LOADTEST_SENDERS="${SENDERS:-1}"
+	PEEKLOCK_LOADTEST_INFLIGHT="${INFLIGHT:-256}" PEEKLOCK_LOADTEST_RECEIVERS="${RECEIVERS:-1}"
+	PEEKLOCK_LOADTEST_CREDIT="${CREDIT:-256}" PEEKLOCK_LOADTEST_ACCEPTORS="${ACCEPTORS:-2}")
 timeout=${TIMEOUT:-20m}
 target=3
 
@@ -55,11 +66,11 @@ delete_queues() {
 	done
 }
 
-# bench PEER DURABLE [TRANSPORT] prints "send MSG/S" and "receive MSG/S"
-# for each run.
+# bench PEER DURABLE [TRANSPORT] prints "send MSG/S" and "receive MSG/S" of
+# one run.
 bench() {
 	local peer=$1 durable=$2 transport=${3:-direct}
-	local -a env=(PEEKLOCK_LOADTEST_N="$n" PEEKLOCK_LOADTEST_DURABLE="$durable" PEEKLOCK_LOADTEST_TRANSPORT="$transport")
+	local -a env=(PEEKLOCK_LOADTEST_N="$n" PEEKLOCK_LOADTEST_DURABLE="$durable" PEEKLOCK_LOADTEST_TRANSPORT="$transport" "${client[@]}")
 	if [[ $peer == rabbitmq ]]; then
 		local q=${queues[0]}
 		[[ $durable == 1 ]] && q=${queues[1]}
@@ -69,7 +80,7 @@ bench() {
 	fi
 	echo "== $peer, durable=$durable, transport=$transport" >&2
 	(cd "$work" && env "${env[@]}" ./loadtest.test -test.run '^$' \
-		-test.bench '^Benchmark(Send|Receive)$' -test.benchtime 1x -test.count "$runs" \
+		-test.bench '^Benchmark(Send|Receive)$' -test.benchtime 1x -test.count 1 \
 		-test.timeout "$timeout") |
 		awk '{ print | "cat 1>&2" }
 			/^Benchmark(Send|Receive)/ {
@@ -95,8 +106,11 @@ url=$(bash .ci/rabbitmq.sh | tail -n1)
 delete_queues
 table=$(mktemp -p "$work")
 for durable in 0 1; do
-	r=$(bench rabbitmq "$durable")
-	p=$(bench peeklock "$durable")
+	r= p=
+	for ((i = 1; i <= runs; i++)); do # alternating, so both see the same machine
+		r+=$(bench rabbitmq "$durable")$'\n'
+		p+=$(bench peeklock "$durable")$'\n'
+	done
 	for phase in send receive; do
 		for peer in r p; do
 			count=$(grep -c "^$phase " <<<"${!peer}" || true)
@@ -139,4 +153,4 @@ if [[ " $legs " == *" tls "* ]]; then
 		printf '%-10s %14.0f %14.0f %11sx %11sx  %s\n' "$transport" "$ps" "$pr" "$rs" "$rr" "$verdict"
 	done
 fi
-echo "N=$n messages of 1 KiB per phase; median (min-max) of $runs runs; $(nproc) cores; $(go env GOVERSION)"
+echo "N=$n messages of 1 KiB per phase; median (min-max) of $runs runs; $(nproc) cores; $(go env GOVERSION); client: ${client[*]}"
