@@ -171,6 +171,10 @@ type ListenerStats struct {
 	Unauthenticated int
 	// Links counts the attached links to entities.
 	Links int
+	// BytesIn and BytesOut count the bytes read from and written to
+	// connections since the server started (AMQP frames and headers; TLS
+	// and WebSocket framing not included).
+	BytesIn, BytesOut uint64
 }
 
 // Stats returns the listener's gauges. It takes each connection's leaf
@@ -182,7 +186,7 @@ func (s *Server) Stats() ListenerStats {
 		cs = append(cs, c)
 	}
 	s.mu.Unlock()
-	st := ListenerStats{Connections: len(cs)}
+	st := ListenerStats{Connections: len(cs), BytesIn: s.bytesIn.Load(), BytesOut: s.bytesOut.Load()}
 	for _, c := range cs {
 		c.info.mu.Lock()
 		st.Links += len(c.info.links)
