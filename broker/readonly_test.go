@@ -133,6 +133,11 @@ func (r *recorder) Clients(context.Context) ([]broker.ClientConn, error) {
 	return []broker.ClientConn{{ID: "c1"}}, nil
 }
 
+func (r *recorder) CloseClient(context.Context, string, string) error {
+	r.calls++
+	return nil
+}
+
 func (r *recorder) LockSequence(context.Context, string, []int64) ([]*broker.Message, error) {
 	r.calls++
 	return nil, nil
@@ -159,6 +164,7 @@ func TestReadOnlyFailsClosed(t *testing.T) {
 		reflect.TypeFor[broker.Client](), reflect.TypeFor[broker.SessionClient](),
 		reflect.TypeFor[broker.StatusReporter](), reflect.TypeFor[broker.Unwrapper](),
 		reflect.TypeFor[broker.ClientLister](),
+		reflect.TypeFor[broker.ClientCloser](),
 		reflect.TypeFor[broker.SequenceLocker](),
 	} {
 		if !v.Type().Implements(it) {

@@ -101,6 +101,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case clientsMsg:
 		m.onClients(msg)
 		return nil
+	case closedClientMsg:
+		return m.onClosedClient(msg)
 	case sessionStateMsg:
 		m.onSessionState(msg)
 		return nil
