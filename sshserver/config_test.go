@@ -23,6 +23,9 @@ host_key = "/data/ssh_host_ed25519_key"
 authorized_keys = "/etc/peeklock/authorized_keys"
 max_sessions = 3
 idle_timeout = "90s"
+export_dir = "/srv/exports"
+export_max_bytes = 1000000
+clipboard_max_bytes = 5000
 
 [ssh.roles]
 "SHA256:abc" = "operator"
@@ -37,6 +40,9 @@ idle_timeout = "90s"
 		AuthorizedKeysPath: "/etc/peeklock/authorized_keys",
 		MaxSessions:        3,
 		IdleTimeout:        90 * time.Second,
+		ExportDir:          "/srv/exports",
+		ExportMaxBytes:     1000000,
+		ClipboardMaxBytes:  5000,
 		Roles:              map[string]Role{"SHA256:abc": RoleOperator, "bob@phone": RoleReadOnly},
 	}
 	if !reflect.DeepEqual(cfg, want) {
@@ -57,7 +63,7 @@ func TestParseConfigOffAndEmpty(t *testing.T) {
 
 func TestParseConfigErrors(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
-		{"[ssh]\nport = 22\n", "invalid request: ssh: unknown configuration key ssh.port (known: addr, host_key, authorized_keys, max_sessions, idle_timeout, roles)"},
+		{"[ssh]\nport = 22\n", "invalid request: ssh: unknown configuration key ssh.port (known: addr, host_key, authorized_keys, max_sessions, idle_timeout, export_dir, export_max_bytes, clipboard_max_bytes, roles)"},
 		{"[ssh]\nidle_timeout = \"soon\"\n", `invalid request: ssh: idle_timeout "soon": want a positive duration such as "15m", or "off"`},
 		{"[ssh]\nidle_timeout = \"-5m\"\n", `invalid request: ssh: idle_timeout "-5m": want a positive duration such as "15m", or "off"`},
 		{"[ssh]\nmax_sessions = 0\n", "invalid request: ssh: max_sessions must be at least 1, got 0"},

@@ -18,6 +18,9 @@ import (
 //	authorized_keys = "/etc/peeklock/authorized_keys"
 //	max_sessions = 8
 //	idle_timeout = "15m"          # a Go duration, or "off"
+//	export_dir = "/var/lib/peeklock/exports"   # operators' export files
+//	export_max_bytes = 67108864   # one export file
+//	clipboard_max_bytes = 65536   # an export sent through OSC 52
 //
 //	[ssh.roles]
 //	"SHA256:4cBjL0ZSrZ…" = "operator"
@@ -29,6 +32,9 @@ type sshSection struct {
 	AuthorizedKeys *string           `toml:"authorized_keys"`
 	MaxSessions    *int              `toml:"max_sessions"`
 	IdleTimeout    *string           `toml:"idle_timeout"`
+	ExportDir      *string           `toml:"export_dir"`
+	ExportMax      *int64            `toml:"export_max_bytes"`
+	ClipboardMax   *int              `toml:"clipboard_max_bytes"`
 	Roles          map[string]string `toml:"roles"`
 }
 
@@ -79,7 +85,7 @@ func ParseConfig(data []byte) (Config, error) {
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
-		return Config{}, broker.Errorf(broker.CodeInvalid, "ssh: unknown configuration key %s (known: addr, host_key, authorized_keys, max_sessions, idle_timeout, roles)",
+		return Config{}, broker.Errorf(broker.CodeInvalid, "ssh: unknown configuration key %s (known: addr, host_key, authorized_keys, max_sessions, idle_timeout, export_dir, export_max_bytes, clipboard_max_bytes, roles)",
 			strings.Join(unknown, ", "))
 	}
 	var cfg Config
@@ -108,6 +114,21 @@ func ParseConfig(data []byte) (Config, error) {
 			return Config{}, err
 		}
 		cfg.IdleTimeout = d
+	}
+	if s.ExportDir != nil {
+		cfg.ExportDir = *s.ExportDir
+	}
+	if s.ExportMax != nil {
+		if *s.ExportMax < 1 {
+			return Config{}, broker.Errorf(broker.CodeInvalid, "ssh: export_max_bytes must be at least 1, got %d", *s.ExportMax)
+		}
+		cfg.ExportMaxBytes = *s.ExportMax
+	}
+	if s.ClipboardMax != nil {
+		if *s.ClipboardMax < 1 {
+			return Config{}, broker.Errorf(broker.CodeInvalid, "ssh: clipboard_max_bytes must be at least 1, got %d", *s.ClipboardMax)
+		}
+		cfg.ClipboardMaxBytes = *s.ClipboardMax
 	}
 	if len(s.Roles) > 0 {
 		cfg.Roles = make(map[string]Role, len(s.Roles))

@@ -133,6 +133,7 @@ type termSession struct {
 	s      *gossh.Session
 	in     io.WriteCloser
 	screen *vtScreen
+	raw    syncBuffer // every byte of output, escape sequences included
 	stderr syncBuffer
 	exit   chan error
 }
@@ -151,7 +152,7 @@ func openTerm(t testing.TB, c *gossh.Client, w, h int) *termSession {
 	if ts.in, err = s.StdinPipe(); err != nil {
 		t.Fatal(err)
 	}
-	s.Stdout, s.Stderr = ts.screen, &ts.stderr
+	s.Stdout, s.Stderr = io.MultiWriter(ts.screen, &ts.raw), &ts.stderr
 	if err := s.Shell(); err != nil {
 		t.Fatal(err)
 	}
