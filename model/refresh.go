@@ -161,6 +161,7 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 	case msg.listErr == nil:
 		m.conn = ui.ConnConnected
 		m.entities = msg.entities
+		m.keepNamed()
 		m.listed = true
 		if m.remembered {
 			// The entity remembered may be gone: show the first then.
