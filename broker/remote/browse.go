@@ -41,7 +41,7 @@ func (c *Client) Browse(ctx context.Context, req broker.BrowseRequest) ([]*broke
 	if cat == broker.CategoryLocked {
 		address := path
 		if !c.cfg.serviceBus() {
-			address = genericAddress(path, false)
+			address = c.genericAddress(path, false)
 		}
 		return window(c.locks.held(address, c.clock.Now()), req.FromSequence, req.Max), nil
 	}

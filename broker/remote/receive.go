@@ -40,7 +40,7 @@ func (c *Client) Receive(ctx context.Context, req broker.ReceiveRequest) ([]*bro
 		if req.SubQueue != broker.SubQueueMain {
 			return nil, notSupported("a generic AMQP broker has no dead-letter sub-queues (RabbitMQ dead-letters to an exchange of the queue's own configuration)")
 		}
-		address = genericAddress(req.Entity, false)
+		address = c.genericAddress(req.Entity, false)
 	}
 	sub := subQueueOf(address)
 	if req.Entity == "" {
