@@ -54,6 +54,13 @@
 // on any other broker (ActiveMQ Artemis, Qpid, Solace…) it is the address
 // itself, as those brokers name queues.
 //
+// A broker may answer a receiver's requested sender settle mode with another
+// (RabbitMQ answers "mixed" with "unsettled"); go-amqp then fails the
+// attach, and attachReceiver attaches again taking the broker's mode where
+// the receive still works: a peek-lock takes "mixed" but refuses "settled"
+// (the messages would leave the queue on arrival), and receive-and-delete
+// takes either and accepts every delivery that arrives unsettled.
+//
 // # Faults
 //
 // Every operation has a timeout. A dropped connection is redialled with

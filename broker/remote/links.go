@@ -155,7 +155,9 @@ func (c *Client) receiver(ctx context.Context, cn *connection, address string, m
 		if err != nil {
 			return nil, err
 		}
-		r, err := sess.NewReceiver(ctx, address, opts)
+		r, err := attachReceiver(ctx, func(ctx context.Context, o *amqp.ReceiverOptions) (*amqp.Receiver, error) {
+			return sess.NewReceiver(ctx, address, o)
+		}, opts, mode)
 		if err != nil {
 			closeQuietly(sess)
 			return nil, err
