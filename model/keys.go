@@ -41,13 +41,12 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	if msg.String() == "ctrl+c" {
 		return m.quit()
 	}
-	if m.dialog != nil {
+	switch m.top() {
+	case overDialog:
 		return m.dialogKey(msg)
-	}
-	if m.showLog {
+	case overLog:
 		return m.logKey(msg)
-	}
-	if m.showHelp {
+	case overHelp:
 		page := max(1, m.height-3)
 		if keymap.Pressed(msg, k.Help) || keymap.Pressed(msg, k.Back) || keymap.Pressed(msg, k.Quit) {
 			m.showHelp = false
@@ -60,18 +59,8 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.cancelSearch()
 		return nil
 	}
-	if m.clients != nil {
-		if cmd, ok := m.clientsKey(msg); ok {
-			return cmd
-		}
-	} else if m.entInfo != nil {
-		if cmd, ok := m.infoKey(msg); ok {
-			return cmd
-		}
-	} else if m.detail != nil {
-		if cmd, ok := m.detailKey(msg); ok {
-			return cmd
-		}
+	if cmd, ok := m.areaKey(msg); ok {
+		return cmd
 	}
 	for _, a := range m.actions() {
 		if !keymap.Pressed(msg, *a.b) {
@@ -88,6 +77,21 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return a.do()
 	}
 	return nil
+}
+
+// areaKey gives a key to the view of the main area on top, if any: ok
+// is true when the view took it; other keys fall through to the main
+// actions.
+func (m *Model) areaKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	switch m.areaView() {
+	case overClients:
+		return m.clientsKey(msg)
+	case overInfo:
+		return m.infoKey(msg)
+	case overDetail:
+		return m.detailKey(msg)
+	}
+	return nil, false
 }
 
 // actions lists every key of the main screen and what it does.

@@ -33,13 +33,13 @@ func (m *Model) render() string {
 		Focus:     m.focus,
 		Help:      m.keys.ShortHelp(),
 		Status:    m.status(),
-		HelpOpen:  m.showHelp,
+		HelpOpen:  m.isOpen(overHelp),
 		HelpTop:   m.helpTop,
 		HelpWhy:   func(b *key.Binding) string { return m.reason(b) },
-		LogOpen:   m.showLog,
+		LogOpen:   m.isOpen(overLog),
 		LogTop:    m.logTop,
 	}
-	if m.showLog {
+	if s.LogOpen {
 		s.LogLines = m.logView()
 	}
 	if !m.listed && m.lastErr == nil {
@@ -54,27 +54,27 @@ func (m *Model) render() string {
 	for _, slot := range l.Panes {
 		s.Panes = append(s.Panes, m.paneView(slot))
 	}
-	switch {
-	case m.clients != nil:
+	switch m.areaView() {
+	case overClients:
 		s.DetailOpen = true
 		s.DetailTitle = "connected clients"
 		s.Help = m.clientsHelp()
 		s.DetailLines = m.clients.lines
 		s.DetailTop = min(m.clients.top, max(0, len(s.DetailLines)-1))
-	case m.entInfo != nil:
+	case overInfo:
 		s.DetailOpen = true
 		s.DetailTitle = m.infoTitle()
 		s.Help = m.infoHelp()
 		s.DetailLines = m.entInfo.lines
 		s.DetailTop = min(m.entInfo.top, max(0, len(s.DetailLines)-1))
-	case m.detail != nil:
+	case overDetail:
 		s.DetailOpen = true
 		s.DetailTitle = fmt.Sprintf("%s › %s › %d", m.detail.address, category(m.detail.pane), m.detail.msg.SequenceNumber)
 		s.DetailLines = m.detailLines()
 		s.DetailTop = min(m.detail.top, max(0, len(s.DetailLines)-1))
 	}
 	switch {
-	case m.dialog != nil:
+	case m.isOpen(overDialog):
 		d := m.dialog.view(c)
 		s.Dialog = &d
 	case m.job != nil:
