@@ -45,15 +45,9 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	case overDialog:
 		return m.dialogKey(msg)
 	case overLog:
-		return m.logKey(msg)
+		return m.log.update(msg, m.common())
 	case overHelp:
-		page := max(1, m.height-3)
-		if keymap.Pressed(msg, k.Help) || keymap.Pressed(msg, k.Back) || keymap.Pressed(msg, k.Quit) {
-			m.showHelp = false
-			return nil
-		}
-		k.Scroll(msg, &m.helpTop, m.helpMaxTop(), page)
-		return nil
+		return m.help.update(msg, m.common(), m.reason)
 	}
 	if m.search != nil && m.job == nil && keymap.Pressed(msg, k.Back) {
 		m.cancelSearch()
@@ -99,8 +93,8 @@ func (m *Model) actions() []action {
 	k := &m.keys
 	acts := []action{
 		{&k.Quit, m.quit},
-		{&k.Help, func() tea.Cmd { m.showHelp, m.helpTop = true, 0; return nil }},
-		{&k.Log, m.openLog},
+		{&k.Help, func() tea.Cmd { m.help.show(); return nil }},
+		{&k.Log, func() tea.Cmd { m.log.show(m.common()); return nil }},
 		{&k.Zoom, m.toggleZoom},
 		{&k.Jump, m.openJump},
 		{&k.Sidebar, m.toggleSidebar},
@@ -365,10 +359,4 @@ func (m *Model) shownRows(i int) []*broker.Message {
 		n = len(p.rows)
 	}
 	return p.rows[:min(n, len(p.rows))]
-}
-
-// helpMaxTop is the last useful scroll position of the help screen.
-func (m *Model) helpMaxTop() int {
-	n := len(ui.HelpLines(m.common(), m.reason, m.width))
-	return max(0, n-(m.height-2))
 }

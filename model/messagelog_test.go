@@ -5,7 +5,7 @@ import (
 )
 
 // logText returns the message log as plain text.
-func (h *harness) logText() string { return stripped(strings.Join(h.m.logView(), "\n")) }
+func (h *harness) logText() string { return stripped(strings.Join(h.m.log.lines(h.m.common()), "\n")) }
 
 // wantReport checks that bulk work reported sub in the message log and
 // left no dialog open to take the next keys.

@@ -56,7 +56,7 @@ func (m *Model) onWheel(ms tea.Mouse) tea.Cmd {
 	case overDialog, overHelp:
 		return nil
 	case overLog:
-		m.logTop = max(0, min(m.logMaxTop(), m.logTop+d))
+		m.log.scroll(m.common(), d)
 		return nil
 	case overClients:
 		m.clients.top = max(0, min(m.clientsMaxTop(), m.clients.top+d))

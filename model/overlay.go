@@ -64,9 +64,9 @@ func (m *Model) isOpen(o overlay) bool {
 	case overClients:
 		return m.clients != nil
 	case overHelp:
-		return m.showHelp
+		return m.help.open
 	case overLog:
-		return m.showLog
+		return m.log.open
 	case overDialog:
 		return m.dialog != nil
 	}

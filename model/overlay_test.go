@@ -18,7 +18,7 @@ func TestOverlayStackOrder(t *testing.T) {
 		t.Fatalf("nothing open: stack %v, top %v, area %v", got, m.top(), m.areaView())
 	}
 	m.detail, m.entInfo, m.clients = &detailState{}, &infoState{}, &clientsState{}
-	m.showHelp, m.showLog, m.dialog = true, true, &dialogState{}
+	m.help.open, m.log.open, m.dialog = true, true, &dialogState{}
 	want := []overlay{overDialog, overLog, overHelp, overClients, overInfo, overDetail, overMain}
 	if got := m.stack(); !slices.Equal(got, want) {
 		t.Fatalf("stack %v, want %v", got, want)
@@ -26,7 +26,7 @@ func TestOverlayStackOrder(t *testing.T) {
 	if m.top() != overDialog || m.areaView() != overClients {
 		t.Fatalf("top %v, area %v; want dialog, clients", m.top(), m.areaView())
 	}
-	m.dialog, m.showLog, m.clients = nil, false, nil
+	m.dialog, m.log.open, m.clients = nil, false, nil
 	if m.top() != overHelp || m.areaView() != overInfo {
 		t.Fatalf("top %v, area %v; want help, info", m.top(), m.areaView())
 	}

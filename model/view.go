@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sort"
 
-	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/ui"
@@ -33,14 +32,16 @@ func (m *Model) render() string {
 		Focus:     m.focus,
 		Help:      m.keys.ShortHelp(),
 		Status:    m.status(),
-		HelpOpen:  m.isOpen(overHelp),
-		HelpTop:   m.helpTop,
-		HelpWhy:   func(b *key.Binding) string { return m.reason(b) },
-		LogOpen:   m.isOpen(overLog),
-		LogTop:    m.logTop,
 	}
-	if s.LogOpen {
-		s.LogLines = m.logView()
+	for _, o := range m.stack() {
+		if o == overLog {
+			s.Cover = m.log.view(c, l.Width, l.HelpLine.Y)
+		} else if o == overHelp {
+			s.Cover = m.help.view(c, m.reason, l.Width, l.HelpLine.Y)
+		}
+		if s.Cover != nil {
+			break
+		}
 	}
 	if !m.listed && m.lastErr == nil {
 		s.EntityNote = "loading…"
