@@ -62,7 +62,7 @@ func (m *Model) onWheel(ms tea.Mouse) tea.Cmd {
 		m.clients.top = max(0, min(m.clientsMaxTop(), m.clients.top+d))
 		return nil
 	case overInfo:
-		m.entInfo.top = max(0, min(m.infoMaxTop(), m.entInfo.top+d))
+		m.entInfo.scroll(d, m.viewPage())
 		return nil
 	case overDetail:
 		m.detail.top = max(0, min(m.viewMaxTop(len(m.detailLines())), m.detail.top+d))

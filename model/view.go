@@ -64,10 +64,7 @@ func (m *Model) render() string {
 		s.DetailTop = min(m.clients.top, max(0, len(s.DetailLines)-1))
 	case overInfo:
 		s.DetailOpen = true
-		s.DetailTitle = m.infoTitle()
-		s.Help = m.infoHelp()
-		s.DetailLines = m.entInfo.lines
-		s.DetailTop = min(m.entInfo.top, max(0, len(s.DetailLines)-1))
+		s.DetailTitle, s.Help, s.DetailLines, s.DetailTop = m.entInfo.view(&m.keys)
 	case overDetail:
 		s.DetailOpen = true
 		s.DetailTitle = fmt.Sprintf("%s › %s › %d", m.detail.address, category(m.detail.pane), m.detail.msg.SequenceNumber)
