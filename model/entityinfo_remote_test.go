@@ -12,7 +12,7 @@ import (
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver"
 	"github.com/peeklock/peeklock/broker/amqpserver/admin"
-	"github.com/peeklock/peeklock/broker/amqpserver/sas"
+	"github.com/peeklock/peeklock/broker/sas"
 	"github.com/peeklock/peeklock/broker/engine"
 	"github.com/peeklock/peeklock/broker/remote"
 )

@@ -17,8 +17,8 @@ import (
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver"
 	"github.com/peeklock/peeklock/broker/amqpserver/admin"
-	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 	"github.com/peeklock/peeklock/broker/engine"
+	"github.com/peeklock/peeklock/broker/sas"
 )
 
 // testJWT is the token of the fake Entra ID credential.

@@ -8,7 +8,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/peeklock/peeklock/broker"
-	"github.com/peeklock/peeklock/broker/amqpserver/sas"
+	"github.com/peeklock/peeklock/broker/sas"
 )
 
 // Config is the [entra_id] section of the config file.

@@ -11,7 +11,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/peeklock/peeklock/broker"
-	"github.com/peeklock/peeklock/broker/amqpserver/sas"
+	"github.com/peeklock/peeklock/broker/sas"
 )
 
 var now = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
