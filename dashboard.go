@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"os"
 	"strings"
 	"time"
 
@@ -96,6 +97,7 @@ func runDashboard(ctx context.Context, c broker.Client, opts model.Options) erro
 		c = broker.ReadOnly(c)
 	}
 	opts.StateDir = model.DefaultStateDir() // the last entity, per endpoint (not for SSH sessions)
+	opts.NoColor = opts.NoColor || os.Getenv("NO_COLOR") != "" // this terminal's user; SSH sessions read their client's
 	m := model.New(c, opts)
 	defer m.Close()
 	_, err := tea.NewProgram(m, tea.WithContext(ctx)).Run()

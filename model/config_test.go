@@ -150,15 +150,22 @@ func TestThemeFollowsBackground(t *testing.T) {
 	}
 }
 
-func TestNoColorEnvironment(t *testing.T) {
+// NoColor turns colours off over any theme; the process's NO_COLOR does
+// not (the caller decides whose environment counts: over SSH, the
+// client's).
+func TestNoColorOption(t *testing.T) {
 	t.Setenv("NO_COLOR", "1")
 	clock, c := fixture(t, 1)
 	h := newHarness(t, c, clock, Options{Theme: "dark"}, 80, 24)
+	if h.m.theme.Name != themes.NameDark {
+		t.Fatalf("the process's NO_COLOR reached the model: theme %s", h.m.theme.Name)
+	}
+	h = newHarness(t, c, clock, Options{Theme: "dark", NoColor: true}, 80, 24)
 	if h.m.theme.Name != themes.NameNoColor {
 		t.Fatalf("theme %s", h.m.theme.Name)
 	}
 	out := h.m.render()
 	if strings.Contains(out, "38;2;") || strings.Contains(out, "48;2;") {
-		t.Fatal("colours under NO_COLOR")
+		t.Fatal("colours under NoColor")
 	}
 }
