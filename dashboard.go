@@ -96,7 +96,7 @@ func runDashboard(ctx context.Context, c broker.Client, opts model.Options) erro
 	if opts.ReadOnly {
 		c = broker.ReadOnly(c)
 	}
-	opts.StateDir = model.DefaultStateDir() // the last entity, per endpoint (not for SSH sessions)
+	opts.StateDir = model.DefaultStateDir()                    // the last entity, per endpoint (not for SSH sessions)
 	opts.NoColor = opts.NoColor || os.Getenv("NO_COLOR") != "" // this terminal's user; SSH sessions read their client's
 	m := model.New(c, opts)
 	defer m.Close()
