@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/internal/config"
 	"github.com/peeklock/peeklock/model"
 	"github.com/peeklock/peeklock/themes"
 )
@@ -43,21 +44,21 @@ func (d *dashboardFlags) configPath() string {
 	if d.uiConfig != "" {
 		return d.uiConfig
 	}
-	return model.DefaultConfigPath()
+	return config.DefaultPath()
 }
 
 // loadConfig reads the dashboard config file. A missing file at the default
 // path is no config; any other problem is the user's to fix (exit 2), with
 // the line and column of what is wrong.
-func (d *dashboardFlags) loadConfig() (model.Config, bool, error) {
-	cfg, err := model.LoadConfig(d.configPath())
+func (d *dashboardFlags) loadConfig() (config.File, bool, error) {
+	cfg, err := config.Load(d.configPath())
 	switch {
 	case err == nil:
 		return cfg, true, nil
 	case d.uiConfig == "" && errors.Is(err, fs.ErrNotExist):
-		return model.Config{}, false, nil
+		return config.File{}, false, nil
 	}
-	return model.Config{}, false, usageError{err.Error()}
+	return config.File{}, false, usageError{err.Error()}
 }
 
 // options builds the dashboard's options: the config file first, then the
@@ -68,7 +69,7 @@ func (d *dashboardFlags) options() (model.Options, error) {
 	if err != nil {
 		return opts, err
 	}
-	if err := cfg.Apply(&opts); err != nil {
+	if err := model.ApplyConfig(cfg, &opts); err != nil {
 		return opts, usageError{err.Error()}
 	}
 	opts.Entity = d.entity
