@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/peeklock/peeklock/broker/amqpserver"
+	"github.com/peeklock/peeklock/internal/gctune"
 )
 
 // newServeCommand returns `peeklock serve`: the broker without a screen.
@@ -67,7 +67,7 @@ func runServe(ctx context.Context, b brokerFlags, sf sshFlags, d dashboardFlags)
 			return err
 		}
 	}
-	amqpserver.TuneGC(ctx)
+	gctune.Start(ctx)
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	eng, err := openEngine(ctx, b.data, cfg)
 	if err != nil {

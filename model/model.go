@@ -1,7 +1,6 @@
 package model
 
 import (
-	"os"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -114,9 +113,6 @@ type Model struct {
 // New returns a dashboard over c.
 func New(c broker.Client, opts Options) *Model {
 	opts = opts.withDefaults()
-	if os.Getenv("NO_COLOR") != "" {
-		opts.NoColor = true
-	}
 	readOnly := opts.ReadOnly || broker.IsReadOnly(c)
 	if readOnly && !broker.IsReadOnly(c) {
 		c = broker.ReadOnly(c)
