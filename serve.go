@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/peeklock/peeklock/broker/amqpserver"
 	"github.com/peeklock/peeklock/broker/metrics"
+	"github.com/peeklock/peeklock/internal/gctune"
 )
 
 // newServeCommand returns `peeklock serve`: the broker without a screen.
@@ -68,7 +68,7 @@ func runServe(ctx context.Context, b brokerFlags, sf sshFlags, d dashboardFlags)
 			return err
 		}
 	}
-	amqpserver.TuneGC(ctx)
+	gctune.Start(ctx)
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	storeMetrics := metrics.NewStoreMetrics()
 	eng, err := openEngine(ctx, b.data, cfg, storeMetrics)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver"
 	"github.com/peeklock/peeklock/broker/amqpserver/admin"
 	"github.com/peeklock/peeklock/broker/amqpserver/entra"
@@ -16,7 +17,7 @@ import (
 	"github.com/peeklock/peeklock/broker/devcert"
 	"github.com/peeklock/peeklock/broker/engine"
 	"github.com/peeklock/peeklock/broker/metrics"
-	"github.com/peeklock/peeklock/model"
+	"github.com/peeklock/peeklock/internal/config"
 )
 
 // frontFlags are the flags of the Azure-shaped endpoint: TLS on every port
@@ -48,17 +49,17 @@ func (f *frontFlags) entraValidator(log *slog.Logger) (*entra.Validator, error) 
 	if !f.entraID {
 		return nil, nil
 	}
-	cfg := entra.DefaultConfig()
 	path := f.configPath
 	if path == "" {
-		path = model.DefaultConfigPath()
+		path = config.DefaultPath()
 	}
-	switch c, err := entra.LoadConfig(path); {
-	case err == nil:
-		cfg = c
-	case f.configPath == "" && errors.Is(err, fs.ErrNotExist):
-	default:
+	file, err := config.Load(path)
+	if err != nil && (f.configPath != "" || !errors.Is(err, fs.ErrNotExist)) {
 		return nil, err
+	}
+	cfg, err := entra.ConfigFrom(file.EntraID)
+	if err != nil {
+		return nil, &broker.Error{Code: broker.CodeInvalid, Message: path + ": " + localMessage(err), Err: err}
 	}
 	log.Warn(entra.WarningLine, "roles", len(cfg.Rights), "default_rights", cfg.DefaultRights.String(), "opaque_tokens", cfg.AcceptOpaque)
 	return entra.NewValidator(cfg, nil), nil

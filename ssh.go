@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/internal/config"
 	"github.com/peeklock/peeklock/model"
 	"github.com/peeklock/peeklock/sshserver"
 )
@@ -56,13 +57,13 @@ func (s *sshFlags) check(d *dashboardFlags, dataDir string) (*sshPlan, error) {
 		return nil, err
 	}
 	configPath := d.configPath()
-	cfg, err := sshserver.LoadConfig(configPath)
+	file, err := config.Load(configPath)
+	if err != nil && (d.uiConfig != "" || !errors.Is(err, fs.ErrNotExist)) {
+		return nil, usageError{err.Error()}
+	}
+	cfg, err := sshserver.ConfigFrom(file.SSH)
 	if err != nil {
-		_, statErr := os.Stat(configPath)
-		if d.uiConfig != "" || !errors.Is(statErr, fs.ErrNotExist) {
-			return nil, usageError{localMessage(err)}
-		}
-		cfg = sshserver.Config{}
+		return nil, usageError{configPath + ": " + localMessage(err)}
 	}
 	cfg.Addr = s.addr
 	if s.authorizedKeys != "" {
@@ -85,7 +86,7 @@ func (s *sshFlags) check(d *dashboardFlags, dataDir string) (*sshPlan, error) {
 	if cfg.HostKeyPath == "" {
 		p.hostKeyDir = dataDir
 		if p.hostKeyDir == "" {
-			p.hostKeyDir = filepath.Dir(model.DefaultConfigPath())
+			p.hostKeyDir = filepath.Dir(config.DefaultPath())
 		}
 		p.cfg.HostKeyPath = sshserver.HostKeyPathIn(p.hostKeyDir)
 	}

@@ -15,7 +15,9 @@ import (
 // Client and of the optional interfaces it forwards (SessionClient,
 // StatusReporter, Unwrapper), each passed through or refused by decision. A
 // method added to Client stops the build until it is decided here, and a
-// test checks the optional interfaces by reflection.
+// test checks the optional interfaces by reflection, that every method of
+// the wrapper belongs to one of them, and that every function that looks
+// through wrappers (Unwrapper) for an optional interface is decided.
 func ReadOnly(c Client) Client { return readOnly{c} }
 
 type readOnly struct{ c Client }

@@ -1,6 +1,6 @@
 // Package keymap holds the dashboard's key bindings as data: one
 // key.Binding per action, each with its help text, grouped for the help
-// screen. DefaultKeyMap returns the defaults of DESIGN.md; Rebind changes
+// screen. DefaultKeyMap returns the defaults (README.md, Keys); Rebind changes
 // them by action name (from the config file) and refuses unknown names.
 package keymap
 
@@ -49,7 +49,7 @@ type KeyMap struct {
 	Pause, Help, Quit                                         key.Binding
 }
 
-// DefaultKeyMap returns the default bindings of DESIGN.md's key table, plus
+// DefaultKeyMap returns the default bindings (README.md, Keys), plus
 // the few extra actions peeklock adds (entity switching, entity info, lock
 // many, resubmit a whole dead-letter queue, cancel a scheduled message,
 // select all, jump to replies, find the request of a reply).

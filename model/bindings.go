@@ -62,7 +62,8 @@ func (m *Model) updateKeybindings() {
 	if m.clients == nil && m.why[&k.CloseClient] == "" {
 		m.why[&k.CloseClient] = "works in the connected clients view (" + k.Clients.Help().Key + ")"
 	}
-	if m.clients != nil {
+	switch m.areaView() {
+	case overClients:
 		const inClients = "not in the connected clients view (esc goes back)"
 		works := map[*key.Binding]bool{&k.Up: true, &k.Down: true, &k.PageUp: true, &k.PageDown: true, &k.Top: true,
 			&k.Bottom: true, &k.Back: true, &k.Clients: true, &k.Help: true, &k.Quit: true, &k.Pause: true,
@@ -72,7 +73,7 @@ func (m *Model) updateKeybindings() {
 				m.why[n.Binding] = inClients
 			}
 		}
-	} else if m.entInfo != nil {
+	case overInfo:
 		const inInfo = "not in the entity info view (esc goes back)"
 		works := map[*key.Binding]bool{&k.Up: true, &k.Down: true, &k.PageUp: true, &k.PageDown: true, &k.Top: true,
 			&k.Bottom: true, &k.Back: true, &k.Info: true, &k.NextEntity: true, &k.PrevEntity: true, &k.Help: true,
@@ -82,7 +83,7 @@ func (m *Model) updateKeybindings() {
 				m.why[n.Binding] = inInfo
 			}
 		}
-	} else if m.detail != nil {
+	case overDetail:
 		const inDetail = "not in the detail view (esc goes back)"
 		for _, b := range []*key.Binding{&k.NextPane, &k.PrevPane, &k.Pane[0], &k.Pane[1], &k.Pane[2], &k.Pane[3],
 			&k.Pane[4], &k.NextEntity, &k.PrevEntity, &k.Select, &k.SelectAll, &k.Filter, &k.ResubmitAll, &k.Purge} {

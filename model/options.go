@@ -19,8 +19,9 @@ type Options struct {
 	// Theme is a theme name of package themes; "" or "auto" picks dark or
 	// light from the terminal's background.
 	Theme string
-	// NoColor turns colours off; the NO_COLOR environment variable does too
-	// (New reads it).
+	// NoColor turns colours off. The caller sets it from NO_COLOR in the
+	// user's environment: the process's for the local dashboard, the SSH
+	// client's for an SSH session (New reads no environment).
 	NoColor bool
 	// KeyMap is the key map; a zero KeyMap means keymap.DefaultKeyMap().
 	KeyMap keymap.KeyMap

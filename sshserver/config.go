@@ -23,7 +23,8 @@ const (
 
 // Config configures a Server.
 type Config struct {
-	// Addr is the address ListenAndServe listens on ("" : DefaultAddr).
+	// Addr is the address to listen on ("" : DefaultAddr); the caller
+	// binds it and hands the listener to Serve.
 	Addr string
 	// HostKeyPath is the host key file. It is created with a new ed25519
 	// key, mode 0600, when it does not exist, and reused after. Empty means

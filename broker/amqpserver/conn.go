@@ -14,8 +14,8 @@ import (
 
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/logsafe"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
-	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 	"github.com/peeklock/peeklock/broker/engine"
+	"github.com/peeklock/peeklock/broker/sas"
 )
 
 // conn is one client connection. Its reader goroutine (serve) owns the

@@ -1,6 +1,6 @@
 // Package remote is a broker.Client for endpoints on the network: Azure
 // Service Bus, the Service Bus emulator and peeklock serve (the Service Bus
-// dialect of AMQP 1.0, /work/shared/spec/amqp-dialect.md, over
+// dialect of AMQP 1.0, whose vocabulary is package broker/sbamqp, over
 // github.com/Azure/go-amqp), and generic AMQP 1.0 brokers such as RabbitMQ
 // with its AMQP 1.0 plugin.
 //

@@ -9,6 +9,7 @@ import (
 	"github.com/Azure/go-amqp"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/sbamqp"
 )
 
 // Generic AMQP address prefixes (RabbitMQ's AMQP 1.0 plugin): /queue/NAME
@@ -176,7 +177,7 @@ func (c *Client) management(ctx context.Context, cn *connection, address string)
 	if err := c.ensureClaim(ctx, cn, address); err != nil {
 		return nil, "", err
 	}
-	node := address + "/$management"
+	node := address + sbamqp.ManagementSuffix
 	key := "rpc|" + strings.ToLower(node)
 	l, err := c.link(ctx, cn, key, func(ctx context.Context) (linkCloser, error) {
 		return newRPCLink(ctx, cn.amqp, node)
