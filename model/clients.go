@@ -183,10 +183,12 @@ func (m *Model) closeClient() tea.Cmd {
 	if cc.User != "" {
 		who += ", user " + ui.Sanitize(cc.User)
 	}
-	d.text = []string{
+	for _, p := range []string{
 		"This closes " + remote + " (" + who + ", " + fmt.Sprint(len(cc.Links)) + " link(s)).",
-		"The application gets amqp:connection:forced \"" + closeReason + "\"; its locks are released",
-		"and it may connect again.",
+		"The application gets amqp:connection:forced \"closed by operator: " + closeReason +
+			"\"; its session locks are given back, and it may connect again.",
+	} {
+		d.text = append(d.text, ui.Wrap(p, d.width)...)
 	}
 	d.footer = "enter or y close it · esc keep it"
 	closer, timeout, id := cs.closer, m.opts.Timeout, cc.ID

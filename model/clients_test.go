@@ -218,3 +218,22 @@ func TestClientsViewCloseReadOnly(t *testing.T) {
 		t.Errorf("closed %v in read-only mode", le.closed)
 	}
 }
+
+// The close dialog wraps its text at 60 columns: nothing is cut.
+func TestClientsCloseDialogWraps(t *testing.T) {
+	le, hc := clientsFixture(t)
+	h := newHarness(t, le, hc, Options{}, 60, 20)
+	h.keys("C", "X")
+	if h.m.dialog == nil {
+		t.Fatal("X does not ask first")
+	}
+	text := strings.Join(h.m.dialog.text, " ")
+	for _, l := range h.m.dialog.text {
+		if w := ansi.StringWidth(l); w > h.m.dialog.width {
+			t.Errorf("dialog line %q is %d wide, more than %d", l, w, h.m.dialog.width)
+		}
+	}
+	if !strings.Contains(text, "RootManageSharedAccessKey") || !strings.Contains(text, "connect again.") {
+		t.Errorf("dialog text %q is not whole", text)
+	}
+}
