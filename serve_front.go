@@ -143,14 +143,14 @@ func newEndpoint(eng *engine.Engine, b brokerFlags, log *slog.Logger) (*listenEn
 // HTTP apart, so the admin API (with /health and /metrics) and AMQP over
 // WebSockets answer on the AMQP port too, and AMQP on the admin port. It
 // returns a function that closes them.
-func startListeners(eng *engine.Engine, b brokerFlags, ls *listeners, ep *listenEndpoint, log *slog.Logger) func() {
+func startListeners(eng *engine.Engine, st *metrics.StoreMetrics, b brokerFlags, ls *listeners, ep *listenEndpoint, log *slog.Logger) func() {
 	if ep == nil {
 		return func() {}
 	}
 	fr, err := front.New(front.Options{
 		AMQP: ep.srv.ServeConn,
 		HTTP: admin.NewHandler(eng, admin.Options{Keys: b.listener.keys.m, KeyRights: b.listener.keys.rights, EntraID: ep.entra, Logger: log,
-			Metrics: metrics.Handler(eng, ep.srv)}),
+			Metrics: metrics.Handler(eng, ep.srv, st)}),
 		TLS:    ep.tls,
 		Logger: log,
 	})

@@ -21,11 +21,13 @@ import (
 type sshFlags struct {
 	addr           string
 	authorizedKeys string
+	exportDir      string
 }
 
 func (s *sshFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&s.addr, "ssh", "", "serve the dashboard over SSH on this address (e.g. :2222)")
 	fs.StringVar(&s.authorizedKeys, "authorized-keys", "", "the OpenSSH authorized_keys file of the keys that may connect (roles come from the [ssh] section of the config file)")
+	fs.StringVar(&s.exportDir, "ssh-export-dir", "", "directory on the server for operator keys' exports (x) too big for the clipboard (or [ssh] export_dir)")
 }
 
 // sshPlan is a checked SSH server configuration, ready to start once the
@@ -46,6 +48,9 @@ func (s *sshFlags) check(d *dashboardFlags, dataDir string) (*sshPlan, error) {
 		if s.authorizedKeys != "" {
 			return nil, usagef("--authorized-keys needs --ssh ADDR")
 		}
+		if s.exportDir != "" {
+			return nil, usagef("--ssh-export-dir needs --ssh ADDR")
+		}
 		return nil, nil
 	}
 	if err := checkAddr("ssh", s.addr); err != nil {
@@ -63,6 +68,9 @@ func (s *sshFlags) check(d *dashboardFlags, dataDir string) (*sshPlan, error) {
 	cfg.Addr = s.addr
 	if s.authorizedKeys != "" {
 		cfg.AuthorizedKeysPath = s.authorizedKeys
+	}
+	if s.exportDir != "" {
+		cfg.ExportDir = s.exportDir
 	}
 	if cfg.AuthorizedKeysPath == "" {
 		return nil, usagef("--ssh needs --authorized-keys FILE (or authorized_keys in the [ssh] section of the config file)")

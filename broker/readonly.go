@@ -134,3 +134,9 @@ func (r readOnly) Clients(ctx context.Context) ([]ClientConn, error) {
 func (r readOnly) LockSequence(context.Context, string, []int64) ([]*Message, error) {
 	return nil, refuse("lock by sequence number")
 }
+
+// CloseClient is refused: closing an application's connection changes what
+// it does.
+func (r readOnly) CloseClient(context.Context, string, string) error {
+	return refuse("closing a connection")
+}

@@ -138,6 +138,11 @@ func (r *recorder) Clients(context.Context) ([]broker.ClientConn, error) {
 	return []broker.ClientConn{{ID: "c1"}}, nil
 }
 
+func (r *recorder) CloseClient(context.Context, string, string) error {
+	r.calls++
+	return nil
+}
+
 func (r *recorder) LockSequence(context.Context, string, []int64) ([]*broker.Message, error) {
 	r.calls++
 	return nil, nil
@@ -208,6 +213,7 @@ var readOnlyInterfaces = []reflect.Type{
 	reflect.TypeFor[broker.Client](), reflect.TypeFor[broker.SessionClient](),
 	reflect.TypeFor[broker.StatusReporter](), reflect.TypeFor[broker.Unwrapper](),
 	reflect.TypeFor[broker.ClientLister](), reflect.TypeFor[broker.SequenceLocker](),
+	reflect.TypeFor[broker.ClientCloser](),
 }
 
 // Every method of the read-only wrapper belongs to an interface that
@@ -237,6 +243,7 @@ var unwrapWalkers = map[string]string{
 	"RulesOf":          "RuleReader only reads",
 	"ClientsOf":        "ClientLister only reads",
 	"SequenceLockerOf": "ReadOnly implements SequenceLocker itself (refused), found before the wrapped client",
+	"ClientCloserOf":   "ReadOnly implements ClientCloser itself (refused), found before the wrapped client",
 }
 
 // TestReadOnlyUnwrapWalkers finds, in the package's source, every function

@@ -112,6 +112,7 @@ func (m *Model) actions() []action {
 		{&k.Enter, m.openDetail},
 		{&k.Info, m.openInfo},
 		{&k.Clients, m.openClients},
+		{&k.CloseClient, m.closeClient},
 		{&k.Lock, func() tea.Cmd { return m.lock(m.opts.LockCount) }},
 		{&k.LockMany, m.openLockMany},
 		{&k.Complete, func() tea.Cmd { return m.settle(&k.Complete, broker.Settlement{Kind: broker.Complete}) }},

@@ -34,6 +34,9 @@ type Model struct {
 	// Entities, in the order the endpoint lists them, and the selected one.
 	entities []broker.Entity
 	entity   string
+	// named are the entities the user named (:) on an endpoint that cannot
+	// list its own; keepNamed keeps them in entities.
+	named []string
 	// remembered is set while the entity shown is the one remembered for
 	// the endpoint (Options.StateDir), until the list confirms it exists.
 	remembered bool

@@ -134,6 +134,8 @@ func (m *Model) paneView(slot ui.PaneSlot) ui.PaneState {
 	}
 	ps.Rows = rows
 	switch {
+	case m.listed && m.entity == "" && !m.caps.Supports(broker.CanListEntities):
+		ps.Empty = fmt.Sprintf("no entity: press %s to name a queue or address", m.keys.Jump.Help().Key)
 	case !m.caps.Supports(broker.CanBrowse) && !m.localPane(i):
 		ps.Empty = "browsing is not supported: " + m.caps.Reason(broker.CanBrowse)
 	case m.localPane(i) && category(i) == broker.CategoryLocked:

@@ -40,6 +40,21 @@ func ConfigFrom(s *config.SSH) (Config, error) {
 		}
 		cfg.IdleTimeout = d
 	}
+	if s.ExportDir != nil {
+		cfg.ExportDir = *s.ExportDir
+	}
+	if s.ExportMax != nil {
+		if *s.ExportMax < 1 {
+			return Config{}, broker.Errorf(broker.CodeInvalid, "ssh: export_max_bytes must be at least 1, got %d", *s.ExportMax)
+		}
+		cfg.ExportMaxBytes = *s.ExportMax
+	}
+	if s.ClipboardMax != nil {
+		if *s.ClipboardMax < 1 {
+			return Config{}, broker.Errorf(broker.CodeInvalid, "ssh: clipboard_max_bytes must be at least 1, got %d", *s.ClipboardMax)
+		}
+		cfg.ClipboardMaxBytes = *s.ClipboardMax
+	}
 	if len(s.Roles) > 0 {
 		cfg.Roles = make(map[string]Role, len(s.Roles))
 		for name, v := range s.Roles {

@@ -31,6 +31,9 @@ host_key = "/data/ssh_host_ed25519_key"
 authorized_keys = "/etc/peeklock/authorized_keys"
 max_sessions = 3
 idle_timeout = "90s"
+export_dir = "/srv/exports"
+export_max_bytes = 1000000
+clipboard_max_bytes = 5000
 
 [ssh.roles]
 "SHA256:abc" = "operator"
@@ -45,6 +48,9 @@ idle_timeout = "90s"
 		AuthorizedKeysPath: "/etc/peeklock/authorized_keys",
 		MaxSessions:        3,
 		IdleTimeout:        90 * time.Second,
+		ExportDir:          "/srv/exports",
+		ExportMaxBytes:     1000000,
+		ClipboardMaxBytes:  5000,
 		Roles:              map[string]Role{"SHA256:abc": RoleOperator, "bob@phone": RoleReadOnly},
 	}
 	if !reflect.DeepEqual(cfg, want) {

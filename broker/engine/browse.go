@@ -62,6 +62,10 @@ func (e *Engine) Browse(ctx context.Context, req broker.BrowseRequest) ([]*broke
 		}
 	}
 	var picked []*entry
+	if cat == broker.CategoryScheduled && req.DueOrder {
+		picked = en.scheduledByDue(req.FromSequence, req.Max)
+		trees = nil
+	}
 	for _, t := range trees {
 		n := 0
 		ascendFrom(t, req.FromSequence, func(x *entry) bool {
@@ -85,6 +89,22 @@ func (e *Engine) Browse(ctx context.Context, req broker.BrowseRequest) ([]*broke
 	}
 	e.unlock(en)
 	return e.bodies(hs), nil
+}
+
+// scheduledByDue returns up to max scheduled messages in due order (time,
+// then sequence number), from the message numbered from, or from the first
+// when from is 0 or no longer scheduled.
+func (en *entity) scheduledByDue(from int64, max int) []*entry {
+	start := &entry{}
+	if x, ok := en.scheduled.Get(&entry{seq: from}); ok && from > 0 {
+		start = x
+	}
+	var picked []*entry
+	en.schedAt.Ascend(start, func(x *entry) bool {
+		picked = append(picked, x)
+		return len(picked) < max
+	})
+	return picked
 }
 
 func cmpInt64(a, b int64) int {

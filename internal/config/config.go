@@ -67,6 +67,9 @@ type File struct {
 //	authorized_keys = "/etc/peeklock/authorized_keys"
 //	max_sessions = 8
 //	idle_timeout = "15m"          # a Go duration, or "off"
+//	export_dir = "/var/lib/peeklock/exports"   # operators' export files
+//	export_max_bytes = 67108864   # one export file
+//	clipboard_max_bytes = 65536   # an export sent through OSC 52
 //
 //	[ssh.roles]
 //	"SHA256:4cBjL0ZSrZ…" = "operator"   # by fingerprint
@@ -77,6 +80,9 @@ type SSH struct {
 	AuthorizedKeys *string           `toml:"authorized_keys"`
 	MaxSessions    *int              `toml:"max_sessions"`
 	IdleTimeout    *string           `toml:"idle_timeout"`
+	ExportDir      *string           `toml:"export_dir"`
+	ExportMax      *int64            `toml:"export_max_bytes"`
+	ClipboardMax   *int              `toml:"clipboard_max_bytes"`
 	Roles          map[string]string `toml:"roles"`
 }
 
