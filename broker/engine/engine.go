@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -13,13 +14,13 @@ import (
 	"github.com/peeklock/peeklock/broker/engine/store"
 )
 
-// Lock order (write it down the day a second mutex appears):
+// Lock order (nats-server keeps the same list in locksordering.txt):
 //
 //  1. Engine.life   (RWMutex, read-held for the whole of every public operation;
 //     Close takes it for writing to wait for operations in flight)
 //  2. Engine.mu     (RWMutex over the entity maps and each topic's subscription list)
 //  3. entity.mu     (one per entity). One path holds several: a topic send
-//     (sendTopic) holds the topic and all its subscriptions, taken in
+//     (fanOutStored) holds the topic and all its subscriptions, taken in
 //     ascending entity id (lockAll), and takes no other mutex of this level
 //     while it holds them. Every other path holds one entity mutex at a time:
 //     forwarding (to ForwardTo, and of dead-lettered messages through the
@@ -31,6 +32,16 @@ import (
 //
 // Engine.mu is never taken while an entity mutex is held. Store.Pending.Wait
 // is never called while holding any engine mutex.
+//
+// Every mutex is released by a deferred call, so that a panic inside a
+// locked section (the listener recovers panics and keeps serving) leaves
+// no entity hung: an entity mutex is taken through withLocked or withDue
+// (or, where a deleted entity's waiter must still go, en.mu.Lock followed
+// at once by defer release), and the topic fan-out's through fanOutStored (lockAll,
+// defer releaseAll). release and releaseAll drop the store changes a
+// panicking section left in the batch. Work that must not run under the
+// mutex (waiting for the disk, forwarding, fetching bodies) runs in the
+// caller after the locked helper returns.
 
 // DefaultNamespace is the namespace name the engine reports when Options
 // names none; it is the Service Bus emulator's.
@@ -182,17 +193,29 @@ func (e *Engine) now() int64 { return e.clock.Now().UnixNano() }
 // lookup finds the entity of an address and its sub-queue.
 func (e *Engine) lookup(addr string) (*entity, broker.SubQueue, error) {
 	path, sub := broker.SplitAddress(addr)
-	e.mu.RLock()
-	en := e.entities[pathKey(path)]
-	e.mu.RUnlock()
+	en := e.entityAt(pathKey(path))
 	if en == nil {
 		return nil, sub, errNotFound(path)
 	}
 	return en, sub, nil
 }
 
+// entityAt returns the entity whose path key is key, or nil.
+func (e *Engine) entityAt(key string) *entity {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.entities[key]
+}
+
+// subscriptions returns a snapshot of topic t's subscriptions.
+func (e *Engine) subscriptions(t *entity) []*entity {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return slices.Clone(t.subs)
+}
+
 // lockEntity locks en and reports ErrNotFound when it was deleted meanwhile.
-// On success the caller holds en.mu and must call e.unlock(en).
+// On success the caller holds en.mu and must defer e.release(en).
 func (e *Engine) lockEntity(en *entity) error {
 	en.mu.Lock()
 	if en.deleted {
@@ -218,14 +241,41 @@ func (e *Engine) unlock(en *entity) {
 	}
 }
 
-// lockedDue locks en (ErrNotFound when deleted) and processes what is due.
-func (e *Engine) lockedDue(en *entity) (int64, error) {
-	if err := e.lockEntity(en); err != nil {
-		return 0, err
+// release is unlock for a defer statement, the one way an entity mutex is
+// released: on every path, a panic included. When the locked section
+// panicked, the store changes it had added to en's batch are dropped (they
+// describe a change that did not finish), the mutex is released as unlock
+// does, and the panic goes on: the listener recovers it and keeps serving,
+// and the entity must go on serving too.
+func (e *Engine) release(en *entity) {
+	if r := recover(); r != nil {
+		en.batch.Reset()
+		e.unlock(en)
+		panic(r)
 	}
+	e.unlock(en)
+}
+
+// withLocked runs fn with en locked (ErrNotFound when it was deleted
+// meanwhile) and releases the mutex on every path (release).
+func (e *Engine) withLocked(en *entity, fn func() error) error {
+	if err := e.lockEntity(en); err != nil {
+		return err
+	}
+	defer e.release(en)
+	return fn()
+}
+
+// withDue is withLocked that first processes what is due at now, the time fn
+// gets.
+func (e *Engine) withDue(en *entity, fn func(now int64) error) error {
+	if err := e.lockEntity(en); err != nil {
+		return err
+	}
+	defer e.release(en)
 	now := e.now()
 	en.processDue(now)
-	return now, nil
+	return fn(now)
 }
 
 // Tick processes everything due at Clock.Now() in every entity now: expired
@@ -243,14 +293,12 @@ func (e *Engine) Tick() {
 	}
 	var idle []*entity
 	for _, en := range e.entityList() {
-		now, err := e.lockedDue(en)
-		if err != nil {
-			continue
-		}
-		if d := en.idleDeadline(); d != 0 && d <= now {
-			idle = append(idle, en)
-		}
-		e.unlock(en)
+		_ = e.withDue(en, func(now int64) error {
+			if d := en.idleDeadline(); d != 0 && d <= now {
+				idle = append(idle, en)
+			}
+			return nil
+		})
 	}
 	e.deleteIdle(idle)
 	e.leave()

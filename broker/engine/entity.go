@@ -461,12 +461,17 @@ func (en *entity) noteOwner(owner uint64) {
 		en.owners = make(map[uint64]struct{})
 	}
 	en.owners[owner] = struct{}{}
-	en.eng.ownersMu.Lock()
-	set := en.eng.owners[owner]
+	en.eng.addOwner(owner, en)
+}
+
+// addOwner records in the registry that owner holds locks in en.
+func (e *Engine) addOwner(owner uint64, en *entity) {
+	e.ownersMu.Lock()
+	defer e.ownersMu.Unlock()
+	set := e.owners[owner]
 	if set == nil {
 		set = make(map[*entity]struct{})
-		en.eng.owners[owner] = set
+		e.owners[owner] = set
 	}
 	set[en] = struct{}{}
-	en.eng.ownersMu.Unlock()
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/engine/store"
 )
 
 // Settle completes, abandons, dead-letters, defers or releases one locked
@@ -66,38 +67,38 @@ func fill(n int, err error) []error {
 // settleGroup settles settlements that all address the same entity.
 func (e *Engine) settleGroup(ss []broker.Settlement, errs []error) {
 	en, sub, err := e.lookup(ss[0].Entity)
-	if err == nil {
-		var now int64
-		now, err = e.lockedDue(en)
-		if err == nil {
-			if err = en.receiveRefused(); err != nil {
-				e.unlock(en)
-				fillErrs(errs, err)
-				return
-			}
-			en.use(now)
-			for i := range ss {
-				errs[i] = en.settle(&ss[i], sub, now)
-			}
-			p, cerr := en.commit()
-			e.unlock(en)
-			if cerr == nil {
-				cerr = p.Wait()
-				if cerr != nil {
-					cerr = storeErr("store the settlement", en.path, cerr)
-				}
-			}
-			if cerr != nil {
-				for i := range errs {
-					if errs[i] == nil {
-						errs[i] = cerr
-					}
-				}
-			}
-			return
+	if err != nil {
+		fillErrs(errs, err)
+		return
+	}
+	var p store.Pending
+	var cerr error // the commit's, when the settlements themselves were made
+	if err := e.withDue(en, func(now int64) error {
+		if err := en.receiveRefused(); err != nil {
+			return err
+		}
+		en.use(now)
+		for i := range ss {
+			errs[i] = en.settle(&ss[i], sub, now)
+		}
+		p, cerr = en.commit()
+		return nil
+	}); err != nil {
+		fillErrs(errs, err)
+		return
+	}
+	if cerr == nil {
+		if cerr = p.Wait(); cerr != nil {
+			cerr = storeErr("store the settlement", en.path, cerr)
 		}
 	}
-	fillErrs(errs, err)
+	if cerr != nil {
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = cerr
+			}
+		}
+	}
 }
 
 // fillErrs sets every error of errs to err.
@@ -189,11 +190,16 @@ func (e *Engine) renewLocks(entity string, tokens []broker.LockToken) ([]time.Ti
 	if err != nil {
 		return nil, err
 	}
-	now, err := e.lockedDue(en)
-	if err != nil {
-		return nil, err
-	}
-	defer e.unlock(en)
+	var out []time.Time
+	err = e.withDue(en, func(now int64) (err error) {
+		out, err = en.renewLocks(sub, tokens, now)
+		return err
+	})
+	return out, err
+}
+
+// renewLocks is renewLocks's work under en's mutex.
+func (en *entity) renewLocks(sub broker.SubQueue, tokens []broker.LockToken, now int64) ([]time.Time, error) {
 	if err := en.receiveRefused(); err != nil {
 		return nil, err
 	}
