@@ -133,6 +133,11 @@ func (r *recorder) Clients(context.Context) ([]broker.ClientConn, error) {
 	return []broker.ClientConn{{ID: "c1"}}, nil
 }
 
+func (r *recorder) History(_ context.Context, entity string, seq int64) (broker.History, error) {
+	r.calls++
+	return broker.History{Entity: entity, Sequence: seq}, nil
+}
+
 func (r *recorder) LockSequence(context.Context, string, []int64) ([]*broker.Message, error) {
 	r.calls++
 	return nil, nil
@@ -143,7 +148,7 @@ func (r *recorder) LockSequence(context.Context, string, []int64) ([]*broker.Mes
 var readOnlyPasses = map[string]bool{
 	"Endpoint": true, "Capabilities": true, "Entities": true, "Browse": true, "Events": true,
 	"Close": true, "State": true, "Notice": true, "SessionState": true, "Unwrap": true,
-	"Clients": true,
+	"Clients": true, "History": true,
 }
 
 // TestReadOnlyFailsClosed calls every method of every interface the
@@ -159,7 +164,7 @@ func TestReadOnlyFailsClosed(t *testing.T) {
 		reflect.TypeFor[broker.Client](), reflect.TypeFor[broker.SessionClient](),
 		reflect.TypeFor[broker.StatusReporter](), reflect.TypeFor[broker.Unwrapper](),
 		reflect.TypeFor[broker.ClientLister](),
-		reflect.TypeFor[broker.SequenceLocker](),
+		reflect.TypeFor[broker.SequenceLocker](), reflect.TypeFor[broker.HistoryReader](),
 	} {
 		if !v.Type().Implements(it) {
 			t.Errorf("the read-only client does not implement %v: decide each of its methods in readonly.go", it)
@@ -184,6 +189,21 @@ func TestReadOnlyFailsClosed(t *testing.T) {
 				t.Errorf("%v.%s: %v (reached the endpoint: %v); want a read-only refusal", it, m.Name, err, inner.calls != before || inner.locked)
 			}
 		}
+	}
+}
+
+// Reading a message's history passes through a read-only wrapper, and a
+// client that keeps none is found to keep none through it.
+func TestReadOnlyHistory(t *testing.T) {
+	hr, ok := broker.HistoryOf(broker.ReadOnly(&recorder{}))
+	if !ok {
+		t.Fatal("read-only wrapper hides the history")
+	}
+	if h, err := hr.History(context.Background(), "q", 7); err != nil || h.Sequence != 7 {
+		t.Errorf("History = %+v, %v", h, err)
+	}
+	if _, ok := broker.HistoryOf(broker.ReadOnly(&sessionFake{})); ok {
+		t.Error("HistoryOf finds a history in a client without one")
 	}
 }
 

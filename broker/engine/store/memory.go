@@ -17,6 +17,7 @@ type Memory struct {
 	messages map[Loc]*memoryRecord
 	states   map[stateKey]storedState
 	dups     map[DuplicateRecord]struct{}
+	history  map[HistoryKey]*memoryHistory
 	orphans  int // metas put for messages that were not stored
 }
 
@@ -45,6 +46,7 @@ func NewMemory() *Memory {
 		messages: make(map[Loc]*memoryRecord),
 		states:   make(map[stateKey]storedState),
 		dups:     make(map[DuplicateRecord]struct{}),
+		history:  make(map[HistoryKey]*memoryHistory),
 	}
 }
 
@@ -181,6 +183,11 @@ func (s *Memory) Apply(b *Batch) (Pending, error) {
 					delete(s.dups, r)
 				}
 			}
+			for k := range s.history {
+				if k.Entity == op.Loc.Entity {
+					delete(s.history, k)
+				}
+			}
 		case OpSetSequence:
 			s.seqs[op.Loc.Entity] = op.Loc.Seq
 		case OpPutMessage:
@@ -201,9 +208,43 @@ func (s *Memory) Apply(b *Batch) (Pending, error) {
 			s.dups[DuplicateRecord{Entity: op.Loc.Entity, ID: op.ID, End: op.End}] = struct{}{}
 		case OpDeleteDuplicate:
 			delete(s.dups, DuplicateRecord{Entity: op.Loc.Entity, ID: op.ID, End: op.End})
+		case OpPutHistory:
+			k := HistoryKey{op.Loc.Entity, op.Loc.Seq}
+			h := s.history[k]
+			if h == nil {
+				h = &memoryHistory{}
+				s.history[k] = h
+			}
+			h.put(op.Index, *op.Event)
+		case OpDeleteHistory:
+			k := HistoryKey{op.Loc.Entity, op.Loc.Seq}
+			if h := s.history[k]; h != nil {
+				if h.drop(op.Index); len(h.events) == 0 {
+					delete(s.history, k)
+				}
+			}
 		}
 	}
 	return Done{}, nil
+}
+
+// History returns a copy of the stored history of a message.
+func (s *Memory) History(k HistoryKey) (uint16, []HistoryEvent, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	h := s.history[k]
+	if h == nil {
+		return 0, nil, nil
+	}
+	return h.first, slices.Clone(h.events), nil
+}
+
+// HistoryCount returns how many messages have a stored history, so that
+// tests can check that histories go with their messages.
+func (s *Memory) HistoryCount() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.history)
 }
 
 // OrphanMetas returns how many metas were put for messages that were not

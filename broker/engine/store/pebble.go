@@ -281,6 +281,41 @@ func (s *Pebble) Load(l Loader) error {
 	})
 }
 
+// History reads the stored events of a message's history in index order.
+func (s *Pebble) History(k HistoryKey) (uint16, []HistoryEvent, error) {
+	if err := s.lock(); err != nil {
+		return 0, nil, err
+	}
+	defer s.unlock()
+	lo, hi := makeHistoryKey(k, 0), makeHistoryKey(k, 0xffff)
+	iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo[:], UpperBound: hi[:]})
+	if err != nil {
+		return 0, nil, pebbleError("read a history", err)
+	}
+	defer iter.Close()
+	var first uint16
+	var out []HistoryEvent
+	for ok := iter.First(); ok; ok = iter.Next() {
+		key := iter.Key()
+		if len(key) != historyKeyLen {
+			return 0, nil, corrupt("bad history key %x", key)
+		}
+		v, err := iter.ValueAndErr()
+		if err != nil {
+			return 0, nil, pebbleError("read a history", err)
+		}
+		ev, err := decodeHistoryEvent(v)
+		if err != nil {
+			return 0, nil, err
+		}
+		if len(out) == 0 {
+			first = binary.BigEndian.Uint16(key[13:])
+		}
+		out = append(out, ev)
+	}
+	return first, out, nil
+}
+
 // scan calls fn for every key of a key space, in key order. The slices are
 // valid only during the call.
 func (s *Pebble) scan(space byte, fn func(k, v []byte) error) error {
@@ -363,7 +398,7 @@ func (s *Pebble) build(pb *pebble.Batch, b *Batch) error {
 			err = pb.Set(k[:], buf, nil)
 		case OpDeleteEntity:
 			id := op.Loc.Entity
-			for _, space := range [...]byte{spaceBody, spaceMeta, spaceState, spaceDuplicate} {
+			for _, space := range [...]byte{spaceBody, spaceMeta, spaceState, spaceDuplicate, spaceHistory} {
 				lo, hi := entitySpan(space, id)
 				if err = pb.DeleteRange(lo, hi, nil); err != nil {
 					break
@@ -418,6 +453,15 @@ func (s *Pebble) build(pb *pebble.Batch, b *Batch) error {
 		case OpDeleteDuplicate:
 			buf = makeDuplicateKey(buf[:0], DuplicateRecord{Entity: op.Loc.Entity, ID: op.ID, End: op.End})
 			err = pb.Delete(buf, nil)
+		case OpPutHistory:
+			if op.Event == nil {
+				return broker.Errorf(broker.CodeInvalid, "put of history event %d of message %d without an event", op.Index, op.Loc.Seq)
+			}
+			k := makeHistoryKey(HistoryKey{op.Loc.Entity, op.Loc.Seq}, op.Index)
+			err = pb.Set(k[:], appendHistoryEvent(buf[:0], op.Event), nil)
+		case OpDeleteHistory:
+			k := makeHistoryKey(HistoryKey{op.Loc.Entity, op.Loc.Seq}, op.Index)
+			err = pb.Delete(k[:], nil)
 		default:
 			return broker.Errorf(broker.CodeInvalid, "unknown store op kind %d", op.Kind)
 		}

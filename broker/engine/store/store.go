@@ -64,11 +64,15 @@ const (
 	OpDeleteSessionState // delete the state of session ID in Loc.Entity
 	OpPutDuplicate       // remember message id ID in Loc.Entity until End
 	OpDeleteDuplicate    // forget the record of message id ID in Loc.Entity ending at End
+	OpPutHistory         // store Event as event Index of the history of message (Loc.Entity, Loc.Seq)
+	OpDeleteHistory      // delete event Index of the history of message (Loc.Entity, Loc.Seq)
 )
 
 // Op is one change in a Batch.
 type Op struct {
-	Kind    OpKind
+	Kind OpKind
+	// Index is the event index of OpPutHistory and OpDeleteHistory.
+	Index   uint16
 	Loc     Loc
 	Meta    Meta
 	Message *broker.Message
@@ -82,6 +86,9 @@ type Op struct {
 	Updated int64
 	// End is the end of a duplicate-detection window, unix nanoseconds.
 	End int64
+	// Event is the history event of OpPutHistory. The store keeps it: the
+	// caller must not change it afterwards.
+	Event *HistoryEvent
 }
 
 // DuplicateRecord says that a message id was accepted by an entity that
@@ -219,6 +226,10 @@ type Store interface {
 	// shares one disk sync among concurrent batches (group commit): Wait on
 	// the result before acknowledging anything that must survive a crash.
 	Apply(b *Batch) (Pending, error)
+	// History returns the stored history of message (k.Entity, k.Seq): its
+	// events oldest first, and the index of the first (the number of events
+	// folded away before it). A message without history has none.
+	History(k HistoryKey) (first uint16, events []HistoryEvent, err error)
 	// Durable reports whether the store survives a restart.
 	Durable() bool
 	// Close flushes and closes the store.

@@ -1,0 +1,81 @@
+package store
+
+import "github.com/peeklock/peeklock/broker"
+
+// A message's history is stored beside it, keyed by its entity and sequence
+// number (not its sub-queue: a dead-lettered message keeps its number and
+// its history), one record per event under a 16-bit index that counts the
+// events recorded for it. The engine bounds it: with the event at index i it
+// deletes the one at i-limit, so the lowest index stored is the number of
+// events folded away. It deletes every record when the message goes for
+// good, and DeleteEntity deletes those of the entity. Histories are
+// written in the batch of the change they describe.
+
+// HistoryEvent is one stored event of a message's history. The memory store
+// keeps the value it is given (its strings shared with the engine's).
+type HistoryEvent struct {
+	Kind          broker.EventKind
+	Sub           broker.SubQueue
+	DeliveryCount uint32
+	Time          int64 // unix nanoseconds
+	Until         int64 // lock expiry, unix nanoseconds; 0: none
+	Token         broker.LockToken
+	Actor         string
+	Reason        string
+	Detail        string
+}
+
+// HistoryKey names the history of a message: its entity and sequence
+// number.
+type HistoryKey struct {
+	Entity uint32
+	Seq    int64
+}
+
+// PutHistory stores event index of a message's history.
+func (b *Batch) PutHistory(k HistoryKey, index uint16, ev *HistoryEvent) {
+	b.Ops = append(b.Ops, Op{Kind: OpPutHistory, Loc: Loc{Entity: k.Entity, Seq: k.Seq}, Index: index, Event: ev})
+}
+
+// DeleteHistory deletes event index of a message's history (nothing when it
+// is not stored).
+func (b *Batch) DeleteHistory(k HistoryKey, index uint16) {
+	b.Ops = append(b.Ops, Op{Kind: OpDeleteHistory, Loc: Loc{Entity: k.Entity, Seq: k.Seq}, Index: index})
+}
+
+// memoryHistory is the memory store's history of one message: the events
+// from index first on.
+type memoryHistory struct {
+	first  uint16
+	events []HistoryEvent
+}
+
+// put stores ev at index i: appended after the last, or replacing one.
+func (h *memoryHistory) put(i uint16, ev HistoryEvent) {
+	if len(h.events) == 0 {
+		h.first = i
+	}
+	switch n := int(i) - int(h.first); {
+	case n >= 0 && n < len(h.events):
+		h.events[n] = ev
+	case n == len(h.events):
+		h.events = append(h.events, ev)
+	default: // out of order: the engine never writes so; keep the newest
+		h.first, h.events = i, append(h.events[:0], ev)
+	}
+}
+
+// drop deletes index i; only the oldest event can go without a gap, and
+// the engine deletes oldest first.
+func (h *memoryHistory) drop(i uint16) {
+	n := int(i) - int(h.first)
+	switch {
+	case n < 0 || n >= len(h.events):
+	case n == 0:
+		h.events[0] = HistoryEvent{}
+		h.events = h.events[1:]
+		h.first++
+	default:
+		h.events = h.events[:n] // the rest is newer than a deleted event
+	}
+}
