@@ -172,4 +172,7 @@ func (nullStore) Get(store.Loc) (*broker.Message, error) {
 func (nullStore) Apply(*store.Batch) (store.Pending, error)         { return store.Done{}, nil }
 func (nullStore) Bodies(_ []store.Loc, out []*broker.Message) error { clear(out); return nil }
 func (nullStore) Durable() bool                                     { return false }
+func (nullStore) History(store.HistoryKey) (uint16, []store.HistoryEvent, error) {
+	return 0, nil, nil
+}
 func (nullStore) Close() error                                      { return nil }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"log/slog"
@@ -67,6 +68,12 @@ type Options struct {
 	// Namespace is the namespace name shown by Endpoint; "" means
 	// DefaultNamespace.
 	Namespace string
+	// NoHistory turns the message histories off (see History): nothing is
+	// recorded, and History fails with CodeNotSupported.
+	NoHistory bool
+	// HistoryLimit is how many events of each message's history are kept
+	// (older ones are folded into a count); 0 means DefaultHistoryLimit.
+	HistoryLimit int
 }
 
 // Engine is the embedded broker. It implements broker.Client; every method is
@@ -76,6 +83,9 @@ type Engine struct {
 	clock clockwork.Clock
 	log   *slog.Logger
 	ns    string
+	// histLimit bounds each message's history; 0: histories are off.
+	histLimit int
+	started   int64 // unix ns when the engine opened
 
 	life   sync.RWMutex
 	closed atomic.Bool
@@ -126,6 +136,10 @@ func New(opts Options) (*Engine, error) {
 	if e.ns == "" {
 		e.ns = DefaultNamespace
 	}
+	if !opts.NoHistory {
+		e.histLimit = cmp.Or(min(opts.HistoryLimit, histMax/2), DefaultHistoryLimit)
+	}
+	e.started = e.now()
 	e.events.buffer = opts.EventBuffer
 	if e.events.buffer <= 0 {
 		e.events.buffer = DefaultEventBuffer
@@ -228,6 +242,7 @@ func (e *Engine) lockEntity(en *entity) error {
 // unlock schedules the entity's next deadline with the sweeper, releases its
 // mutex, and then forwards what dead-lettering queued for another entity.
 func (e *Engine) unlock(en *entity) {
+	en.actor, en.via = "", ""
 	en.scheduleNext()
 	out := en.outbox
 	en.outbox = nil

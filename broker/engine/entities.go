@@ -492,7 +492,7 @@ func (en *entity) loseMessageLocks(now int64) {
 	var locked []*entry
 	en.lockAt.Scan(func(x *entry) bool { locked = append(locked, x); return true })
 	for _, x := range locked {
-		en.release(x, now, broker.EventLockLost, nil)
+		en.release(x, now, broker.EventLockLost, "the entity was changed", nil)
 	}
 }
 

@@ -80,6 +80,12 @@ type entity struct {
 	registered int64       // deadline registered with the sweeper; 0: none
 	batch      store.Batch // store changes made under mu, applied by commit
 	outbox     []outItem   // dead-lettered messages to forward after mu is released
+
+	// actor and via describe, for the message histories, who does what the
+	// entity's mutex is held for (a connection and link, the dashboard) and
+	// where the messages it stores come from; "" for the broker itself.
+	// Set by the operation under the mutex, cleared when it is released.
+	actor, via string
 }
 
 // numSubQueues is the number of sub-queues of an entity: the main queue, the
@@ -367,6 +373,7 @@ func (en *entity) remove(x *entry) {
 
 // forget uncounts an entry that has already been unindexed.
 func (en *entity) forget(x *entry) {
+	en.dropHistory(x)
 	x.gone = true
 	en.size -= int64(x.size)
 	en.leaveMain(x)

@@ -52,10 +52,10 @@ type fanCopy struct {
 // consecutive numbers as the most copies any subscription takes of it: the
 // first copy has the message's number (the one Send and Schedule report),
 // the next ones the numbers after it, so copies stay in send order.
-func (e *Engine) sendTopic(t *entity, msgs []*broker.Message, hop int) ([]int64, error) {
+func (e *Engine) sendTopic(t *entity, msgs []*broker.Message, hop int, o origin) ([]int64, error) {
 	held := append([]*entity{t}, e.subscriptions(t)...)
 	slices.SortFunc(held, func(a, b *entity) int { return cmp.Compare(a.id, b.id) })
-	parts, seqs, p, shown, err := e.fanOutStored(t, held, msgs)
+	parts, seqs, p, shown, err := e.fanOutStored(t, held, msgs, o)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func (e *Engine) sendTopic(t *entity, msgs []*broker.Message, hop int) ([]int64,
 		if len(pt.fw) == 0 {
 			continue
 		}
-		if err := e.passOn(pt.en, pt.forward, pt.fw, pt.fwSeqs, hop, true); err != nil && firstErr == nil {
+		if err := e.passOn(pt.en, pt.forward, pt.fw, pt.fwSeqs, hop, true, o); err != nil && firstErr == nil {
 			firstErr = err
 		}
 	}
@@ -94,12 +94,15 @@ func (e *Engine) sendTopic(t *entity, msgs []*broker.Message, hop int) ([]int64,
 // fans msgs out (fanOut), commits the one batch and releases the mutexes on
 // every path (releaseAll). When the store was done at once, the copies are
 // shown already (shown).
-func (e *Engine) fanOutStored(t *entity, list []*entity, msgs []*broker.Message) (parts []fanPart, seqs []int64, p store.Pending, shown bool, err error) {
+func (e *Engine) fanOutStored(t *entity, list []*entity, msgs []*broker.Message, o origin) (parts []fanPart, seqs []int64, p store.Pending, shown bool, err error) {
 	held, err := e.lockAll(list, t)
 	if err != nil {
 		return nil, nil, nil, false, err
 	}
 	defer e.releaseAll(held)
+	for _, s := range held {
+		s.from(origin{actor: o.actor, via: cmp.Or(o.via, "fanned out from "+t.path)})
+	}
 	now := e.now()
 	lastSeq := t.lastSeq
 	parts, seqs, recorded, err := e.fanOut(t, held, msgs, now)
@@ -245,6 +248,7 @@ func (e *Engine) releaseAll(held []*entity) {
 func (e *Engine) unlockAll(held []*entity) {
 	var outs [][]outItem
 	for i, en := range held {
+		en.actor, en.via = "", ""
 		en.scheduleNext()
 		if len(en.outbox) > 0 {
 			if outs == nil {

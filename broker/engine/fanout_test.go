@@ -135,7 +135,8 @@ func (s *batchLog) Apply(b *store.Batch) (store.Pending, error) {
 }
 
 // TestTopicSendIsOneBatch: a topic send writes the topic's sequence and
-// every subscription's copy in one store batch; when the store refuses it,
+// every subscription's copy, with the start of its history, in one store
+// batch; when the store refuses it,
 // no subscription shows the message or counts its size, and the sequence
 // number is used again.
 func TestTopicSendIsOneBatch(t *testing.T) {
@@ -168,11 +169,15 @@ func TestTopicSendIsOneBatch(t *testing.T) {
 		entity uint32
 		seq    int64
 	}
+	// Each copy's history starts in the batch that stores it.
 	want := []put{
 		{store.OpSetSequence, ids["t"], 1},
 		{store.OpPutMessage, ids["t/Subscriptions/a"], 1},
+		{store.OpPutHistory, ids["t/Subscriptions/a"], 1},
 		{store.OpPutMessage, ids["t/Subscriptions/b"], 1},
+		{store.OpPutHistory, ids["t/Subscriptions/b"], 1},
 		{store.OpPutMessage, ids["t/Subscriptions/c"], 1},
+		{store.OpPutHistory, ids["t/Subscriptions/c"], 1},
 	}
 	for i, ops := range st.batches {
 		var got []put

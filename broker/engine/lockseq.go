@@ -46,6 +46,7 @@ func (e *Engine) LockSequenceAs(ctx context.Context, owner uint64, entity string
 	}
 	var hs []handout
 	if err := e.withDue(en, func(now int64) (err error) {
+		en.by(ctx, "locked by sequence number")
 		hs, err = en.lockSequence(owner, sub, seqs, now)
 		return err
 	}); err != nil {

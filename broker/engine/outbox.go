@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/engine/store"
 )
 
 // outItem is a dead-lettered message on its way to the entity named by
@@ -87,7 +88,8 @@ func (e *Engine) flushOutbox(src *entity, items []outItem) {
 		if lerr != nil {
 			ferr = newErr(broker.CodeNotFound, src.path, "the target %q of ForwardDeadLetteredMessagesTo does not exist", it.to)
 		} else {
-			_, ferr = e.deliver(target, []*broker.Message{c}, 1, true)
+			_, ferr = e.deliver(target, []*broker.Message{c}, 1, true,
+				origin{actor: broker.ActorBroker, via: fmt.Sprintf("dead-lettered in %s (sequence number %d) and forwarded", src.path, x.seq)})
 		}
 		_ = e.withLocked(src, func() error { // a deleted entity keeps nothing
 			src.forwarded(it, ferr, target)
@@ -104,6 +106,7 @@ func (src *entity) forwarded(it outItem, ferr error, target *entity) {
 	loc := x.loc(src.id)
 	if ferr == nil {
 		src.size -= int64(x.size)
+		src.dropHistory(x)
 		src.batch.DeleteMessage(loc)
 		src.commitQuiet()
 		src.emit(broker.EventDeadLettered, x, it.reason)
@@ -122,6 +125,10 @@ func (src *entity) forwarded(it outItem, ferr error, target *entity) {
 	src.rewriteTo(x, to, it.props, set)
 	x.sub = to
 	src.index(x)
+	if src.eng.histLimit > 0 {
+		src.note(x, store.HistoryEvent{Kind: broker.EventDeadLettered, Actor: broker.ActorBroker, Reason: reason,
+			Detail: "kept here: forwarding to " + it.to + " failed"})
+	}
 	src.commitQuiet()
 	src.emit(broker.EventDeadLettered, x, reason)
 	src.notify(x)

@@ -141,6 +141,7 @@ func (e *Engine) receive(ctx context.Context, en *entity, owner uint64, req brok
 		}
 		var t taken
 		if err := e.withDue(en, func(now int64) (err error) {
+			en.by(ctx, "")
 			t, err = en.take(owner, req, sub, sessionID, now)
 			if err == nil && t.w != nil && dt.c == nil {
 				dt = e.newDeadline(req.MaxWait)
@@ -216,6 +217,9 @@ func (en *entity) lock(x *entry, owner uint64, now int64) handout {
 	en.index(x)
 	en.noteOwner(owner)
 	en.emit(broker.EventLocked, x, "")
+	if en.eng.histLimit > 0 {
+		en.note(x, store.HistoryEvent{Kind: broker.EventLocked, Time: now, Token: x.token, Until: x.at, Detail: en.via})
+	}
 	return handout{loc: x.loc(en.id), token: x.token, until: x.at, delivery: x.deliveryCount(), state: x.state}
 }
 
@@ -336,14 +340,15 @@ func (e *Engine) ReceiveDeferredAs(ctx context.Context, owner uint64, entity str
 	if sub == broker.SubQueueMain && en.requiresSession() {
 		return nil, newErr(broker.CodeInvalid, en.path, "the entity requires sessions: receive deferred messages through the session (ReceiveSessionDeferred)")
 	}
-	return e.receiveDeferred(en, owner, sub, seqs, nil)
+	return e.receiveDeferred(ctx, en, owner, sub, seqs, nil)
 }
 
 // receiveDeferred locks deferred messages; with sessionID set they must
 // belong to that session, whose lock owner must hold.
-func (e *Engine) receiveDeferred(en *entity, owner uint64, sub broker.SubQueue, seqs []int64, sessionID *string) ([]*broker.Message, error) {
+func (e *Engine) receiveDeferred(ctx context.Context, en *entity, owner uint64, sub broker.SubQueue, seqs []int64, sessionID *string) ([]*broker.Message, error) {
 	var hs []handout
 	if err := e.withDue(en, func(now int64) (err error) {
+		en.by(ctx, "deferred message received by sequence number")
 		hs, err = en.receiveDeferred(owner, sub, seqs, sessionID, now)
 		return err
 	}); err != nil {

@@ -86,7 +86,12 @@ func (e *Engine) send(ctx context.Context, addr string, msgs []*broker.Message, 
 		}
 		copies[i] = c
 	}
-	return e.deliver(en, copies, 0, false)
+	o := originOf(ctx)
+	seqs, err := e.deliver(en, copies, 0, false, o)
+	if err == nil {
+		e.noteResubmitted(ctx, en.path, seqs)
+	}
+	return seqs, err
 }
 
 // checkIDLengths refuses message i of a send when its MessageId, SessionId
@@ -137,7 +142,9 @@ func acceptCopy(m *broker.Message) *broker.Message {
 // sub-queue instead. A send straight to an entity is not accepted yet, and a
 // failing forward fails the send (nothing stored, nothing lost); a topic's
 // fan-out and the forwarding of dead-lettered messages are.
-func (e *Engine) deliver(en *entity, msgs []*broker.Message, hop int, accepted bool) ([]int64, error) {
+//
+// o says who sent the messages, for their histories.
+func (e *Engine) deliver(en *entity, msgs []*broker.Message, hop int, accepted bool, o origin) ([]int64, error) {
 	if err := en.sendRefused(); err != nil {
 		return nil, err
 	}
@@ -148,7 +155,7 @@ func (e *Engine) deliver(en *entity, msgs []*broker.Message, hop int, accepted b
 	}
 	switch en.kind {
 	case broker.KindTopic:
-		return e.sendTopic(en, msgs, hop)
+		return e.sendTopic(en, msgs, hop, o)
 	case broker.KindSubscription:
 		// A subscription's sequence numbers come from its topic, so that they
 		// stay unique when messages arrive both by fan-out and directly.
@@ -156,7 +163,7 @@ func (e *Engine) deliver(en *entity, msgs []*broker.Message, hop int, accepted b
 		if err != nil {
 			return nil, err
 		}
-		if _, err := e.storeOrForward(en, msgs, seqs, hop, accepted); err != nil {
+		if _, err := e.storeOrForward(en, msgs, seqs, hop, accepted, o); err != nil {
 			return nil, err
 		}
 		if err := p.Wait(); err != nil {
@@ -164,7 +171,7 @@ func (e *Engine) deliver(en *entity, msgs []*broker.Message, hop int, accepted b
 		}
 		return seqs, nil
 	}
-	return e.storeOrForward(en, msgs, nil, hop, accepted)
+	return e.storeOrForward(en, msgs, nil, hop, accepted, o)
 }
 
 // topicAccept checks sizes against the topic's limit, drops duplicates (when
@@ -238,16 +245,17 @@ func errTooLarge(en *entity, i int, m *broker.Message) error {
 // sequence numbers are assigned and the batch applied under the entity mutex;
 // a durable store is waited on outside it, and only then do the messages
 // become visible.
-func (e *Engine) storeOrForward(en *entity, msgs []*broker.Message, pre []int64, hop int, accepted bool) ([]int64, error) {
+func (e *Engine) storeOrForward(en *entity, msgs []*broker.Message, pre []int64, hop int, accepted bool, o origin) ([]int64, error) {
 	var st storeResult
 	if err := e.withDue(en, func(now int64) (err error) {
+		en.from(o)
 		st, err = en.store(msgs, pre, now)
 		return err
 	}); err != nil {
 		return nil, err
 	}
 	if st.forwardTo != "" {
-		return e.forward(en, st, msgs, hop, accepted)
+		return e.forward(en, st, msgs, hop, accepted, o)
 	}
 	if st.shown {
 		return st.seqs, nil
@@ -395,6 +403,17 @@ func (en *entity) accept(m *broker.Message, seq, now int64, sub broker.SubQueue)
 		x.at = start
 	}
 	en.batch.PutMessage(x.loc(en.id), x.meta(), m)
+	if en.eng.histLimit > 0 {
+		ev := store.HistoryEvent{Kind: broker.EventSent, Time: now, Detail: en.via}
+		switch {
+		case sub != broker.SubQueueMain:
+			ev.Kind = broker.EventDeadLettered
+			ev.Reason, _ = m.ApplicationProperties[broker.PropDeadLetterReason].(string)
+		case state == broker.StateScheduled:
+			ev.Kind = broker.EventScheduled
+		}
+		en.note(x, ev)
+	}
 	return x
 }
 
@@ -415,8 +434,8 @@ func (en *entity) show(entries []*entry, kind broker.EventKind, reason string) {
 // forward passes msgs on to st.forwardTo, en's ForwardTo target (see
 // passOn), with no mutex held, and returns once en's own store change (its
 // sequence number) is stored.
-func (e *Engine) forward(en *entity, st storeResult, msgs []*broker.Message, hop int, accepted bool) ([]int64, error) {
-	if err := e.passOn(en, st.forwardTo, msgs, st.seqs, hop, accepted); err != nil {
+func (e *Engine) forward(en *entity, st storeResult, msgs []*broker.Message, hop int, accepted bool, o origin) ([]int64, error) {
+	if err := e.passOn(en, st.forwardTo, msgs, st.seqs, hop, accepted, o); err != nil {
 		return nil, err
 	}
 	if err := st.p.Wait(); err != nil {
@@ -430,7 +449,7 @@ func (e *Engine) forward(en *entity, st storeResult, msgs []*broker.Message, hop
 // got in en. Called with no mutex held. When the forward fails for a reason
 // transferFailure knows and the messages are accepted already, they go to
 // en's transfer dead-letter sub-queue and passOn succeeds.
-func (e *Engine) passOn(en *entity, to string, msgs []*broker.Message, seqs []int64, hop int, accepted bool) error {
+func (e *Engine) passOn(en *entity, to string, msgs []*broker.Message, seqs []int64, hop int, accepted bool, o origin) error {
 	fw := make([]*broker.Message, 0, len(msgs))
 	for i, m := range msgs {
 		if seqs[i] == 0 {
@@ -446,7 +465,7 @@ func (e *Engine) passOn(en *entity, to string, msgs []*broker.Message, seqs []in
 	if ferr != nil {
 		ferr = newErr(broker.CodeNotFound, en.path, "the auto-forwarding target %q does not exist", to)
 	} else if len(fw) > 0 {
-		_, ferr = e.deliver(target, fw, hop+1, accepted)
+		_, ferr = e.deliver(target, fw, hop+1, accepted, origin{actor: o.actor, via: "forwarded from " + en.path})
 	}
 	if ferr != nil {
 		reason, description, ok := transferFailure(ferr)
@@ -455,7 +474,7 @@ func (e *Engine) passOn(en *entity, to string, msgs []*broker.Message, seqs []in
 		}
 		e.log.Warn("auto-forwarding failed; the messages go to the transfer dead-letter sub-queue",
 			"entity", en.path, "to", to, "reason", reason, "err", ferr)
-		return e.transferDeadLetter(en, msgs, seqs, reason, description)
+		return e.transferDeadLetter(en, msgs, seqs, reason, description, o)
 	}
 	if e.events.active() {
 		for i, m := range msgs {

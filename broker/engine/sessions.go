@@ -203,7 +203,7 @@ func (e *Engine) ReceiveSessionDeferred(ctx context.Context, owner uint64, entit
 	if err != nil {
 		return nil, err
 	}
-	return e.receiveDeferred(en, owner, broker.SubQueueMain, seqs, &sessionID)
+	return e.receiveDeferred(ctx, en, owner, broker.SubQueueMain, seqs, &sessionID)
 }
 
 // inSessionEntity runs fn under the mutex of the session-aware entity at

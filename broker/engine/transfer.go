@@ -64,12 +64,13 @@ func transferSet(reason, description string) map[string]any {
 // sub-queue, with the reason and description set. The quota is not checked:
 // the messages were accepted, and refusing them now would lose them. It
 // returns when they are stored (durable stores: on disk).
-func (e *Engine) transferDeadLetter(en *entity, msgs []*broker.Message, seqs []int64, reason, description string) error {
+func (e *Engine) transferDeadLetter(en *entity, msgs []*broker.Message, seqs []int64, reason, description string, o origin) error {
 	set := transferSet(reason, description)
 	var entries []*entry
 	var total int64
 	var p store.Pending
 	if err := e.withLocked(en, func() (err error) {
+		en.from(origin{actor: o.actor, via: description})
 		now := e.now()
 		entries = make([]*entry, 0, len(msgs))
 		for i, m := range msgs {
