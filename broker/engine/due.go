@@ -151,17 +151,13 @@ func (en *entity) deadLetter(x *entry, reason, description string, props map[str
 		broker.PropDeadLetterReason:           reason,
 		broker.PropDeadLetterErrorDescription: description,
 	}
-	if en.eng.histLimit > 0 {
-		ev := store.HistoryEvent{Kind: broker.EventDeadLettered, Reason: reason, Detail: description}
-		if reason == broker.ReasonMaxDeliveryCountExceeded || reason == broker.ReasonTTLExpired {
-			ev.Actor = broker.ActorBroker
-		}
-		if to := en.settings.ForwardDeadLetteredMessagesTo; to != "" && x.sub == broker.SubQueueMain {
-			ev.Detail = description + "; forwarded to " + to
-		}
-		en.note(x, ev)
+	ev := store.HistoryEvent{Kind: broker.EventDeadLettered, Reason: reason, Detail: description}
+	if reason == broker.ReasonMaxDeliveryCountExceeded || reason == broker.ReasonTTLExpired {
+		ev.Actor = broker.ActorBroker
 	}
 	if to := en.settings.ForwardDeadLetteredMessagesTo; to != "" && x.sub == broker.SubQueueMain {
+		ev.Detail = description + "; forwarded to " + to
+		en.note(x, ev)
 		// Leave the index now; the message stays in the store until the
 		// target has accepted the copy.
 		x.gone = true
@@ -173,6 +169,7 @@ func (en *entity) deadLetter(x *entry, reason, description string, props map[str
 	en.leaveMain(x)
 	x.sub = broker.SubQueueDeadLetter
 	x.state = broker.StateActive
+	en.note(x, ev)
 	en.index(x)
 	en.emit(broker.EventDeadLettered, x, reason)
 	en.notify(x)
