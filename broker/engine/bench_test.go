@@ -175,4 +175,4 @@ func (nullStore) Durable() bool                                     { return fal
 func (nullStore) History(store.HistoryKey) (uint16, []store.HistoryEvent, error) {
 	return 0, nil, nil
 }
-func (nullStore) Close() error                                      { return nil }
+func (nullStore) Close() error { return nil }
