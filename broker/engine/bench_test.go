@@ -24,7 +24,12 @@ func benchLoop(b *testing.B, st store.Store, workers int) {
 // benchLoopWith is benchLoop on a queue with settings s; with duplicate
 // detection on, every message has its own MessageId.
 func benchLoopWith(b *testing.B, st store.Store, workers int, s broker.EntitySettings) {
-	e, err := New(Options{Store: st})
+	benchLoopOpts(b, Options{Store: st}, workers, s)
+}
+
+// benchLoopOpts is benchLoopWith on an engine opened with opts.
+func benchLoopOpts(b *testing.B, opts Options, workers int, s broker.EntitySettings) {
+	e, err := New(opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -85,6 +90,31 @@ func benchLoopWith(b *testing.B, st store.Store, workers int, s broker.EntitySet
 func BenchmarkMemoryLoop(b *testing.B) {
 	for _, w := range []int{1, 2, 8} {
 		b.Run("workers="+itoa(w), func(b *testing.B) { benchLoop(b, store.NewMemory(), w) })
+	}
+}
+
+// BenchmarkHistoryLoop is the memory and durable loops with the message
+// histories on and off, in one run, so that the cost of the history can be
+// compared (benchstat with -col /history).
+func BenchmarkHistoryLoop(b *testing.B) {
+	for _, c := range []struct {
+		store   string
+		workers int
+	}{{"memory", 1}, {"memory", 8}, {"pebble", 16}, {"pebble", 64}} {
+		for _, on := range []bool{false, true} {
+			name := "store=" + c.store + "/workers=" + itoa(c.workers) + "/history=" + strconv.FormatBool(on)
+			b.Run(name, func(b *testing.B) {
+				var st store.Store = store.NewMemory()
+				if c.store == "pebble" {
+					p, err := store.OpenPebble(b.TempDir(), store.PebbleOptions{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					st = p
+				}
+				benchLoopOpts(b, Options{Store: st, NoHistory: !on}, c.workers, broker.EntitySettings{})
+			})
+		}
 	}
 }
 

@@ -164,11 +164,23 @@ func (e *Engine) Close() error {
 	e.wg.Wait()
 	e.life.Lock()
 	defer e.life.Unlock()
+	e.flushAllRiders()
 	e.events.closeAll()
 	if err := e.store.Close(); err != nil {
 		return storeErr("close the store", "", err)
 	}
 	return nil
+}
+
+// flushAllRiders stores the history events still waiting for a change of
+// their entity (see entity.riders), as the engine closes.
+func (e *Engine) flushAllRiders() {
+	for _, en := range e.entityList() {
+		_ = e.withLocked(en, func() error { // a deleted entity has none
+			en.flushRiders()
+			return nil
+		})
+	}
 }
 
 // enter starts a public operation; leave must follow. Internal code never
@@ -264,7 +276,7 @@ func (e *Engine) unlock(en *entity) {
 // and the entity must go on serving too.
 func (e *Engine) release(en *entity) {
 	if r := recover(); r != nil {
-		en.batch.Reset()
+		en.resetBatch()
 		e.unlock(en)
 		panic(r)
 	}

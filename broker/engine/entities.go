@@ -583,7 +583,7 @@ func (en *entity) markDeleted() {
 	en.mu.Lock()
 	defer en.mu.Unlock()
 	en.deleted = true
-	en.batch = store.Batch{}
+	en.batch, en.riders = store.Batch{}, 0
 	en.outbox = nil
 	for i := range en.waiters {
 		en.waiters[i].wakeAll()

@@ -79,6 +79,11 @@ type entity struct {
 
 	registered int64       // deadline registered with the sweeper; 0: none
 	batch      store.Batch // store changes made under mu, applied by commit
+	// riders counts the ops in batch that change no state of their own
+	// (the history events of hand-outs and renewals, which write nothing
+	// else): commit leaves a batch of riders only for the next change, and
+	// they go to the store with it, in order.
+	riders int
 	outbox     []outItem   // dead-lettered messages to forward after mu is released
 
 	// actor and via describe, for the message histories, who does what the
@@ -393,18 +398,40 @@ func (en *entity) leaveMain(x *entry) {
 // commit applies the store changes made under mu. The caller may Wait on the
 // result after releasing mu.
 func (en *entity) commit() (store.Pending, error) {
+	if en.batch.Len() == en.riders {
+		return store.Done{}, nil
+	}
+	return en.apply()
+}
+
+// apply applies the batch, riders included.
+func (en *entity) apply() (store.Pending, error) {
 	if en.batch.Len() == 0 {
 		return store.Done{}, nil
 	}
 	// Apply consumes the batch before it returns (Store.Apply makes the
 	// changes visible at once), so its ops slice is reused.
 	p, err := en.eng.store.Apply(&en.batch)
-	en.batch.Reset()
+	en.resetBatch()
 	if err != nil {
 		en.eng.log.Error("store apply failed", "entity", en.path, "err", err)
 		return nil, storeErr("store the change", en.path, err)
 	}
 	return p, nil
+}
+
+// resetBatch empties the batch, riders included.
+func (en *entity) resetBatch() {
+	en.batch.Reset()
+	en.riders = 0
+}
+
+// flushRiders applies a batch of riders alone (a history is read, the
+// engine closes), and logs a failure.
+func (en *entity) flushRiders() {
+	if _, err := en.apply(); err != nil {
+		en.eng.log.Error("storing history events failed", "entity", en.path, "err", err)
+	}
 }
 
 // commitQuiet applies pending store changes of background work (expiry,

@@ -112,7 +112,7 @@ func (e *Engine) fanOutStored(t *entity, list []*entity, msgs []*broker.Message,
 	for _, s := range held {
 		if s != t {
 			t.batch.Ops = append(t.batch.Ops, s.batch.Ops...)
-			s.batch.Reset()
+			s.resetBatch()
 		}
 	}
 	p, err = t.commit()
@@ -234,7 +234,7 @@ func (e *Engine) lockAll(list []*entity, must *entity) ([]*entity, error) {
 func (e *Engine) releaseAll(held []*entity) {
 	if r := recover(); r != nil {
 		for _, en := range held {
-			en.batch.Reset()
+			en.resetBatch()
 		}
 		e.unlockAll(held)
 		panic(r)

@@ -65,6 +65,20 @@ func (en *entity) from(o origin) {
 // names one), and deletes the event that falls out of the bound. Called with
 // en locked; nothing when history is off.
 func (en *entity) note(x *entry, ev store.HistoryEvent) {
+	en.noteOps(x, &ev)
+}
+
+// noteRider is note for an event that changes nothing else in the store (a
+// hand-out, a renewal): it waits in the batch for the entity's next change
+// (see entity.riders), so that it costs no write of its own.
+func (en *entity) noteRider(x *entry, ev store.HistoryEvent) {
+	n := en.batch.Len()
+	en.noteOps(x, &ev)
+	en.riders += en.batch.Len() - n
+}
+
+// noteOps adds the ops of note to the batch.
+func (en *entity) noteOps(x *entry, ev *store.HistoryEvent) {
 	limit := en.eng.histLimit
 	if limit == 0 {
 		return
@@ -92,9 +106,9 @@ func (en *entity) note(x *entry, ev store.HistoryEvent) {
 	} else {
 		x.hist++
 	}
-	en.batch.PutHistory(k, i, &ev)
+	en.batch.PutHistory(k, i, ev)
 	if int(i) >= limit {
-		en.batch.DeleteHistory(k, i-uint16(limit))
+		en.batch.DeleteHistory(k, i-uint16(limit), 1)
 	}
 }
 
@@ -132,9 +146,7 @@ func (en *entity) dropHistory(x *entry) {
 	if limit := en.eng.histLimit; limit > 0 && int(x.hist) > limit {
 		lo = int(x.hist) - limit
 	}
-	for i := lo; i < int(x.hist); i++ {
-		en.batch.DeleteHistory(k, uint16(i))
-	}
+	en.batch.DeleteHistory(k, uint16(lo), x.hist-uint16(lo))
 	x.hist = 0
 }
 
@@ -199,8 +211,8 @@ func (e *Engine) History(ctx context.Context, entity string, seq int64) (broker.
 		}
 		if x.hist == histUnknown {
 			en.resolveHistory(x)
-			en.commitQuiet()
 		}
+		en.flushRiders()
 		k = store.HistoryKey{Entity: en.id, Seq: x.seq}
 		return nil
 	}); err != nil {

@@ -26,11 +26,7 @@ func checkBatch(b *Batch) error {
 			if op.State == nil {
 				return broker.Errorf(broker.CodeInvalid, "state of session %s set to nil; delete it instead", strconvQuote(op.ID))
 			}
-		case OpPutHistory:
-			if op.Event == nil {
-				return broker.Errorf(broker.CodeInvalid, "put of history event %d of message %d without an event", op.Index, op.Loc.Seq)
-			}
-		case OpDeleteEntity, OpSetSequence, OpPutMeta, OpDeleteMessage, OpDeleteSessionState, OpPutDuplicate, OpDeleteDuplicate, OpDeleteHistory:
+		case OpDeleteEntity, OpSetSequence, OpPutMeta, OpDeleteMessage, OpDeleteSessionState, OpPutDuplicate, OpDeleteDuplicate, OpPutHistory, OpDeleteHistory:
 		default:
 			return broker.Errorf(broker.CodeInvalid, "unknown store op kind %d", op.Kind)
 		}

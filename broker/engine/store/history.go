@@ -34,13 +34,16 @@ type HistoryKey struct {
 
 // PutHistory stores event index of a message's history.
 func (b *Batch) PutHistory(k HistoryKey, index uint16, ev *HistoryEvent) {
-	b.Ops = append(b.Ops, Op{Kind: OpPutHistory, Loc: Loc{Entity: k.Entity, Seq: k.Seq}, Index: index, Event: ev})
+	b.Ops = append(b.Ops, Op{Kind: OpPutHistory, Loc: Loc{Entity: k.Entity, Seq: k.Seq}, Index: index})
+	b.Ops[len(b.Ops)-1].Event = *ev
 }
 
-// DeleteHistory deletes event index of a message's history (nothing when it
-// is not stored).
-func (b *Batch) DeleteHistory(k HistoryKey, index uint16) {
-	b.Ops = append(b.Ops, Op{Kind: OpDeleteHistory, Loc: Loc{Entity: k.Entity, Seq: k.Seq}, Index: index})
+// DeleteHistory deletes n events of a message's history from index on
+// (those not stored are skipped).
+func (b *Batch) DeleteHistory(k HistoryKey, index, n uint16) {
+	if n > 0 {
+		b.Ops = append(b.Ops, Op{Kind: OpDeleteHistory, Loc: Loc{Entity: k.Entity, Seq: k.Seq}, Index: index, Count: n})
+	}
 }
 
 // memoryHistory is the memory store's history of one message: the events
@@ -65,17 +68,20 @@ func (h *memoryHistory) put(i uint16, ev HistoryEvent) {
 	}
 }
 
-// drop deletes index i; only the oldest event can go without a gap, and
-// the engine deletes oldest first.
-func (h *memoryHistory) drop(i uint16) {
-	n := int(i) - int(h.first)
+// drop deletes count events from index i. The engine deletes the oldest
+// (or all): a deletion in the middle drops the newer ones too, so that the
+// events left have no gap.
+func (h *memoryHistory) drop(i, count uint16) {
+	lo := max(int(i)-int(h.first), 0)
+	hi := min(int(i)+int(count)-int(h.first), len(h.events))
 	switch {
-	case n < 0 || n >= len(h.events):
-	case n == 0:
-		h.events[0] = HistoryEvent{}
-		h.events = h.events[1:]
-		h.first++
+	case hi <= lo:
+	case lo == 0:
+		clear(h.events[:hi])
+		h.events = h.events[hi:]
+		h.first += uint16(hi)
 	default:
-		h.events = h.events[:n] // the rest is newer than a deleted event
+		clear(h.events[lo:])
+		h.events = h.events[:lo]
 	}
 }

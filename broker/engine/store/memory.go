@@ -215,11 +215,11 @@ func (s *Memory) Apply(b *Batch) (Pending, error) {
 				h = &memoryHistory{}
 				s.history[k] = h
 			}
-			h.put(op.Index, *op.Event)
+			h.put(op.Index, op.Event)
 		case OpDeleteHistory:
 			k := HistoryKey{op.Loc.Entity, op.Loc.Seq}
 			if h := s.history[k]; h != nil {
-				if h.drop(op.Index); len(h.events) == 0 {
+				if h.drop(op.Index, op.Count); len(h.events) == 0 {
 					delete(s.history, k)
 				}
 			}

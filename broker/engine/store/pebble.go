@@ -454,14 +454,15 @@ func (s *Pebble) build(pb *pebble.Batch, b *Batch) error {
 			buf = makeDuplicateKey(buf[:0], DuplicateRecord{Entity: op.Loc.Entity, ID: op.ID, End: op.End})
 			err = pb.Delete(buf, nil)
 		case OpPutHistory:
-			if op.Event == nil {
-				return broker.Errorf(broker.CodeInvalid, "put of history event %d of message %d without an event", op.Index, op.Loc.Seq)
-			}
 			k := makeHistoryKey(HistoryKey{op.Loc.Entity, op.Loc.Seq}, op.Index)
-			err = pb.Set(k[:], appendHistoryEvent(buf[:0], op.Event), nil)
+			err = pb.Set(k[:], appendHistoryEvent(buf[:0], &op.Event), nil)
 		case OpDeleteHistory:
-			k := makeHistoryKey(HistoryKey{op.Loc.Entity, op.Loc.Seq}, op.Index)
-			err = pb.Delete(k[:], nil)
+			for i := range int(op.Count) {
+				k := makeHistoryKey(HistoryKey{op.Loc.Entity, op.Loc.Seq}, op.Index+uint16(i))
+				if err = pb.Delete(k[:], nil); err != nil {
+					break
+				}
+			}
 		default:
 			return broker.Errorf(broker.CodeInvalid, "unknown store op kind %d", op.Kind)
 		}

@@ -65,7 +65,7 @@ const (
 	OpPutDuplicate       // remember message id ID in Loc.Entity until End
 	OpDeleteDuplicate    // forget the record of message id ID in Loc.Entity ending at End
 	OpPutHistory         // store Event as event Index of the history of message (Loc.Entity, Loc.Seq)
-	OpDeleteHistory      // delete event Index of the history of message (Loc.Entity, Loc.Seq)
+	OpDeleteHistory      // delete events Index to Index+Count-1 of the history of message (Loc.Entity, Loc.Seq)
 )
 
 // Op is one change in a Batch.
@@ -86,9 +86,10 @@ type Op struct {
 	Updated int64
 	// End is the end of a duplicate-detection window, unix nanoseconds.
 	End int64
-	// Event is the history event of OpPutHistory. The store keeps it: the
-	// caller must not change it afterwards.
-	Event *HistoryEvent
+	// Event is the history event of OpPutHistory, and Count the number of
+	// events OpDeleteHistory deletes.
+	Event HistoryEvent
+	Count uint16
 }
 
 // DuplicateRecord says that a message id was accepted by an entity that
