@@ -84,7 +84,7 @@ type entity struct {
 	// else): commit leaves a batch of riders only for the next change, and
 	// they go to the store with it, in order.
 	riders int
-	outbox     []outItem   // dead-lettered messages to forward after mu is released
+	outbox []outItem // dead-lettered messages to forward after mu is released
 
 	// actor and via describe, for the message histories, who does what the
 	// entity's mutex is held for (a connection and link, the dashboard) and
