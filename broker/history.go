@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -122,4 +123,27 @@ func HistoryOf(c Client) (hr HistoryReader, ok bool) {
 		c = u.Unwrap()
 	}
 	return nil, false
+}
+
+// Summary is the event's particulars in one line, for a table or a
+// timeline: the reason, the detail, the lock, and where the message was
+// when not in the main queue. It is not sanitized.
+func (ev HistoryEvent) Summary() string {
+	var parts []string
+	if ev.Reason != "" {
+		parts = append(parts, ev.Reason)
+	}
+	if ev.Detail != "" {
+		parts = append(parts, ev.Detail)
+	}
+	if !ev.LockedUntil.IsZero() {
+		parts = append(parts, "locked until "+ev.LockedUntil.UTC().Format("15:04:05.000"))
+	}
+	if !ev.Token.IsZero() {
+		parts = append(parts, "lock "+ev.Token.String()[:8])
+	}
+	if ev.SubQueue != SubQueueMain {
+		parts = append(parts, "in the "+ev.SubQueue.String())
+	}
+	return strings.Join(parts, "; ")
 }
