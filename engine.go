@@ -23,6 +23,7 @@ type brokerFlags struct {
 	admin    string
 	listener listenerFlags
 	front    frontFlags
+	history  bool
 }
 
 func (b *brokerFlags) register(fs *pflag.FlagSet, amqpDefault, adminDefault string) {
@@ -30,6 +31,7 @@ func (b *brokerFlags) register(fs *pflag.FlagSet, amqpDefault, adminDefault stri
 	fs.StringVar(&b.config, "config", "", "entities from a Service Bus emulator Config.json file")
 	fs.StringVar(&b.amqp, "amqp", amqpDefault, "listen for AMQP 1.0 clients on this address")
 	fs.StringVar(&b.admin, "admin", adminDefault, "serve /health and the admin API on this address")
+	fs.BoolVar(&b.history, "history", true, "keep each message's history (peeklock history, the detail view); --history=false saves its writes")
 	b.listener.register(fs)
 	b.front.register(fs)
 }
@@ -88,7 +90,8 @@ func loadEmulatorConfig(path string) (*engine.Config, error) {
 
 // openEngine starts the embedded broker on a memory or Pebble store (a
 // directory that does not exist yet is created) and applies cfg when given.
-func openEngine(ctx context.Context, data string, cfg *engine.Config) (*engine.Engine, error) {
+// history false turns the message histories off.
+func openEngine(ctx context.Context, data string, cfg *engine.Config, history bool) (*engine.Engine, error) {
 	var st store.Store
 	if data != "" {
 		p, err := store.OpenPebble(data, store.PebbleOptions{})
@@ -97,7 +100,7 @@ func openEngine(ctx context.Context, data string, cfg *engine.Config) (*engine.E
 		}
 		st = p
 	}
-	eng, err := engine.New(engine.Options{Store: st})
+	eng, err := engine.New(engine.Options{Store: st, NoHistory: !history})
 	if err != nil {
 		if st != nil {
 			st.Close()

@@ -82,7 +82,7 @@ func runRoot(ctx context.Context, d dashboardFlags, b brokerFlags, noDemo bool) 
 		return err
 	}
 	created := dataDirCreated(b.data)
-	eng, err := openEngine(ctx, b.data, cfg)
+	eng, err := openEngine(ctx, b.data, cfg, b.history)
 	if err != nil {
 		return err
 	}

@@ -69,7 +69,7 @@ func runServe(ctx context.Context, b brokerFlags, sf sshFlags, d dashboardFlags)
 	}
 	amqpserver.TuneGC(ctx)
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	eng, err := openEngine(ctx, b.data, cfg)
+	eng, err := openEngine(ctx, b.data, cfg, b.history)
 	if err != nil {
 		return err
 	}
