@@ -240,6 +240,14 @@ func (e *Engine) subscriptions(t *entity) []*entity {
 	return slices.Clone(t.subs)
 }
 
+// withSubscriptions returns a snapshot of topic t and its subscriptions.
+func (e *Engine) withSubscriptions(t *entity) []*entity {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	list := make([]*entity, 0, len(t.subs)+1)
+	return append(append(list, t), t.subs...)
+}
+
 // lockEntity locks en and reports ErrNotFound when it was deleted meanwhile.
 // On success the caller holds en.mu and must defer e.release(en).
 func (e *Engine) lockEntity(en *entity) error {

@@ -53,7 +53,7 @@ type fanCopy struct {
 // first copy has the message's number (the one Send and Schedule report),
 // the next ones the numbers after it, so copies stay in send order.
 func (e *Engine) sendTopic(t *entity, msgs []*broker.Message, hop int, o origin) ([]int64, error) {
-	held := append([]*entity{t}, e.subscriptions(t)...)
+	held := e.withSubscriptions(t)
 	slices.SortFunc(held, func(a, b *entity) int { return cmp.Compare(a.id, b.id) })
 	parts, seqs, p, shown, err := e.fanOutStored(t, held, msgs, o)
 	if err != nil {

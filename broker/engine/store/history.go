@@ -47,10 +47,19 @@ func (b *Batch) DeleteHistory(k HistoryKey, index, n uint16) {
 }
 
 // memoryHistory is the memory store's history of one message: the events
-// from index first on.
+// from index first on. The first two (a send and a hand-out, most
+// messages' whole history) live in buf, allocated with it.
 type memoryHistory struct {
 	first  uint16
 	events []HistoryEvent
+	buf    [2]HistoryEvent
+}
+
+// newMemoryHistory returns an empty history.
+func newMemoryHistory() *memoryHistory {
+	h := &memoryHistory{}
+	h.events = h.buf[:0]
+	return h
 }
 
 // put stores ev at index i: appended after the last, or replacing one.

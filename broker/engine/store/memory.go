@@ -212,7 +212,7 @@ func (s *Memory) Apply(b *Batch) (Pending, error) {
 			k := HistoryKey{op.Loc.Entity, op.Loc.Seq}
 			h := s.history[k]
 			if h == nil {
-				h = &memoryHistory{}
+				h = newMemoryHistory()
 				s.history[k] = h
 			}
 			h.put(op.Index, op.Event)
