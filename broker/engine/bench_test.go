@@ -206,3 +206,71 @@ func (nullStore) History(store.HistoryKey) (uint16, []store.HistoryEvent, error)
 	return 0, nil, nil
 }
 func (nullStore) Close() error { return nil }
+
+// TestHistoryMemoryPerMessage measures the engine's heap per stored message
+// with the message histories on, for messages delivered once (each has a
+// send and a hand-out in its history), and checks that completing them
+// leaves nothing of their histories: the engine keeps only an event count per message (the store
+// keeps the events: on disk with Pebble), so the budget of
+// TestMemoryPerMessage holds. It also reports what the memory store
+// spends on the histories of those messages (history on against off).
+func TestHistoryMemoryPerMessage(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("stores many messages")
+	}
+	const n = 100_000
+	per := func(st store.Store, history, complete bool) float64 {
+		e, err := New(Options{Store: st, NoHistory: !history})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		ctx := context.Background()
+		e.CreateEntity(ctx, broker.Entity{Path: "q", Settings: broker.EntitySettings{LockDuration: time.Hour}})
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		msgs := make([]*broker.Message, 1000)
+		var locked []*broker.Message
+		for i := 0; i < n; i += len(msgs) {
+			for j := range msgs {
+				msgs[j] = &broker.Message{MessageID: "6f1c2a3b-4d5e-4f60-8a9b-0c1d2e3f" + itoa(1000+(i+j)%9000)}
+			}
+			if err := e.Send(ctx, "q", msgs); err != nil {
+				t.Fatal(err)
+			}
+			got, err := e.Receive(ctx, broker.ReceiveRequest{Entity: "q", Max: len(msgs)})
+			if err != nil || len(got) != len(msgs) && st != (nullStore{}) {
+				t.Fatalf("receive: %d, %v", len(got), err)
+			}
+			locked = append(locked, got...)
+		}
+		if complete {
+			ss := make([]broker.Settlement, len(locked))
+			for i, m := range locked {
+				ss[i] = broker.Settlement{Kind: broker.Complete, Entity: "q", Token: m.LockToken}
+			}
+			if errs := e.SettleMany(ctx, ss); errs != nil {
+				t.Fatal(errs[0])
+			}
+		}
+		locked = nil
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(e)
+		return (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / n
+	}
+	engineOwn := per(nullStore{}, true, false)
+	t.Logf("engine memory per stored message delivered once, history on: %.0f bytes", engineOwn)
+	if engineOwn > 256 {
+		t.Errorf("%.0f bytes per message, budget 256", engineOwn)
+	}
+	// Completed, the messages leave no history behind: what is left is the
+	// buckets of the memory store's maps, which Go does not shrink (about
+	// 40 bytes per message of its history map).
+	if on, off := per(store.NewMemory(), true, true), per(store.NewMemory(), false, true); on-off > 64 {
+		t.Errorf("%.0f bytes per message left after completing them all with history, %.0f without", on, off)
+	}
+	on, off := per(store.NewMemory(), true, false), per(store.NewMemory(), false, false)
+	t.Logf("memory store: %.0f bytes per message delivered once with history, %.0f without: %.0f for the history", on, off, on-off)
+}

@@ -583,7 +583,7 @@ func (en *entity) markDeleted() {
 	en.mu.Lock()
 	defer en.mu.Unlock()
 	en.deleted = true
-	en.batch, en.riders = store.Batch{}, 0
+	en.batch, en.riders, en.histBuf = store.Batch{}, 0, nil
 	en.outbox = nil
 	for i := range en.waiters {
 		en.waiters[i].wakeAll()

@@ -84,6 +84,10 @@ type entity struct {
 	// else): commit leaves a batch of riders only for the next change, and
 	// they go to the store with it, in order.
 	riders int
+	// histBuf holds the history events of batch's ops (PutHistory keeps a
+	// pointer until the batch is applied), so that an event costs no
+	// allocation; emptied with the batch.
+	histBuf []store.HistoryEvent
 	outbox []outItem // dead-lettered messages to forward after mu is released
 
 	// actor and via describe, for the message histories, who does what the
@@ -423,7 +427,24 @@ func (en *entity) apply() (store.Pending, error) {
 // resetBatch empties the batch, riders included.
 func (en *entity) resetBatch() {
 	en.batch.Reset()
+	if cap(en.batch.Ops) > maxKeptOps || cap(en.batch.Hist) > maxKeptOps {
+		en.batch = store.Batch{} // a huge batch (a purge, a settlement of thousands) keeps no memory
+	}
 	en.riders = 0
+	en.resetHistBuf()
+}
+
+// maxKeptOps is the capacity of a batch (and of histBuf) that an entity
+// keeps for reuse.
+const maxKeptOps = 1024
+
+// resetHistBuf empties histBuf, once no batch points into it.
+func (en *entity) resetHistBuf() {
+	clear(en.histBuf)
+	en.histBuf = en.histBuf[:0]
+	if cap(en.histBuf) > maxKeptOps {
+		en.histBuf = nil
+	}
 }
 
 // flushRiders applies a batch of riders alone (a history is read, the

@@ -112,10 +112,15 @@ func (e *Engine) fanOutStored(t *entity, list []*entity, msgs []*broker.Message,
 	for _, s := range held {
 		if s != t {
 			t.batch.Ops = append(t.batch.Ops, s.batch.Ops...)
-			s.resetBatch()
+			t.batch.Hist = append(t.batch.Hist, s.batch.Hist...)
+			s.batch.Reset() // its history events stay in s.histBuf until t's batch is applied
+			s.riders = 0
 		}
 	}
 	p, err = t.commit()
+	for _, s := range held {
+		s.resetHistBuf()
+	}
 	if err != nil {
 		for _, pt := range parts {
 			pt.en.size -= pt.size

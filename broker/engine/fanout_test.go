@@ -120,6 +120,7 @@ type batchLog struct {
 	store.Store
 	failNext bool
 	batches  [][]store.Op
+	hist     [][]store.HistoryOp
 }
 
 func (s *batchLog) Apply(b *store.Batch) (store.Pending, error) {
@@ -127,6 +128,7 @@ func (s *batchLog) Apply(b *store.Batch) (store.Pending, error) {
 		return s.Store.Apply(b)
 	}
 	s.batches = append(s.batches, slices.Clone(b.Ops))
+	s.hist = append(s.hist, slices.Clone(b.Hist))
 	if s.failNext {
 		s.failNext = false
 		return nil, errors.New("disk on fire")
@@ -173,12 +175,10 @@ func TestTopicSendIsOneBatch(t *testing.T) {
 	want := []put{
 		{store.OpSetSequence, ids["t"], 1},
 		{store.OpPutMessage, ids["t/Subscriptions/a"], 1},
-		{store.OpPutHistory, ids["t/Subscriptions/a"], 1},
 		{store.OpPutMessage, ids["t/Subscriptions/b"], 1},
-		{store.OpPutHistory, ids["t/Subscriptions/b"], 1},
 		{store.OpPutMessage, ids["t/Subscriptions/c"], 1},
-		{store.OpPutHistory, ids["t/Subscriptions/c"], 1},
 	}
+	wantHist := []store.HistoryKey{{Entity: ids["t/Subscriptions/a"], Seq: 1}, {Entity: ids["t/Subscriptions/b"], Seq: 1}, {Entity: ids["t/Subscriptions/c"], Seq: 1}}
 	for i, ops := range st.batches {
 		var got []put
 		for _, op := range ops {
@@ -186,6 +186,15 @@ func TestTopicSendIsOneBatch(t *testing.T) {
 		}
 		if !slices.Equal(got, want) {
 			t.Fatalf("batch %d: %+v, want %+v", i, got, want)
+		}
+		var hist []store.HistoryKey
+		for _, op := range st.hist[i] {
+			if op.Event != nil {
+				hist = append(hist, op.Key)
+			}
+		}
+		if !slices.Equal(hist, wantHist) {
+			t.Fatalf("batch %d puts the history events of %+v, want %+v", i, hist, wantHist)
 		}
 	}
 	for _, s := range []string{"a", "b", "c"} {

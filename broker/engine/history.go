@@ -74,8 +74,14 @@ func (en *entity) note(x *entry, ev store.HistoryEvent) {
 func (en *entity) noteRider(x *entry, ev store.HistoryEvent) {
 	n := en.batch.Len()
 	en.noteOps(x, &ev)
-	en.riders += en.batch.Len() - n
+	if en.riders += en.batch.Len() - n; en.riders >= maxRiders {
+		en.flushRiders() // hand-outs with no change in between: bound the batch
+	}
 }
+
+// maxRiders bounds the history events that wait for a change of their
+// entity (see noteRider).
+const maxRiders = 1024
 
 // noteOps adds the ops of note to the batch.
 func (en *entity) noteOps(x *entry, ev *store.HistoryEvent) {
@@ -106,7 +112,8 @@ func (en *entity) noteOps(x *entry, ev *store.HistoryEvent) {
 	} else {
 		x.hist++
 	}
-	en.batch.PutHistory(k, i, ev)
+	en.histBuf = append(en.histBuf, *ev)
+	en.batch.PutHistory(k, i, &en.histBuf[len(en.histBuf)-1])
 	if int(i) >= limit {
 		en.batch.DeleteHistory(k, i-uint16(limit), 1)
 	}

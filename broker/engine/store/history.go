@@ -32,17 +32,26 @@ type HistoryKey struct {
 	Seq    int64
 }
 
-// PutHistory stores event index of a message's history.
+// HistoryOp is a change of a message's history: Event put as event Index
+// (Event not nil), or Count events deleted from Index on.
+type HistoryOp struct {
+	Key   HistoryKey
+	Index uint16
+	Count uint16
+	Event *HistoryEvent
+}
+
+// PutHistory stores event index of a message's history. The store copies
+// *ev when the batch is applied; until then the caller must not change it.
 func (b *Batch) PutHistory(k HistoryKey, index uint16, ev *HistoryEvent) {
-	b.Ops = append(b.Ops, Op{Kind: OpPutHistory, Loc: Loc{Entity: k.Entity, Seq: k.Seq}, Index: index})
-	b.Ops[len(b.Ops)-1].Event = *ev
+	b.Hist = append(b.Hist, HistoryOp{Key: k, Index: index, Event: ev})
 }
 
 // DeleteHistory deletes n events of a message's history from index on
 // (those not stored are skipped).
 func (b *Batch) DeleteHistory(k HistoryKey, index, n uint16) {
 	if n > 0 {
-		b.Ops = append(b.Ops, Op{Kind: OpDeleteHistory, Loc: Loc{Entity: k.Entity, Seq: k.Seq}, Index: index, Count: n})
+		b.Hist = append(b.Hist, HistoryOp{Key: k, Index: index, Count: n})
 	}
 }
 

@@ -29,11 +29,13 @@ func TestStoreHistory(t *testing.T) {
 		if err != nil || first != 0 || !reflect.DeepEqual(got, evs) {
 			t.Fatalf("History = %d, %+v, %v; want 0, %+v", first, got, err, evs)
 		}
+		b = Batch{}
 		b.DeleteHistory(k, 0, 1)
 		apply(t, s, &b)
 		if first, got, _ = s.History(k); first != 1 || !reflect.DeepEqual(got, evs[1:]) {
 			t.Fatalf("after deleting the oldest: %d, %+v", first, got)
 		}
+		b = Batch{}
 		b.DeleteEntity(1)
 		apply(t, s, &b)
 		if _, got, _ = s.History(k); len(got) != 0 {

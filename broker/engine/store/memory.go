@@ -208,24 +208,30 @@ func (s *Memory) Apply(b *Batch) (Pending, error) {
 			s.dups[DuplicateRecord{Entity: op.Loc.Entity, ID: op.ID, End: op.End}] = struct{}{}
 		case OpDeleteDuplicate:
 			delete(s.dups, DuplicateRecord{Entity: op.Loc.Entity, ID: op.ID, End: op.End})
-		case OpPutHistory:
-			k := HistoryKey{op.Loc.Entity, op.Loc.Seq}
-			h := s.history[k]
-			if h == nil {
-				h = newMemoryHistory()
-				s.history[k] = h
-			}
-			h.put(op.Index, op.Event)
-		case OpDeleteHistory:
-			k := HistoryKey{op.Loc.Entity, op.Loc.Seq}
-			if h := s.history[k]; h != nil {
-				if h.drop(op.Index, op.Count); len(h.events) == 0 {
-					delete(s.history, k)
-				}
-			}
 		}
 	}
+	for i := range b.Hist {
+		s.applyHistory(&b.Hist[i])
+	}
 	return Done{}, nil
+}
+
+// applyHistory applies one history change. Called with mu held.
+func (s *Memory) applyHistory(op *HistoryOp) {
+	h := s.history[op.Key]
+	if op.Event != nil {
+		if h == nil {
+			h = newMemoryHistory()
+			s.history[op.Key] = h
+		}
+		h.put(op.Index, *op.Event)
+		return
+	}
+	if h != nil {
+		if h.drop(op.Index, op.Count); len(h.events) == 0 {
+			delete(s.history, op.Key)
+		}
+	}
 }
 
 // History returns a copy of the stored history of a message.

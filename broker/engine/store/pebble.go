@@ -351,7 +351,7 @@ func (s *Pebble) Apply(b *Batch) (Pending, error) {
 		return nil, err
 	}
 	defer s.unlock()
-	if len(b.Ops) == 0 {
+	if b.Len() == 0 {
 		return Done{}, nil
 	}
 	pb := s.db.NewBatch()
@@ -453,21 +453,31 @@ func (s *Pebble) build(pb *pebble.Batch, b *Batch) error {
 		case OpDeleteDuplicate:
 			buf = makeDuplicateKey(buf[:0], DuplicateRecord{Entity: op.Loc.Entity, ID: op.ID, End: op.End})
 			err = pb.Delete(buf, nil)
-		case OpPutHistory:
-			k := makeHistoryKey(HistoryKey{op.Loc.Entity, op.Loc.Seq}, op.Index)
-			err = pb.Set(k[:], appendHistoryEvent(buf[:0], &op.Event), nil)
-		case OpDeleteHistory:
-			for i := range int(op.Count) {
-				k := makeHistoryKey(HistoryKey{op.Loc.Entity, op.Loc.Seq}, op.Index+uint16(i))
-				if err = pb.Delete(k[:], nil); err != nil {
-					break
-				}
-			}
 		default:
 			return broker.Errorf(broker.CodeInvalid, "unknown store op kind %d", op.Kind)
 		}
 		if err != nil {
 			return pebbleError("build a batch", err)
+		}
+	}
+	for i := range b.Hist {
+		if err := buildHistory(pb, &b.Hist[i], buf); err != nil {
+			return pebbleError("build a batch", err)
+		}
+	}
+	return nil
+}
+
+// buildHistory adds a history change to pb; buf is scratch space.
+func buildHistory(pb *pebble.Batch, op *HistoryOp, buf []byte) error {
+	if op.Event != nil {
+		k := makeHistoryKey(op.Key, op.Index)
+		return pb.Set(k[:], appendHistoryEvent(buf[:0], op.Event), nil)
+	}
+	for i := range int(op.Count) {
+		k := makeHistoryKey(op.Key, op.Index+uint16(i))
+		if err := pb.Delete(k[:], nil); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -64,15 +64,11 @@ const (
 	OpDeleteSessionState // delete the state of session ID in Loc.Entity
 	OpPutDuplicate       // remember message id ID in Loc.Entity until End
 	OpDeleteDuplicate    // forget the record of message id ID in Loc.Entity ending at End
-	OpPutHistory         // store Event as event Index of the history of message (Loc.Entity, Loc.Seq)
-	OpDeleteHistory      // delete events Index to Index+Count-1 of the history of message (Loc.Entity, Loc.Seq)
 )
 
 // Op is one change in a Batch.
 type Op struct {
-	Kind OpKind
-	// Index is the event index of OpPutHistory and OpDeleteHistory.
-	Index   uint16
+	Kind    OpKind
 	Loc     Loc
 	Meta    Meta
 	Message *broker.Message
@@ -86,10 +82,6 @@ type Op struct {
 	Updated int64
 	// End is the end of a duplicate-detection window, unix nanoseconds.
 	End int64
-	// Event is the history event of OpPutHistory, and Count the number of
-	// events OpDeleteHistory deletes.
-	Event HistoryEvent
-	Count uint16
 }
 
 // DuplicateRecord says that a message id was accepted by an entity that
@@ -103,9 +95,12 @@ type DuplicateRecord struct {
 	End    int64
 }
 
-// Batch is a list of changes applied atomically, in order.
+// Batch is a list of changes applied atomically, in order: Ops, then the
+// message history changes of Hist (see PutHistory), which are kept apart
+// because they are many and small.
 type Batch struct {
-	Ops []Op
+	Ops  []Op
+	Hist []HistoryOp
 }
 
 // PutEntity stores an entity definition.
@@ -176,10 +171,15 @@ func (b *Batch) DeleteDuplicate(r DuplicateRecord) {
 }
 
 // Len returns the number of changes in the batch.
-func (b *Batch) Len() int { return len(b.Ops) }
+func (b *Batch) Len() int { return len(b.Ops) + len(b.Hist) }
 
 // Reset empties the batch for reuse.
-func (b *Batch) Reset() { clear(b.Ops); b.Ops = b.Ops[:0] }
+func (b *Batch) Reset() {
+	clear(b.Ops)
+	b.Ops = b.Ops[:0]
+	clear(b.Hist)
+	b.Hist = b.Hist[:0]
+}
 
 // Loader receives the stored state at start, in this order: entities (by
 // id), then sequences, then session states in (entity, session id) order,
