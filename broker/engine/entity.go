@@ -88,7 +88,7 @@ type entity struct {
 	// pointer until the batch is applied), so that an event costs no
 	// allocation; emptied with the batch.
 	histBuf []store.HistoryEvent
-	outbox []outItem // dead-lettered messages to forward after mu is released
+	outbox  []outItem // dead-lettered messages to forward after mu is released
 
 	// actor and via describe, for the message histories, who does what the
 	// entity's mutex is held for (a connection and link, the dashboard) and
