@@ -136,7 +136,20 @@ func writeHistory(w io.Writer, format string, h broker.History) error {
 	fmt.Fprintln(tw, "TIME\tEVENT\tBY\tDELIVERY\tDETAIL")
 	for _, ev := range h.Events {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", ev.Time.UTC().Format("2006-01-02 15:04:05.000"), ev.Kind,
-			cell(ev.Actor, 60), ev.DeliveryCount, cell(ev.Summary(), 120))
+			cell(ev.Actor, 60), ev.DeliveryCount, cell(summaryWithToken(ev), 120))
 	}
 	return tw.Flush()
+}
+
+// summaryWithToken is the event's summary with the first part of its lock
+// token, to tell the locks of one message apart.
+func summaryWithToken(ev broker.HistoryEvent) string {
+	s := ev.Summary()
+	if ev.Token.IsZero() {
+		return s
+	}
+	if s != "" {
+		s += "; "
+	}
+	return s + "lock " + ev.Token.String()[:8]
 }

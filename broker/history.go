@@ -126,8 +126,9 @@ func HistoryOf(c Client) (hr HistoryReader, ok bool) {
 }
 
 // Summary is the event's particulars in one line, for a table or a
-// timeline: the reason, the detail, the lock, and where the message was
-// when not in the main queue. It is not sanitized.
+// timeline: the reason, the detail, the lock's expiry, and where the
+// message was when not in the main queue (not the lock token, which a
+// caller that wants it adds). It is not sanitized.
 func (ev HistoryEvent) Summary() string {
 	var parts []string
 	if ev.Reason != "" {
@@ -138,9 +139,6 @@ func (ev HistoryEvent) Summary() string {
 	}
 	if !ev.LockedUntil.IsZero() {
 		parts = append(parts, "locked until "+ev.LockedUntil.UTC().Format("15:04:05.000"))
-	}
-	if !ev.Token.IsZero() {
-		parts = append(parts, "lock "+ev.Token.String()[:8])
 	}
 	if ev.SubQueue != SubQueueMain {
 		parts = append(parts, "in the "+ev.SubQueue.String())

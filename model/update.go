@@ -58,7 +58,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		if m.paused {
 			return m.tickCmd()
 		}
-		return tea.Batch(m.tickCmd(), m.startRefresh(), m.readClients())
+		return tea.Batch(m.tickCmd(), m.startRefresh(), m.readClients(), m.historyTick())
 	case kickMsg:
 		if msg.id != m.kickID {
 			return nil
@@ -103,6 +103,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return nil
 	case sessionStateMsg:
 		m.onSessionState(msg)
+		return nil
+	case historyMsg:
+		m.onHistory(msg)
 		return nil
 	case sentMsg:
 		return m.onSent(msg)
