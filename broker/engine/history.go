@@ -153,8 +153,36 @@ func (en *entity) dropHistory(x *entry) {
 	if limit := en.eng.histLimit; limit > 0 && int(x.hist) > limit {
 		lo = int(x.hist) - limit
 	}
-	en.batch.DeleteHistory(k, uint16(lo), x.hist-uint16(lo))
+	hi := en.cancelPending(k, int(x.hist))
+	if hi > lo {
+		en.batch.DeleteHistory(k, uint16(lo), uint16(hi-lo))
+	}
 	x.hist = 0
+}
+
+// pendingScan bounds how far back in the batch cancelPending looks.
+const pendingScan = 256
+
+// cancelPending cancels the puts of message k's events that wait in the
+// batch (a hand-out's event riding with the completion that deletes the
+// message), so that they are neither written nor deleted, and returns the
+// lowest index it cancelled (hist when none): the events below it are
+// stored and need deleting. A put it does not look at stays, and the
+// deletion, which comes after it, covers it.
+func (en *entity) cancelPending(k store.HistoryKey, hist int) int {
+	low := hist
+	ops := en.batch.Hist
+	for i := len(ops) - 1; i >= max(0, len(ops)-pendingScan); i-- {
+		op := &ops[i]
+		if op.Key != k || op.Event == nil {
+			continue
+		}
+		if int(op.Index) < low {
+			low = int(op.Index)
+		}
+		*op = store.HistoryOp{} // a no-op
+	}
+	return low
 }
 
 // noteEnded records the end of a lock (abandon, release, expiry, loss,

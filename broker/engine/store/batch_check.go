@@ -8,11 +8,6 @@ import "github.com/peeklock/peeklock/broker"
 // Both stores refuse the same batches, so that the memory store never
 // accepts what the Pebble store would not.
 func checkBatch(b *Batch) error {
-	for i := range b.Hist {
-		if op := &b.Hist[i]; op.Event == nil && op.Count == 0 {
-			return broker.Errorf(broker.CodeInvalid, "history change of message %d with neither an event nor a count", op.Key.Seq)
-		}
-	}
 	for i := range b.Ops {
 		op := &b.Ops[i]
 		switch op.Kind {

@@ -33,7 +33,8 @@ type HistoryKey struct {
 }
 
 // HistoryOp is a change of a message's history: Event put as event Index
-// (Event not nil), or Count events deleted from Index on.
+// (Event not nil), or Count events deleted from Index on (a zero Count
+// does nothing).
 type HistoryOp struct {
 	Key   HistoryKey
 	Index uint16
@@ -55,34 +56,51 @@ func (b *Batch) DeleteHistory(k HistoryKey, index, n uint16) {
 	}
 }
 
-// memoryHistory is the memory store's history of one message: the events
-// from index first on. The first two (a send and a hand-out, most
-// messages' whole history) live in buf, allocated with it.
+// memoryHistory is the memory store's history of one message, kept in its
+// map by value: the events from index first on, the oldest in one (no
+// allocation for a message with a single event, as most have once their
+// hand-outs are settled) and the others in more.
 type memoryHistory struct {
-	first  uint16
-	events []HistoryEvent
-	buf    [2]HistoryEvent
+	first uint16
+	n     uint16
+	one   HistoryEvent
+	more  []HistoryEvent
 }
 
-// newMemoryHistory returns an empty history.
-func newMemoryHistory() *memoryHistory {
-	h := &memoryHistory{}
-	h.events = h.buf[:0]
-	return h
+// events returns the events, oldest first (a new slice).
+func (h *memoryHistory) events() []HistoryEvent {
+	if h.n == 0 {
+		return nil
+	}
+	return append([]HistoryEvent{h.one}, h.more...)
+}
+
+// set replaces the events with evs from index first on.
+func (h *memoryHistory) set(first uint16, evs []HistoryEvent) {
+	*h = memoryHistory{first: first, n: uint16(len(evs))}
+	if len(evs) > 0 {
+		h.one = evs[0]
+		if len(evs) > 1 {
+			h.more = evs[1:]
+		}
+	}
 }
 
 // put stores ev at index i: appended after the last, or replacing one.
 func (h *memoryHistory) put(i uint16, ev HistoryEvent) {
-	if len(h.events) == 0 {
-		h.first = i
-	}
-	switch n := int(i) - int(h.first); {
-	case n >= 0 && n < len(h.events):
-		h.events[n] = ev
-	case n == len(h.events):
-		h.events = append(h.events, ev)
+	n := int(i) - int(h.first)
+	switch {
+	case h.n == 0:
+		h.first, h.n, h.one = i, 1, ev
+	case n == 0:
+		h.one = ev
+	case n > 0 && n < int(h.n):
+		h.more[n-1] = ev
+	case n == int(h.n):
+		h.more = append(h.more, ev)
+		h.n++
 	default: // out of order: the engine never writes so; keep the newest
-		h.first, h.events = i, append(h.events[:0], ev)
+		h.set(i, []HistoryEvent{ev})
 	}
 }
 
@@ -91,15 +109,13 @@ func (h *memoryHistory) put(i uint16, ev HistoryEvent) {
 // events left have no gap.
 func (h *memoryHistory) drop(i, count uint16) {
 	lo := max(int(i)-int(h.first), 0)
-	hi := min(int(i)+int(count)-int(h.first), len(h.events))
+	hi := min(int(i)+int(count)-int(h.first), int(h.n))
 	switch {
 	case hi <= lo:
 	case lo == 0:
-		clear(h.events[:hi])
-		h.events = h.events[hi:]
-		h.first += uint16(hi)
+		evs := h.events()
+		h.set(h.first+uint16(hi), evs[hi:])
 	default:
-		clear(h.events[lo:])
-		h.events = h.events[:lo]
+		h.set(h.first, h.events()[:lo])
 	}
 }

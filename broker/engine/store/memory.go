@@ -17,7 +17,8 @@ type Memory struct {
 	messages map[Loc]*memoryRecord
 	states   map[stateKey]storedState
 	dups     map[DuplicateRecord]struct{}
-	history  map[HistoryKey]*memoryHistory
+	history  map[HistoryKey]memoryHistory
+	histPeak int // most histories since the map was made (see shrinkHistory)
 	orphans  int // metas put for messages that were not stored
 }
 
@@ -46,7 +47,7 @@ func NewMemory() *Memory {
 		messages: make(map[Loc]*memoryRecord),
 		states:   make(map[stateKey]storedState),
 		dups:     make(map[DuplicateRecord]struct{}),
-		history:  make(map[HistoryKey]*memoryHistory),
+		history:  make(map[HistoryKey]memoryHistory),
 	}
 }
 
@@ -218,19 +219,37 @@ func (s *Memory) Apply(b *Batch) (Pending, error) {
 
 // applyHistory applies one history change. Called with mu held.
 func (s *Memory) applyHistory(op *HistoryOp) {
-	h := s.history[op.Key]
+	if op.Event == nil && op.Count == 0 {
+		return // cancelled
+	}
+	h, ok := s.history[op.Key]
 	if op.Event != nil {
-		if h == nil {
-			h = newMemoryHistory()
-			s.history[op.Key] = h
-		}
 		h.put(op.Index, *op.Event)
+		s.history[op.Key] = h
+		s.histPeak = max(s.histPeak, len(s.history))
 		return
 	}
-	if h != nil {
-		if h.drop(op.Index, op.Count); len(h.events) == 0 {
-			delete(s.history, op.Key)
+	if !ok {
+		return
+	}
+	if h.drop(op.Index, op.Count); h.n == 0 {
+		delete(s.history, op.Key)
+		s.shrinkHistory()
+	} else {
+		s.history[op.Key] = h
+	}
+}
+
+// shrinkHistory makes the history map again when it holds far fewer
+// histories than it once did: a Go map keeps its memory, and the values
+// are kept in it.
+func (s *Memory) shrinkHistory() {
+	if n := len(s.history); s.histPeak > 1024 && n < s.histPeak/8 {
+		m := make(map[HistoryKey]memoryHistory, n) // maps.Clone would keep the size
+		for k, h := range s.history {
+			m[k] = h
 		}
+		s.history, s.histPeak = m, n
 	}
 }
 
@@ -238,11 +257,11 @@ func (s *Memory) applyHistory(op *HistoryOp) {
 func (s *Memory) History(k HistoryKey) (uint16, []HistoryEvent, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	h := s.history[k]
-	if h == nil {
+	h, ok := s.history[k]
+	if !ok {
 		return 0, nil, nil
 	}
-	return h.first, slices.Clone(h.events), nil
+	return h.first, h.events(), nil
 }
 
 // HistoryCount returns how many messages have a stored history, so that
