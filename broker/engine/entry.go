@@ -32,8 +32,13 @@ type entry struct {
 	// deleted, or on its way to another entity).
 	gone bool
 	// hist counts the events of the message's history (the next event's
-	// index); histUnknown for a message loaded from the store.
+	// index); histUnknown for a message loaded from the store. rider is
+	// where the put of its newest event waits in the entity's batch (an
+	// index of batch.Hist plus one; 0: none), checked before use: a
+	// completion cancels it (see cancelPending). Both fit in what was
+	// padding.
 	hist    uint16
+	rider   uint16
 	session string
 	msgID   string
 }

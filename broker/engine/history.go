@@ -74,6 +74,10 @@ func (en *entity) note(x *entry, ev store.HistoryEvent) {
 func (en *entity) noteRider(x *entry, ev store.HistoryEvent) {
 	n := en.batch.Len()
 	en.noteOps(x, &ev)
+	x.rider = 0
+	if i := len(en.batch.Hist); i > 0 && i < 0xffff && en.batch.Hist[i-1].Event != nil {
+		x.rider = uint16(i)
+	}
 	if en.riders += en.batch.Len() - n; en.riders >= maxRiders {
 		en.flushRiders() // hand-outs with no change in between: bound the batch
 	}
@@ -153,36 +157,32 @@ func (en *entity) dropHistory(x *entry) {
 	if limit := en.eng.histLimit; limit > 0 && int(x.hist) > limit {
 		lo = int(x.hist) - limit
 	}
-	hi := en.cancelPending(k, int(x.hist))
+	hi := int(x.hist)
+	if en.cancelRider(x, k) {
+		hi--
+	}
 	if hi > lo {
 		en.batch.DeleteHistory(k, uint16(lo), uint16(hi-lo))
 	}
-	x.hist = 0
+	x.hist, x.rider = 0, 0
 }
 
-// pendingScan bounds how far back in the batch cancelPending looks.
-const pendingScan = 256
-
-// cancelPending cancels the puts of message k's events that wait in the
-// batch (a hand-out's event riding with the completion that deletes the
-// message), so that they are neither written nor deleted, and returns the
-// lowest index it cancelled (hist when none): the events below it are
-// stored and need deleting. A put it does not look at stays, and the
-// deletion, which comes after it, covers it.
-func (en *entity) cancelPending(k store.HistoryKey, hist int) int {
-	low := hist
-	ops := en.batch.Hist
-	for i := len(ops) - 1; i >= max(0, len(ops)-pendingScan); i-- {
-		op := &ops[i]
-		if op.Key != k || op.Event == nil {
-			continue
-		}
-		if int(op.Index) < low {
-			low = int(op.Index)
-		}
-		*op = store.HistoryOp{} // a no-op
+// cancelRider cancels the put of x's newest event when it still waits in
+// the batch (a hand-out's event riding with the completion that deletes the
+// message), so that it is neither written nor deleted, and reports whether
+// it did. Older events that wait too stay; the deletion, which comes after
+// them, covers them.
+func (en *entity) cancelRider(x *entry, k store.HistoryKey) bool {
+	i := int(x.rider) - 1
+	if i < 0 || i >= len(en.batch.Hist) {
+		return false
 	}
-	return low
+	op := &en.batch.Hist[i]
+	if op.Key != k || op.Event == nil || op.Index != x.hist-1 {
+		return false // applied since, and the slot reused
+	}
+	*op = store.HistoryOp{} // a no-op
+	return true
 }
 
 // noteEnded records the end of a lock (abandon, release, expiry, loss,
