@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/peeklock/peeklock/broker/remote"
-	"github.com/peeklock/peeklock/model"
+	"github.com/peeklock/peeklock/internal/config"
 )
 
 // newConnectCommand returns `peeklock connect`: the dashboard on a remote
@@ -156,11 +156,11 @@ func connection(cmd string, positional []string, namespace string, d *dashboardF
 }
 
 // namedConnection looks a connection up by name in the config file.
-func namedConnection(cmd, name string, d *dashboardFlags) (model.Connection, error) {
+func namedConnection(cmd, name string, d *dashboardFlags) (config.Connection, error) {
 	path := d.configPath()
-	cfg, err := model.LoadConfig(path)
+	cfg, err := config.Load(path)
 	if err != nil {
-		return model.Connection{}, usagef("%s: %q is not a connection string, and the config file cannot name it: %v", cmd, name, err)
+		return config.Connection{}, usagef("%s: %q is not a connection string, and the config file cannot name it: %v", cmd, name, err)
 	}
 	c, ok := cfg.Connections[name]
 	if !ok || c.ConnectionString == "" {
@@ -172,7 +172,7 @@ func namedConnection(cmd, name string, d *dashboardFlags) (model.Connection, err
 		if near := closest(name, names, 3); len(near) > 0 {
 			msg += "; did you mean " + quoteList(near) + "?"
 		}
-		return model.Connection{}, usageError{msg}
+		return config.Connection{}, usageError{msg}
 	}
 	return c, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"os"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/internal/config"
 	"github.com/peeklock/peeklock/model"
 	"github.com/peeklock/peeklock/themes"
 )
@@ -42,21 +44,21 @@ func (d *dashboardFlags) configPath() string {
 	if d.uiConfig != "" {
 		return d.uiConfig
 	}
-	return model.DefaultConfigPath()
+	return config.DefaultPath()
 }
 
 // loadConfig reads the dashboard config file. A missing file at the default
 // path is no config; any other problem is the user's to fix (exit 2), with
 // the line and column of what is wrong.
-func (d *dashboardFlags) loadConfig() (model.Config, bool, error) {
-	cfg, err := model.LoadConfig(d.configPath())
+func (d *dashboardFlags) loadConfig() (config.File, bool, error) {
+	cfg, err := config.Load(d.configPath())
 	switch {
 	case err == nil:
 		return cfg, true, nil
 	case d.uiConfig == "" && errors.Is(err, fs.ErrNotExist):
-		return model.Config{}, false, nil
+		return config.File{}, false, nil
 	}
-	return model.Config{}, false, usageError{err.Error()}
+	return config.File{}, false, usageError{err.Error()}
 }
 
 // options builds the dashboard's options: the config file first, then the
@@ -67,7 +69,7 @@ func (d *dashboardFlags) options() (model.Options, error) {
 	if err != nil {
 		return opts, err
 	}
-	if err := cfg.Apply(&opts); err != nil {
+	if err := model.ApplyConfig(cfg, &opts); err != nil {
 		return opts, usageError{err.Error()}
 	}
 	opts.Entity = d.entity
@@ -95,7 +97,8 @@ func runDashboard(ctx context.Context, c broker.Client, opts model.Options) erro
 	if opts.ReadOnly {
 		c = broker.ReadOnly(c)
 	}
-	opts.StateDir = model.DefaultStateDir() // the last entity, per endpoint (not for SSH sessions)
+	opts.StateDir = model.DefaultStateDir()                    // the last entity, per endpoint (not for SSH sessions)
+	opts.NoColor = opts.NoColor || os.Getenv("NO_COLOR") != "" // this terminal's user; SSH sessions read their client's
 	m := model.New(c, opts)
 	defer m.Close()
 	_, err := tea.NewProgram(m, tea.WithContext(ctx)).Run()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/peeklock/peeklock/broker/engine"
 	"github.com/peeklock/peeklock/broker/engine/store"
+	"github.com/peeklock/peeklock/broker/metrics"
 )
 
 // brokerFlags are the flags of the embedded broker.
@@ -90,11 +91,16 @@ func loadEmulatorConfig(path string) (*engine.Config, error) {
 
 // openEngine starts the embedded broker on a memory or Pebble store (a
 // directory that does not exist yet is created) and applies cfg when given.
-// history false turns the message histories off.
-func openEngine(ctx context.Context, data string, cfg *engine.Config, history bool) (*engine.Engine, error) {
+// A Pebble store reports its batches and syncs to obs (metrics) when obs is
+// not nil. history false turns the message histories off.
+func openEngine(ctx context.Context, data string, cfg *engine.Config, obs *metrics.StoreMetrics, history bool) (*engine.Engine, error) {
 	var st store.Store
 	if data != "" {
-		p, err := store.OpenPebble(data, store.PebbleOptions{})
+		opts := store.PebbleOptions{}
+		if obs != nil {
+			opts.Observer = obs
+		}
+		p, err := store.OpenPebble(data, opts)
 		if err != nil {
 			return nil, fmt.Errorf("open data directory %s: %w", data, err)
 		}

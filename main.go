@@ -1,7 +1,7 @@
 // Command peeklock is a terminal dashboard for live Azure Service Bus-style
 // queue management, and a Service Bus-compatible broker it runs embedded.
 //
-// This file holds the wiring only (DESIGN.md): the commands are in files
+// This file holds the wiring only: the commands are in files
 // named for them (root.go, serve.go, connect.go, list.go, …), built with
 // cobra and styled with fang.
 package main

@@ -12,6 +12,7 @@ import (
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/demo"
 	"github.com/peeklock/peeklock/broker/engine"
+	"github.com/peeklock/peeklock/broker/metrics"
 )
 
 // newRootCommand returns the peeklock command with every subcommand: the
@@ -82,7 +83,8 @@ func runRoot(ctx context.Context, d dashboardFlags, b brokerFlags, noDemo bool) 
 		return err
 	}
 	created := dataDirCreated(b.data)
-	eng, err := openEngine(ctx, b.data, cfg, b.history)
+	storeMetrics := metrics.NewStoreMetrics()
+	eng, err := openEngine(ctx, b.data, cfg, storeMetrics, b.history)
 	if err != nil {
 		return err
 	}
@@ -113,7 +115,7 @@ func runRoot(ctx context.Context, d dashboardFlags, b brokerFlags, noDemo bool) 
 		return err
 	}
 	// The screen belongs to the dashboard: the listeners log nothing.
-	defer startListeners(eng, b, ls, ep, slog.New(slog.DiscardHandler))()
+	defer startListeners(eng, storeMetrics, b, ls, ep, slog.New(slog.DiscardHandler))()
 	if runDemo {
 		if err := demo.Setup(ctx, eng, dcfg); err != nil {
 			return fmt.Errorf("demo: %w", err)

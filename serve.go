@@ -7,7 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/peeklock/peeklock/broker/amqpserver"
+	"github.com/peeklock/peeklock/broker/metrics"
+	"github.com/peeklock/peeklock/internal/gctune"
 )
 
 // newServeCommand returns `peeklock serve`: the broker without a screen.
@@ -67,9 +68,10 @@ func runServe(ctx context.Context, b brokerFlags, sf sshFlags, d dashboardFlags)
 			return err
 		}
 	}
-	amqpserver.TuneGC(ctx)
+	gctune.Start(ctx)
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	eng, err := openEngine(ctx, b.data, cfg, b.history)
+	storeMetrics := metrics.NewStoreMetrics()
+	eng, err := openEngine(ctx, b.data, cfg, storeMetrics, b.history)
 	if err != nil {
 		return err
 	}
@@ -88,10 +90,10 @@ func runServe(ctx context.Context, b brokerFlags, sf sshFlags, d dashboardFlags)
 			ls.close()
 			return err
 		}
-		defer startListeners(eng, b, ls, ep, log)()
+		defer startListeners(eng, storeMetrics, b, ls, ep, log)()
 		return plan.serve(ctx, eng, sl, log)
 	}
-	defer startListeners(eng, b, ls, ep, log)()
+	defer startListeners(eng, storeMetrics, b, ls, ep, log)()
 	<-ctx.Done()
 	log.Info("shutting down")
 	return nil

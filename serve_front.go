@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver"
 	"github.com/peeklock/peeklock/broker/amqpserver/admin"
 	"github.com/peeklock/peeklock/broker/amqpserver/entra"
@@ -16,7 +17,7 @@ import (
 	"github.com/peeklock/peeklock/broker/devcert"
 	"github.com/peeklock/peeklock/broker/engine"
 	"github.com/peeklock/peeklock/broker/metrics"
-	"github.com/peeklock/peeklock/model"
+	"github.com/peeklock/peeklock/internal/config"
 )
 
 // frontFlags are the flags of the Azure-shaped endpoint: TLS on every port
@@ -48,17 +49,17 @@ func (f *frontFlags) entraValidator(log *slog.Logger) (*entra.Validator, error) 
 	if !f.entraID {
 		return nil, nil
 	}
-	cfg := entra.DefaultConfig()
 	path := f.configPath
 	if path == "" {
-		path = model.DefaultConfigPath()
+		path = config.DefaultPath()
 	}
-	switch c, err := entra.LoadConfig(path); {
-	case err == nil:
-		cfg = c
-	case f.configPath == "" && errors.Is(err, fs.ErrNotExist):
-	default:
+	file, err := config.Load(path)
+	if err != nil && (f.configPath != "" || !errors.Is(err, fs.ErrNotExist)) {
 		return nil, err
+	}
+	cfg, err := entra.ConfigFrom(file.EntraID)
+	if err != nil {
+		return nil, &broker.Error{Code: broker.CodeInvalid, Message: path + ": " + localMessage(err), Err: err}
 	}
 	log.Warn(entra.WarningLine, "roles", len(cfg.Rights), "default_rights", cfg.DefaultRights.String(), "opaque_tokens", cfg.AcceptOpaque)
 	return entra.NewValidator(cfg, nil), nil
@@ -142,14 +143,14 @@ func newEndpoint(eng *engine.Engine, b brokerFlags, log *slog.Logger) (*listenEn
 // HTTP apart, so the admin API (with /health and /metrics) and AMQP over
 // WebSockets answer on the AMQP port too, and AMQP on the admin port. It
 // returns a function that closes them.
-func startListeners(eng *engine.Engine, b brokerFlags, ls *listeners, ep *listenEndpoint, log *slog.Logger) func() {
+func startListeners(eng *engine.Engine, st *metrics.StoreMetrics, b brokerFlags, ls *listeners, ep *listenEndpoint, log *slog.Logger) func() {
 	if ep == nil {
 		return func() {}
 	}
 	fr, err := front.New(front.Options{
 		AMQP: ep.srv.ServeConn,
 		HTTP: admin.NewHandler(eng, admin.Options{Keys: b.listener.keys.m, KeyRights: b.listener.keys.rights, EntraID: ep.entra, Logger: log,
-			Metrics: metrics.Handler(eng, ep.srv)}),
+			Metrics: metrics.Handler(eng, ep.srv, st)}),
 		TLS:    ep.tls,
 		Logger: log,
 	})

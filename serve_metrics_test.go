@@ -13,8 +13,9 @@ import (
 )
 
 // TestServeMetrics scrapes `peeklock serve`'s /metrics on the admin port,
-// without a signature, while an SDK client is connected: the sends it made
-// and its connection are counted.
+// without a signature, while an SDK client is connected: the sends it made,
+// its connection, the bytes it moved and the store's syncs (--data) are
+// counted.
 func TestServeMetrics(t *testing.T) {
 	bin := buildBinary(t)
 	config := filepath.Join(t.TempDir(), "Config.json")
@@ -22,7 +23,7 @@ func TestServeMetrics(t *testing.T) {
 		"Queues":[{"Name":"queue.1","Properties":{}}]}],"Logging":{"Type":"File"}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	conn, adminAddr, stop := startServe(t, bin, "--config", config)
+	conn, adminAddr, stop := startServe(t, bin, "--config", config, "--data", filepath.Join(t.TempDir(), "data"))
 	defer stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -65,5 +66,14 @@ func TestServeMetrics(t *testing.T) {
 	}
 	if c := fams["peeklock_listener_connections"].GetMetric(); len(c) != 1 || c[0].GetGauge().GetValue() < 1 {
 		t.Errorf("listener connections: %v", c)
+	}
+	// The durable sends waited for the disk: the store's histogram has them.
+	if h := fams["peeklock_store_sync_seconds"].GetMetric(); len(h) != 1 || h[0].GetHistogram().GetSampleCount() < 2 {
+		t.Errorf("store sync latency: %v", h)
+	}
+	for _, name := range []string{"peeklock_listener_received_bytes_total", "peeklock_listener_sent_bytes_total"} {
+		if c := fams[name].GetMetric(); len(c) != 1 || c[0].GetCounter().GetValue() == 0 {
+			t.Errorf("%s: %v", name, c)
+		}
 	}
 }

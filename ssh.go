@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/internal/config"
 	"github.com/peeklock/peeklock/model"
 	"github.com/peeklock/peeklock/sshserver"
 )
@@ -20,11 +21,13 @@ import (
 type sshFlags struct {
 	addr           string
 	authorizedKeys string
+	exportDir      string
 }
 
 func (s *sshFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&s.addr, "ssh", "", "serve the dashboard over SSH on this address (e.g. :2222)")
 	fs.StringVar(&s.authorizedKeys, "authorized-keys", "", "the OpenSSH authorized_keys file of the keys that may connect (roles come from the [ssh] section of the config file)")
+	fs.StringVar(&s.exportDir, "ssh-export-dir", "", "directory on the server for operator keys' exports (x) too big for the clipboard (or [ssh] export_dir)")
 }
 
 // sshPlan is a checked SSH server configuration, ready to start once the
@@ -45,23 +48,29 @@ func (s *sshFlags) check(d *dashboardFlags, dataDir string) (*sshPlan, error) {
 		if s.authorizedKeys != "" {
 			return nil, usagef("--authorized-keys needs --ssh ADDR")
 		}
+		if s.exportDir != "" {
+			return nil, usagef("--ssh-export-dir needs --ssh ADDR")
+		}
 		return nil, nil
 	}
 	if err := checkAddr("ssh", s.addr); err != nil {
 		return nil, err
 	}
 	configPath := d.configPath()
-	cfg, err := sshserver.LoadConfig(configPath)
+	file, err := config.Load(configPath)
+	if err != nil && (d.uiConfig != "" || !errors.Is(err, fs.ErrNotExist)) {
+		return nil, usageError{err.Error()}
+	}
+	cfg, err := sshserver.ConfigFrom(file.SSH)
 	if err != nil {
-		_, statErr := os.Stat(configPath)
-		if d.uiConfig != "" || !errors.Is(statErr, fs.ErrNotExist) {
-			return nil, usageError{localMessage(err)}
-		}
-		cfg = sshserver.Config{}
+		return nil, usageError{configPath + ": " + localMessage(err)}
 	}
 	cfg.Addr = s.addr
 	if s.authorizedKeys != "" {
 		cfg.AuthorizedKeysPath = s.authorizedKeys
+	}
+	if s.exportDir != "" {
+		cfg.ExportDir = s.exportDir
 	}
 	if cfg.AuthorizedKeysPath == "" {
 		return nil, usagef("--ssh needs --authorized-keys FILE (or authorized_keys in the [ssh] section of the config file)")
@@ -77,7 +86,7 @@ func (s *sshFlags) check(d *dashboardFlags, dataDir string) (*sshPlan, error) {
 	if cfg.HostKeyPath == "" {
 		p.hostKeyDir = dataDir
 		if p.hostKeyDir == "" {
-			p.hostKeyDir = filepath.Dir(model.DefaultConfigPath())
+			p.hostKeyDir = filepath.Dir(config.DefaultPath())
 		}
 		p.cfg.HostKeyPath = sshserver.HostKeyPathIn(p.hostKeyDir)
 	}

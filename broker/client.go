@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"cmp"
 	"context"
 	"time"
 )
@@ -72,6 +73,23 @@ type BrowseRequest struct {
 	FromSequence int64
 	// Max is the most messages to return (the window size).
 	Max int
+	// DueOrder orders a Scheduled window by due time (ScheduledEnqueueTime
+	// ascending, then sequence number) instead of by sequence number alone.
+	// FromSequence then names the window's first message: the window starts
+	// at that message's place in due order, or at the first scheduled
+	// message when it is no longer scheduled (it was activated, which
+	// happens in due order, or cancelled); 0 starts at the first. Other
+	// categories ignore DueOrder.
+	DueOrder bool
+}
+
+// CompareDue orders scheduled messages as a DueOrder window does: by
+// ScheduledEnqueueTime, then by sequence number.
+func CompareDue(a, b *Message) int {
+	if c := a.ScheduledEnqueueTime.Compare(b.ScheduledEnqueueTime); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.SequenceNumber, b.SequenceNumber)
 }
 
 // ReceiveMode is how a receive hands messages over.

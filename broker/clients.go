@@ -86,3 +86,41 @@ func ClientsOf(c Client) (cl ClientLister, ok bool) {
 	}
 	return nil, false
 }
+
+// ClientCloser is implemented by clients that can close an application's
+// connection: the embedded engine, when its AMQP listener is open. The
+// listener sends the application a close with amqp:connection:forced and
+// the reason in its description; as on any lost connection its session
+// locks are given back and its message locks stay until they expire or are
+// settled by lock token. The application may connect again. Use ClientCloserOf to find it through
+// wrappers; the read-only wrapper refuses it.
+type ClientCloser interface {
+	// CloseClient closes the connection whose ClientConn.ID is id. It
+	// fails with CodeNotFound when no open connection has that id, and with
+	// CodeNotSupported when no listener is open.
+	CloseClient(ctx context.Context, id, reason string) error
+}
+
+// ClientCloserOf returns the ClientCloser of c: c itself, or the first
+// client down the chain of wrapped clients (Unwrapper) that implements it,
+// so that a wrapper which decides (the read-only one refuses, the SSH
+// session audits) is the one called. ok is true only when a client that is
+// not a wrapper implements it.
+func ClientCloserOf(c Client) (cc ClientCloser, ok bool) {
+	var outer ClientCloser
+	for range 8 { // wrappers nest a few levels at most
+		l, is := c.(ClientCloser)
+		if is && outer == nil {
+			outer = l
+		}
+		u, isWrapper := c.(Unwrapper)
+		if !isWrapper {
+			if is {
+				return outer, true
+			}
+			return nil, false
+		}
+		c = u.Unwrap()
+	}
+	return nil, false
+}

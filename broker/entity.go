@@ -112,7 +112,7 @@ func SplitSubscriptionPath(path string) (topic, subscription string, ok bool) {
 	return topic, subscription, true
 }
 
-// EntitySettings are the per-entity settings of spec/semantics.md §1, named as
+// EntitySettings are the per-entity settings of Service Bus, named as
 // in the Service Bus emulator's Config.json. Zero durations and sizes mean
 // "the default" when an entity is created; Normalize fills them in.
 type EntitySettings struct {

@@ -94,7 +94,8 @@ const (
 const MaxIDLength = 128
 
 // Message is a Service Bus message: an opaque payload plus broker properties
-// (spec/semantics.md §6) and application properties.
+// (the system properties Service Bus sets or reads) and application
+// properties.
 //
 // Fields in the first group are set by the sender; the second group is set by
 // the broker and ignored on send.

@@ -15,7 +15,9 @@ import (
 // Client and of the optional interfaces it forwards (SessionClient,
 // StatusReporter, Unwrapper, ClientLister, SequenceLocker, HistoryReader), each passed through or refused by decision. A
 // method added to Client stops the build until it is decided here, and a
-// test checks the optional interfaces by reflection.
+// test checks the optional interfaces by reflection, that every method of
+// the wrapper belongs to one of them, and that every function that looks
+// through wrappers (Unwrapper) for an optional interface is decided.
 func ReadOnly(c Client) Client { return readOnly{c} }
 
 type readOnly struct{ c Client }
@@ -141,4 +143,10 @@ func (r readOnly) History(ctx context.Context, entity string, seq int64) (Histor
 // LockSequence is refused: a lock keeps the message from other receivers.
 func (r readOnly) LockSequence(context.Context, string, []int64) ([]*Message, error) {
 	return nil, refuse("lock by sequence number")
+}
+
+// CloseClient is refused: closing an application's connection changes what
+// it does.
+func (r readOnly) CloseClient(context.Context, string, string) error {
+	return refuse("closing a connection")
 }

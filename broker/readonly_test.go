@@ -3,7 +3,12 @@ package broker_test
 import (
 	"context"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -138,6 +143,11 @@ func (r *recorder) History(_ context.Context, entity string, seq int64) (broker.
 	return broker.History{Entity: entity, Sequence: seq}, nil
 }
 
+func (r *recorder) CloseClient(context.Context, string, string) error {
+	r.calls++
+	return nil
+}
+
 func (r *recorder) LockSequence(context.Context, string, []int64) ([]*broker.Message, error) {
 	r.calls++
 	return nil, nil
@@ -160,12 +170,7 @@ func TestReadOnlyFailsClosed(t *testing.T) {
 	inner := &recorder{}
 	ro := broker.ReadOnly(inner)
 	v := reflect.ValueOf(ro)
-	for _, it := range []reflect.Type{
-		reflect.TypeFor[broker.Client](), reflect.TypeFor[broker.SessionClient](),
-		reflect.TypeFor[broker.StatusReporter](), reflect.TypeFor[broker.Unwrapper](),
-		reflect.TypeFor[broker.ClientLister](),
-		reflect.TypeFor[broker.SequenceLocker](), reflect.TypeFor[broker.HistoryReader](),
-	} {
+	for _, it := range readOnlyInterfaces {
 		if !v.Type().Implements(it) {
 			t.Errorf("the read-only client does not implement %v: decide each of its methods in readonly.go", it)
 			continue
@@ -219,5 +224,92 @@ func TestReadOnlyClients(t *testing.T) {
 	}
 	if _, ok := broker.ClientsOf(broker.ReadOnly(&sessionFake{})); ok {
 		t.Error("ClientsOf finds a lister in a client without one")
+	}
+}
+
+// readOnlyInterfaces are the interfaces whose every method the read-only
+// wrapper decides (passes through or refuses) itself.
+var readOnlyInterfaces = []reflect.Type{
+	reflect.TypeFor[broker.Client](), reflect.TypeFor[broker.SessionClient](),
+	reflect.TypeFor[broker.StatusReporter](), reflect.TypeFor[broker.Unwrapper](),
+	reflect.TypeFor[broker.ClientLister](), reflect.TypeFor[broker.SequenceLocker](),
+	reflect.TypeFor[broker.ClientCloser](), reflect.TypeFor[broker.HistoryReader](),
+}
+
+// Every method of the read-only wrapper belongs to an interface that
+// TestReadOnlyFailsClosed checks: a method added to the wrapper (forwarding
+// a new optional interface) without listing its interface there fails here.
+func TestReadOnlyMethodsAreDecided(t *testing.T) {
+	decided := map[string]bool{}
+	for _, it := range readOnlyInterfaces {
+		for i := range it.NumMethod() {
+			decided[it.Method(i).Name] = true
+		}
+	}
+	rt := reflect.TypeOf(broker.ReadOnly(&recorder{}))
+	for i := range rt.NumMethod() {
+		if m := rt.Method(i).Name; !decided[m] {
+			t.Errorf("the read-only client has method %s of no interface in readOnlyInterfaces: add its interface and decide it in TestReadOnlyFailsClosed", m)
+		}
+	}
+}
+
+// unwrapWalkers are the functions of package broker that look through
+// wrappers (Unwrapper) for an optional interface of the wrapped client,
+// with the reason each is safe under ReadOnly. A walker finds the wrapped
+// client's method under the read-only wrapper, so a new one that finds a
+// changing interface would fail open.
+var unwrapWalkers = map[string]string{
+	"RulesOf":          "RuleReader only reads",
+	"ClientsOf":        "ClientLister only reads",
+	"HistoryOf":        "HistoryReader only reads",
+	"SequenceLockerOf": "ReadOnly implements SequenceLocker itself (refused), found before the wrapped client",
+	"ClientCloserOf":   "ReadOnly implements ClientCloser itself (refused), found before the wrapped client",
+}
+
+// TestReadOnlyUnwrapWalkers finds, in the package's source, every function
+// that calls Unwrap to reach a wrapped client, and fails for one whose
+// safety under ReadOnly is not decided in unwrapWalkers.
+func TestReadOnlyUnwrapWalkers(t *testing.T) {
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil || fd.Name.Name == "Unwrap" {
+				continue
+			}
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok || len(call.Args) != 0 {
+					return true
+				}
+				if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Unwrap" {
+					found[fd.Name.Name] = true
+				}
+				return true
+			})
+		}
+	}
+	for name := range found {
+		if _, ok := unwrapWalkers[name]; !ok {
+			t.Errorf("%s looks through wrappers with Unwrap: decide in unwrapWalkers whether what it finds is safe under ReadOnly (or make ReadOnly implement that interface itself)", name)
+		}
+	}
+	for name := range unwrapWalkers {
+		if !found[name] {
+			t.Errorf("unwrapWalkers lists %s, which no longer calls Unwrap", name)
+		}
 	}
 }

@@ -16,8 +16,8 @@ func ResubmitTarget(entity string) string {
 // Resubmit sends a copy of a dead-lettered message back to target and only
 // then completes the original, which must be locked (received from the
 // dead-letter or transfer dead-letter sub-queue whose address is dlq, under
-// peek-lock). This order is the no-loss
-// invariant of DESIGN.md: a failure before the copy is accepted leaves the
+// peek-lock). This order keeps the no-loss
+// invariant: a failure before the copy is accepted leaves the
 // original where it was (its lock is abandoned); a failure after it leaves a
 // duplicate (same MessageId) in both places, never a gap.
 func Resubmit(ctx context.Context, c Client, dlq string, m *Message, target string) error {

@@ -1,6 +1,6 @@
 // Package keymap holds the dashboard's key bindings as data: one
 // key.Binding per action, each with its help text, grouped for the help
-// screen. DefaultKeyMap returns the defaults of DESIGN.md; Rebind changes
+// screen. DefaultKeyMap returns the defaults (README.md, Keys); Rebind changes
 // them by action name (from the config file) and refuses unknown names.
 package keymap
 
@@ -28,8 +28,9 @@ type KeyMap struct {
 	// subscription's rules.
 	Info key.Binding
 	// Clients opens the connected clients view (the embedded broker's
-	// AMQP listener).
-	Clients key.Binding
+	// AMQP listener); in it, CloseClient closes the selected connection
+	// (NextPane and PrevPane select one).
+	Clients, CloseClient key.Binding
 	// Jump picks an entity by typing part of its name (fuzzy); Zoom gives
 	// the focused pane the whole screen and back; Sidebar hides or shows
 	// the entity list; Log opens the message log, every status and error
@@ -48,7 +49,7 @@ type KeyMap struct {
 	Pause, Help, Quit                                         key.Binding
 }
 
-// DefaultKeyMap returns the default bindings of DESIGN.md's key table, plus
+// DefaultKeyMap returns the default bindings (README.md, Keys), plus
 // the few extra actions peeklock adds (entity switching, entity info, lock
 // many, resubmit a whole dead-letter queue, cancel a scheduled message,
 // select all, jump to replies, find the request of a reply).
@@ -73,16 +74,17 @@ func DefaultKeyMap() KeyMap {
 			b("Scheduled pane", "4"),
 			b("Dead-lettered pane", "5"),
 		},
-		NextEntity: b("next entity", "]"),
-		PrevEntity: b("previous entity", "["),
-		Enter:      b("details", "enter"),
-		Back:       b("back / cancel", "esc"),
-		Info:       b("entity info", "i"),
-		Clients:    b("connected clients", "C"),
-		Jump:       b("jump to an entity", ":"),
-		Zoom:       b("zoom the pane / back", "z"),
-		Sidebar:    b("hide / show the entity list", "b"),
-		Log:        b("message log", "m"),
+		NextEntity:  b("next entity", "]"),
+		PrevEntity:  b("previous entity", "["),
+		Enter:       b("details", "enter"),
+		Back:        b("back / cancel", "esc"),
+		Info:        b("entity info", "i"),
+		Clients:     b("connected clients", "C"),
+		CloseClient: b("close the selected connection", "X"),
+		Jump:        b("jump to an entity", ":"),
+		Zoom:        b("zoom the pane / back", "z"),
+		Sidebar:     b("hide / show the entity list", "b"),
+		Log:         b("message log", "m"),
 
 		Lock:            b("lock next", "l"),
 		LockMany:        b("lock next N", "L"),
@@ -157,7 +159,7 @@ func (km *KeyMap) All() []Named {
 		{"pane_active", &km.Pane[0]}, {"pane_locked", &km.Pane[1]}, {"pane_deferred", &km.Pane[2]},
 		{"pane_scheduled", &km.Pane[3]}, {"pane_dead_lettered", &km.Pane[4]},
 		{"next_entity", &km.NextEntity}, {"prev_entity", &km.PrevEntity},
-		{"detail", &km.Enter}, {"back", &km.Back}, {"info", &km.Info}, {"clients", &km.Clients},
+		{"detail", &km.Enter}, {"back", &km.Back}, {"info", &km.Info}, {"clients", &km.Clients}, {"close_client", &km.CloseClient},
 		{"jump", &km.Jump}, {"zoom", &km.Zoom}, {"sidebar", &km.Sidebar}, {"log", &km.Log},
 		{"lock", &km.Lock}, {"lock_many", &km.LockMany}, {"complete", &km.Complete},
 		{"abandon", &km.Abandon}, {"dead_letter", &km.DeadLetter}, {"defer", &km.Defer},
@@ -176,7 +178,7 @@ func (km *KeyMap) Groups() [][]*key.Binding {
 	return [][]*key.Binding{
 		{&km.Up, &km.Down, &km.PageUp, &km.PageDown, &km.Top, &km.Bottom, &km.NextEntity, &km.PrevEntity},
 		{&km.NextPane, &km.PrevPane, &km.Pane[0], &km.Pane[1], &km.Pane[2], &km.Pane[3], &km.Pane[4], &km.Enter, &km.Back, &km.Info, &km.Clients,
-			&km.Jump, &km.Zoom, &km.Sidebar, &km.Log},
+			&km.CloseClient, &km.Jump, &km.Zoom, &km.Sidebar, &km.Log},
 		{&km.Lock, &km.LockMany, &km.Complete, &km.Abandon, &km.DeadLetter, &km.Defer, &km.Renew, &km.AutoRenew,
 			&km.Resubmit, &km.ResubmitAll, &km.CancelScheduled, &km.Compose, &km.Edit, &km.Purge},
 		{&km.Select, &km.SelectAll, &km.Filter, &km.Replies, &km.Request, &km.Copy, &km.Export, &km.Pause, &km.Help, &km.Quit},

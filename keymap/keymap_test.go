@@ -8,7 +8,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 )
 
-// TestDefaultsMatchDesign checks the defaults of DESIGN.md's key table,
+// TestDefaultsMatchDesign checks the default keys (the Keys section of
+// README.md),
 // which are part of the interface.
 func TestDefaultsMatchDesign(t *testing.T) {
 	km := DefaultKeyMap()

@@ -28,7 +28,8 @@ func (m *Model) updateKeybindings() {
 		&k.Filter: broker.CanBrowse, &k.Replies: broker.CanBrowse, &k.Request: broker.CanBrowse,
 	}
 	changing := []*key.Binding{&k.Lock, &k.LockMany, &k.Complete, &k.Abandon, &k.DeadLetter, &k.Defer,
-		&k.Renew, &k.AutoRenew, &k.Resubmit, &k.ResubmitAll, &k.CancelScheduled, &k.Compose, &k.Edit, &k.Purge}
+		&k.Renew, &k.AutoRenew, &k.Resubmit, &k.ResubmitAll, &k.CancelScheduled, &k.Compose, &k.Edit, &k.Purge,
+		&k.CloseClient}
 	for b, c := range needs {
 		if !m.caps.Supports(c) {
 			m.why[b] = m.caps.Reason(c)
@@ -45,6 +46,9 @@ func (m *Model) updateKeybindings() {
 	if _, ok := broker.ClientsOf(m.client); !ok {
 		m.why[&k.Clients] = noClientsReason
 	}
+	if _, ok := broker.ClientCloserOf(m.client); !ok && m.why[&k.CloseClient] == "" {
+		m.why[&k.CloseClient] = noClientsReason
+	}
 	if m.isTopic() {
 		const topic = "a topic holds no messages: pick one of its subscriptions"
 		for _, b := range []*key.Binding{&k.Lock, &k.LockMany, &k.Complete, &k.Abandon, &k.DeadLetter, &k.Defer,
@@ -55,16 +59,21 @@ func (m *Model) updateKeybindings() {
 			}
 		}
 	}
-	if m.clients != nil {
+	if m.clients == nil && m.why[&k.CloseClient] == "" {
+		m.why[&k.CloseClient] = "works in the connected clients view (" + k.Clients.Help().Key + ")"
+	}
+	switch m.areaView() {
+	case overClients:
 		const inClients = "not in the connected clients view (esc goes back)"
 		works := map[*key.Binding]bool{&k.Up: true, &k.Down: true, &k.PageUp: true, &k.PageDown: true, &k.Top: true,
-			&k.Bottom: true, &k.Back: true, &k.Clients: true, &k.Help: true, &k.Quit: true, &k.Pause: true}
+			&k.Bottom: true, &k.Back: true, &k.Clients: true, &k.Help: true, &k.Quit: true, &k.Pause: true,
+			&k.NextPane: true, &k.PrevPane: true, &k.CloseClient: true}
 		for _, n := range k.All() {
 			if !works[n.Binding] && m.why[n.Binding] == "" {
 				m.why[n.Binding] = inClients
 			}
 		}
-	} else if m.entInfo != nil {
+	case overInfo:
 		const inInfo = "not in the entity info view (esc goes back)"
 		works := map[*key.Binding]bool{&k.Up: true, &k.Down: true, &k.PageUp: true, &k.PageDown: true, &k.Top: true,
 			&k.Bottom: true, &k.Back: true, &k.Info: true, &k.NextEntity: true, &k.PrevEntity: true, &k.Help: true,
@@ -74,7 +83,7 @@ func (m *Model) updateKeybindings() {
 				m.why[n.Binding] = inInfo
 			}
 		}
-	} else if m.detail != nil {
+	case overDetail:
 		const inDetail = "not in the detail view (esc goes back)"
 		for _, b := range []*key.Binding{&k.NextPane, &k.PrevPane, &k.Pane[0], &k.Pane[1], &k.Pane[2], &k.Pane[3],
 			&k.Pane[4], &k.NextEntity, &k.PrevEntity, &k.Select, &k.SelectAll, &k.Filter, &k.ResubmitAll, &k.Purge} {

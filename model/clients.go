@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"fmt"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -27,6 +28,17 @@ type clientsState struct {
 	dirty  bool
 	at     int64 // m.now (unix s) the lines were rendered at: ages move
 	lister broker.ClientLister
+	// closer closes the selected connection (nil: the endpoint cannot);
+	// starts are the title lines of the connections, to scroll to the
+	// selected one.
+	closer broker.ClientCloser
+	starts []int
+}
+
+// closedClientMsg is the result of closing a connection from the view.
+type closedClientMsg struct {
+	id, remote string
+	err        error
 }
 
 // clientsMsg is a list of connected clients read for the view.
@@ -43,6 +55,9 @@ func (m *Model) openClients() tea.Cmd {
 		return m.refuse(&m.keys.Clients, noClientsReason)
 	}
 	m.clients = &clientsState{lister: cl, dirty: true}
+	if cc, ok := broker.ClientCloserOf(m.client); ok {
+		m.clients.closer = cc
+	}
 	return m.readClients()
 }
 
@@ -75,7 +90,18 @@ func (m *Model) onClients(msg clientsMsg) {
 	if msg.err != nil {
 		cs.view.Err = msg.err.Error()
 	} else {
+		// The selection follows its connection when the list changes.
+		var id string
+		if v := cs.view; v.Selected < len(v.Conns) {
+			id = v.Conns[v.Selected].ID
+		}
 		cs.view.Err, cs.view.Conns = "", msg.conns
+		cs.view.Selected = max(0, min(cs.view.Selected, len(msg.conns)-1))
+		for i, c := range msg.conns {
+			if c.ID == id {
+				cs.view.Selected = i
+			}
+		}
 	}
 	cs.dirty = true
 }
@@ -92,7 +118,10 @@ func (m *Model) syncClients() {
 		return
 	}
 	cs.width, cs.at, cs.dirty = w, m.now.Unix(), false
-	cs.lines = ui.ClientsLines(m.common(), cs.view, w)
+	k := &m.keys
+	cs.view.Closable = cs.closer != nil && !m.readOnly
+	cs.view.Hint = k.NextPane.Help().Key + " selects a connection (▸), " + k.CloseClient.Help().Key + " closes it"
+	cs.lines, cs.starts = ui.ClientsLines(m.common(), cs.view, w)
 	cs.top = min(cs.top, m.clientsMaxTop())
 }
 
@@ -107,11 +136,94 @@ func (m *Model) clientsKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		m.clients = nil
 		return nil, true
 	}
+	if keymap.Pressed(msg, k.NextPane) || keymap.Pressed(msg, k.PrevPane) {
+		m.selectClient(keymap.Pressed(msg, k.NextPane))
+		return nil, true
+	}
 	return nil, k.Scroll(msg, &m.clients.top, m.clientsMaxTop(), m.viewPage())
+}
+
+// selectClient moves the view's selection to the next (or previous)
+// connection, round, and scrolls its title into sight.
+func (m *Model) selectClient(next bool) {
+	cs := m.clients
+	n := len(cs.view.Conns)
+	if n == 0 {
+		return
+	}
+	d := n - 1
+	if next {
+		d = 1
+	}
+	cs.view.Selected = (cs.view.Selected + d) % n
+	cs.dirty = true
+	m.syncClients()
+	if s := cs.view.Selected; s < len(cs.starts) {
+		cs.top = min(max(0, cs.starts[s]-1), m.clientsMaxTop())
+	}
+}
+
+// closeClient asks to confirm closing the selected connection, then closes
+// it. The key is disabled outside the view and in read-only mode.
+func (m *Model) closeClient() tea.Cmd {
+	cs := m.clients
+	if cs == nil || cs.closer == nil {
+		return m.refuse(&m.keys.CloseClient, noClientsReason)
+	}
+	if cs.view.Selected >= len(cs.view.Conns) {
+		return m.refuse(&m.keys.CloseClient, "no connection here")
+	}
+	cc := cs.view.Conns[cs.view.Selected]
+	remote := ui.Sanitize(cc.Remote)
+	d := newDialog(dlgConfirm, "Close the connection from "+remote, m.width)
+	who := "container " + ui.Sanitize(cc.ContainerID)
+	if cc.ContainerID == "" {
+		who = "no container id"
+	}
+	if cc.User != "" {
+		who += ", user " + ui.Sanitize(cc.User)
+	}
+	for _, p := range []string{
+		"This closes " + remote + " (" + who + ", " + fmt.Sprint(len(cc.Links)) + " link(s)).",
+		"The application gets amqp:connection:forced \"closed by operator: " + closeReason +
+			"\"; its session locks are given back, and it may connect again.",
+	} {
+		d.text = append(d.text, ui.Wrap(p, d.width)...)
+	}
+	d.footer = "enter or y close it · esc keep it"
+	closer, timeout, id := cs.closer, m.opts.Timeout, cc.ID
+	d.submit = func(*dialogState) (tea.Cmd, error) {
+		return func() tea.Msg {
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
+			return closedClientMsg{id: id, remote: remote, err: closer.CloseClient(ctx, id, closeReason)}
+		}, nil
+	}
+	m.dialog = d
+	return nil
+}
+
+// closeReason is what the application is told, after "closed by
+// operator", when it is closed from the view.
+const closeReason = "from the peeklock dashboard"
+
+// onClosedClient reports a close and reads the list again.
+func (m *Model) onClosedClient(msg closedClientMsg) tea.Cmd {
+	if msg.err != nil {
+		m.setErr(msg.err)
+	} else {
+		m.setInfo("closed the connection from " + msg.remote + " (" + msg.id + ")")
+	}
+	return m.readClients()
 }
 
 // clientsHelp is the one-line key help of the view.
 func (m *Model) clientsHelp() []key.Binding {
 	k := &m.keys
+	if m.clients != nil && m.clients.view.Closable {
+		sel := key.NewBinding(key.WithKeys(k.NextPane.Keys()...), key.WithHelp(k.NextPane.Help().Key, "select"))
+		closeKey := key.NewBinding(key.WithKeys(k.CloseClient.Keys()...), key.WithHelp(k.CloseClient.Help().Key, "close it"))
+		return []key.Binding{k.Back, sel, closeKey, k.Help, k.Quit, k.Down}
+	}
 	return []key.Binding{k.Back, k.Down, k.Bottom, k.Help, k.Quit}
 }

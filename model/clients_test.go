@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -19,13 +20,26 @@ import (
 // clients, as its AMQP listener would report them.
 type listedEngine struct {
 	*engine.Engine
-	conns []broker.ClientConn
-	reads int
+	conns  []broker.ClientConn
+	reads  int
+	closed []string // "id: reason" of each CloseClient
 }
 
 func (l *listedEngine) Clients(context.Context) ([]broker.ClientConn, error) {
 	l.reads++
 	return l.conns, nil
+}
+
+// CloseClient records the close and drops the connection from the list.
+func (l *listedEngine) CloseClient(_ context.Context, id, reason string) error {
+	for i, c := range l.conns {
+		if c.ID == id {
+			l.closed = append(l.closed, id+": "+reason)
+			l.conns = append(l.conns[:i:i], l.conns[i+1:]...)
+			return nil
+		}
+	}
+	return broker.Errorf(broker.CodeNotFound, "no connection %s", id)
 }
 
 // clientsFixture is the info fixture's engine with two connections: an
@@ -140,5 +154,86 @@ func TestGoldenClients(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// In the view, tab selects a connection and X closes it after asking
+// (issue 15 item 2); esc in the dialog keeps it; the list is read again.
+func TestClientsViewCloses(t *testing.T) {
+	le, hc := clientsFixture(t)
+	h := newHarness(t, le, hc, Options{}, 100, 40)
+	h.key("X")
+	if h.m.lastErr == nil || !strings.Contains(h.m.lastErr.Error(), "works in the connected clients view") {
+		t.Fatalf("X outside the view: %v", h.m.lastErr)
+	}
+	h.key("C")
+	if !strings.Contains(clientsText(h), "── ▸ 127.0.0.1:50412") {
+		t.Fatalf("the first connection is not selected:\n%s", clientsText(h))
+	}
+	h.key("tab")
+	text := clientsText(h)
+	if !strings.Contains(text, "── ▸ 10.0.0.9:40000") || strings.Contains(text, "▸ 127.0.0.1") {
+		t.Fatalf("tab did not select the second connection:\n%s", text)
+	}
+	h.key("X")
+	if h.m.dialog == nil || !strings.Contains(h.m.dialog.title, "Close the connection from 10.0.0.9:40000") {
+		t.Fatal("X does not ask first")
+	}
+	h.key("esc")
+	if len(le.closed) != 0 {
+		t.Fatalf("esc closed %v", le.closed)
+	}
+	h.key("X")
+	h.key("y")
+	if len(le.closed) != 1 || le.closed[0] != "b2: "+closeReason {
+		t.Fatalf("closed %v, want b2", le.closed)
+	}
+	h.wantStatus("closed the connection from 10.0.0.9:40000 (b2)")
+	if text := clientsText(h); !strings.Contains(text, "1 connection(s)") || !strings.Contains(text, "── ▸ 127.0.0.1:50412") {
+		t.Errorf("after the close the list is not read again, or nothing is selected:\n%s", text)
+	}
+}
+
+// A read-only dashboard lists the clients but refuses to close one, and the
+// wrapper refuses it too: nothing reaches the endpoint.
+func TestClientsViewCloseReadOnly(t *testing.T) {
+	le, hc := clientsFixture(t)
+	h := newHarness(t, le, hc, Options{ReadOnly: true}, 100, 40)
+	h.key("C")
+	if strings.Contains(clientsText(h), "▸") {
+		t.Error("a read-only view marks a connection to close")
+	}
+	h.key("X")
+	if h.m.dialog != nil || h.m.lastErr == nil || !strings.Contains(h.m.lastErr.Error(), "read-only") {
+		t.Errorf("X read-only: dialog %v, error %v", h.m.dialog != nil, h.m.lastErr)
+	}
+	cc, ok := broker.ClientCloserOf(broker.ReadOnly(le))
+	if !ok {
+		t.Fatal("no closer through the read-only wrapper")
+	}
+	if err := cc.CloseClient(context.Background(), "a1", "x"); !errors.Is(err, broker.ErrReadOnly) {
+		t.Errorf("read-only wrapper: %v", err)
+	}
+	if len(le.closed) != 0 {
+		t.Errorf("closed %v in read-only mode", le.closed)
+	}
+}
+
+// The close dialog wraps its text at 60 columns: nothing is cut.
+func TestClientsCloseDialogWraps(t *testing.T) {
+	le, hc := clientsFixture(t)
+	h := newHarness(t, le, hc, Options{}, 60, 20)
+	h.keys("C", "X")
+	if h.m.dialog == nil {
+		t.Fatal("X does not ask first")
+	}
+	text := strings.Join(h.m.dialog.text, " ")
+	for _, l := range h.m.dialog.text {
+		if w := ansi.StringWidth(l); w > h.m.dialog.width {
+			t.Errorf("dialog line %q is %d wide, more than %d", l, w, h.m.dialog.width)
+		}
+	}
+	if !strings.Contains(text, "RootManageSharedAccessKey") || !strings.Contains(text, "connect again.") {
+		t.Errorf("dialog text %q is not whole", text)
 	}
 }

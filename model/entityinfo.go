@@ -95,10 +95,17 @@ func (m *Model) readRules() tea.Cmd {
 }
 
 // onRules takes the rules read for the information view; a result for a
-// view that has closed or moved on is dropped.
+// view that has closed is dropped.
 func (m *Model) onRules(msg rulesMsg) {
-	in := m.entInfo
-	if in == nil || msg.seq != in.rulesSeq || msg.path != in.path {
+	if m.entInfo != nil {
+		m.entInfo.takeRules(msg)
+	}
+}
+
+// takeRules takes the rules read for the view; a result for a view that
+// has moved on is dropped.
+func (in *infoState) takeRules(msg rulesMsg) {
+	if msg.seq != in.rulesSeq || msg.path != in.path {
 		return
 	}
 	if msg.err != nil {
@@ -112,6 +119,12 @@ func (m *Model) onRules(msg rulesMsg) {
 // renderInfo renders the information view's lines from the state.
 func (m *Model) renderInfo() {
 	in := m.entInfo
+	in.render(m.common(), m.entityInfo(in), m.layout().Main.W, m.entGen, m.viewPage())
+}
+
+// entityInfo gathers what the information view shows of the selected
+// entity.
+func (m *Model) entityInfo(in *infoState) ui.EntityInfo {
 	e, listed := m.currentEntity()
 	info := ui.EntityInfo{
 		Entity:        e,
@@ -138,34 +151,48 @@ func (m *Model) renderInfo() {
 			}
 		}
 	}
-	in.width = m.layout().Main.W
-	in.lines = ui.EntityInfoLines(m.common(), info, in.width)
-	in.gen, in.dirty = m.entGen, false
-	in.top = min(in.top, m.infoMaxTop())
+	return info
 }
 
-// infoMaxTop is the last useful scroll position of the information view.
-func (m *Model) infoMaxTop() int { return m.viewMaxTop(len(m.entInfo.lines)) }
+// render renders the view's lines of info in width cells, from the
+// entity list numbered gen; page is how many lines show at once.
+func (in *infoState) render(c *ui.Common, info ui.EntityInfo, width, gen, page int) {
+	in.width = width
+	in.lines = ui.EntityInfoLines(c, info, in.width)
+	in.gen, in.dirty = gen, false
+	in.top = min(in.top, in.maxTop(page))
+}
+
+// maxTop is the last useful scroll position of the view when page lines
+// show at once.
+func (in *infoState) maxTop(page int) int { return max(0, len(in.lines)-page) }
 
 // infoKey handles the keys that scroll or close the information view;
 // other keys fall through to the main actions, most of which are disabled
 // while it is open (updateKeybindings).
 func (m *Model) infoKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
-	k := &m.keys
-	in := m.entInfo
-	page, maxTop := m.viewPage(), m.infoMaxTop()
-	if keymap.Pressed(msg, k.Back) || keymap.Pressed(msg, k.Info) {
+	taken, closed := m.entInfo.update(msg, &m.keys, m.viewPage())
+	if closed {
 		m.entInfo = nil
-		return nil, true
 	}
-	return nil, k.Scroll(msg, &in.top, maxTop, page)
+	return nil, taken
 }
 
-// infoTitle is the title line of the information view.
-func (m *Model) infoTitle() string { return m.entInfo.path + " › info" }
+// update takes a key: esc or the info key close the view (closed), the
+// moving keys scroll it by page lines; taken is false for the others.
+func (in *infoState) update(msg tea.KeyPressMsg, k *keymap.KeyMap, page int) (taken, closed bool) {
+	if keymap.Pressed(msg, k.Back) || keymap.Pressed(msg, k.Info) {
+		return true, true
+	}
+	return k.Scroll(msg, &in.top, in.maxTop(page), page), false
+}
 
-// infoHelp is the one-line key help of the information view.
-func (m *Model) infoHelp() []key.Binding {
-	k := &m.keys
-	return []key.Binding{k.Back, k.Down, k.Bottom, k.NextEntity, k.Help, k.Quit}
+// scroll moves the view by d lines (the mouse wheel).
+func (in *infoState) scroll(d, page int) { in.top = max(0, min(in.maxTop(page), in.top+d)) }
+
+// view is what the view draws: its title line, its one-line key help, its
+// lines and the first one shown.
+func (in *infoState) view(k *keymap.KeyMap) (title string, help []key.Binding, lines []string, top int) {
+	help = []key.Binding{k.Back, k.Down, k.Bottom, k.NextEntity, k.Help, k.Quit}
+	return in.path + " › info", help, in.lines, min(in.top, max(0, len(in.lines)-1))
 }

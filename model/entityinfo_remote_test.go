@@ -3,8 +3,6 @@ package model
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -12,33 +10,29 @@ import (
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver"
 	"github.com/peeklock/peeklock/broker/amqpserver/admin"
-	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 	"github.com/peeklock/peeklock/broker/engine"
 	"github.com/peeklock/peeklock/broker/remote"
+	"github.com/peeklock/peeklock/broker/sas"
+	"github.com/peeklock/peeklock/internal/brokertest"
 )
 
 // serveRemote puts the AMQP listener and the admin API in front of eng and
 // returns a remote client of them (peeklock connect to peeklock serve).
 func serveRemote(t *testing.T, eng *engine.Engine, clock clockwork.Clock) broker.Client {
 	t.Helper()
-	srv, err := amqpserver.New(eng, amqpserver.Options{IdleTimeout: -1, Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(l) }()
-	hs := httptest.NewServer(admin.NewHandler(eng, admin.Options{Host: "127.0.0.1", Clock: clock}))
-	t.Cleanup(func() { hs.Close(); _ = srv.Close(); <-done })
+	b := brokertest.Start(t, brokertest.Options{
+		Engine: eng,
+		Listener: func(eng *engine.Engine) (brokertest.Listener, error) {
+			return amqpserver.New(eng, amqpserver.Options{IdleTimeout: -1, Clock: clock})
+		},
+		Admin: &admin.Options{Host: "127.0.0.1", Clock: clock},
+	})
 	cs, err := remote.ParseConnectionString(fmt.Sprintf("Endpoint=sb://%s;SharedAccessKeyName=%s;SharedAccessKey=%s;UseDevelopmentEmulator=true",
-		l.Addr(), sas.DefaultKeyName, sas.DefaultKey))
+		b.Addr, sas.DefaultKeyName, sas.DefaultKey))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc, err := remote.Dial(context.Background(), remote.Config{Conn: cs, AdminURL: hs.URL, Timeout: 10 * time.Second})
+	rc, err := remote.Dial(context.Background(), remote.Config{Conn: cs, AdminURL: b.AdminURL, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

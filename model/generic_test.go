@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -51,4 +52,62 @@ func TestUnknownCountsShowAsQuestionMarks(t *testing.T) {
 		t.Fatalf("no warning in the dead-letter dialog: %+v", h.m.dialog)
 	}
 	h.key("esc")
+}
+
+// noList is an endpoint without an entity list (a generic AMQP broker
+// started without --entity): it lists nothing.
+type noList struct{ *faultClient }
+
+func (noList) Entities(context.Context) ([]broker.Entity, error) { return nil, nil }
+
+// TestNameAnEntityWithoutList: without an entity list and --entity, the
+// panes say how to name one, and : offers the typed name as an entity to
+// watch; once named it stays in the entity list across refreshes and its
+// messages can be locked (issue 12 item 8).
+func TestNameAnEntityWithoutList(t *testing.T) {
+	clock, c := fixture(t, 2)
+	f := newFault(c)
+	f.caps = &broker.Capabilities{Has: broker.CanPeekLock | broker.CanDeadLetter | broker.CanPurge,
+		Why: map[broker.Capability]string{broker.CanBrowse: "no peeking here", broker.CanListEntities: "no list here"}}
+	f.noEvents = true
+	h := newHarness(t, noList{f}, clock, Options{StateDir: t.TempDir()}, 80, 24) // no --entity
+	if s := h.screen(); !strings.Contains(s, "no entity: press : to name a queue or address") {
+		t.Fatalf("the screen does not say how to name an entity:\n%s", s)
+	}
+	h.key(":")
+	if h.m.dialog == nil || h.m.dialog.title != "Name a queue or an address" {
+		t.Fatalf("no naming dialog: %+v", h.m.dialog)
+	}
+	h.typeText("orders")
+	if s := h.screen(); !strings.Contains(s, "▸ watch orders (new)") {
+		t.Fatalf("the dialog does not offer the typed name:\n%s", s)
+	}
+	h.key("enter")
+	if h.m.dialog != nil || h.m.entity != "orders" {
+		t.Fatalf("entity %q, dialog open %v", h.m.entity, h.m.dialog != nil)
+	}
+	h.refresh()
+	if !slices.ContainsFunc(h.m.entities, func(e broker.Entity) bool { return e.Path == "orders" }) {
+		t.Fatalf("the named entity left the list after a refresh: %+v", h.m.entities)
+	}
+	h.key("l")
+	if !strings.Contains(h.screen(), "2 Lock 1") {
+		t.Fatalf("no lock taken on the named entity:\n%s", h.screen())
+	}
+	// Naming a second one keeps both; typing the first again jumps to it.
+	h.key(":")
+	h.typeText("/exchange/logs/info")
+	h.key("enter")
+	if h.m.entity != "/exchange/logs/info" || len(h.m.entities) != 2 {
+		t.Fatalf("entity %q, list %+v", h.m.entity, h.m.entities)
+	}
+	h.key(":")
+	h.typeText("orders")
+	if s := h.screen(); strings.Contains(s, "(new)") {
+		t.Fatalf("a named entity is offered as new again:\n%s", s)
+	}
+	h.key("enter")
+	if h.m.entity != "orders" {
+		t.Fatalf("entity %q, want orders", h.m.entity)
+	}
 }

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -21,20 +22,36 @@ type jumpState struct {
 // maxJumpRows bounds the matches the jump dialog lists.
 const maxJumpRows = 10
 
+// newName marks, in jumpState.matches, the offer to name the typed text
+// as an entity (an endpoint without an entity list).
+const newName = -1
+
 // openJump opens the jump dialog: typing filters the entities (fuzzy, as
-// k9s does), ↑/↓ choose, enter shows the chosen one.
+// k9s does), ↑/↓ choose, enter shows the chosen one. On an endpoint that
+// cannot list its entities (a generic AMQP broker) it also offers the typed
+// text as the name of an entity to watch: a queue, or an address used as it
+// is.
 func (m *Model) openJump() tea.Cmd {
-	if len(m.entities) == 0 {
+	naming := !m.caps.Supports(broker.CanListEntities)
+	if len(m.entities) == 0 && !naming {
 		return m.refuse(&m.keys.Jump, "no entities listed yet")
 	}
 	d := newDialog(dlgJump, "Jump to an entity", m.width, ":")
 	d.inputs[0].Placeholder = "type part of a name: ord, ev/aud…"
 	d.footer = "enter show · ↑/↓ choose · esc cancel"
+	if naming {
+		d.title = "Name a queue or an address"
+		d.inputs[0].Placeholder = "orders, or an address: /exchange/logs/info"
+		d.footer = "enter watch it · ↑/↓ choose · esc cancel"
+	}
 	d.jump = &jumpState{}
 	d.submit = func(d *dialogState) (tea.Cmd, error) {
 		j := d.jump
 		if len(j.matches) == 0 {
 			return nil, &ActionError{Action: "jump", Reason: fmt.Sprintf("no entity matches %q", d.value(0))}
+		}
+		if j.matches[j.sel] == newName {
+			return m.nameEntity(strings.TrimSpace(d.value(0))), nil
 		}
 		return m.selectEntity(m.entities[j.matches[j.sel]].Path), nil
 	}
@@ -61,13 +78,17 @@ func (m *Model) updateJump() {
 	}
 	sort.SliceStable(all, func(a, b int) bool { return all[a].score > all[b].score })
 	j.matches = j.matches[:0]
+	if pattern != "" && !m.caps.Supports(broker.CanListEntities) &&
+		!slices.ContainsFunc(m.entities, func(e broker.Entity) bool { return e.Path == pattern }) {
+		j.matches = append(j.matches, newName)
+	}
 	for _, s := range all {
 		j.matches = append(j.matches, s.i)
 	}
 	j.sel = 0
 	if pattern == "" {
 		for k, i := range j.matches {
-			if m.entities[i].Path == m.entity {
+			if i != newName && m.entities[i].Path == m.entity {
 				j.sel = k
 			}
 		}
@@ -83,12 +104,25 @@ func (m *Model) jumpLines() {
 	st := m.styles
 	d.after = d.after[:0]
 	if len(j.matches) == 0 {
+		if !m.caps.Supports(broker.CanListEntities) {
+			d.after = append(d.after, st.Faint.Render("this endpoint has no entity list: type a queue name"))
+			return
+		}
 		d.after = append(d.after, st.Faint.Render("no entity matches"))
 		return
 	}
 	first := max(0, min(j.sel-maxJumpRows/2, len(j.matches)-maxJumpRows))
 	w := max(10, d.width-14)
 	for k := first; k < len(j.matches) && k < first+maxJumpRows; k++ {
+		if j.matches[k] == newName {
+			line := "watch " + truncateName(ui.Sanitize(strings.TrimSpace(d.value(0))), w) + " (new)"
+			if k == j.sel {
+				d.after = append(d.after, st.Cursor.Render("▸ "+line))
+			} else {
+				d.after = append(d.after, "  "+line)
+			}
+			continue
+		}
 		e := m.entities[j.matches[k]]
 		name := ui.Sanitize(e.Path)
 		counts := fmt.Sprintf("Σ%5s X%4s", ui.Count(ui.Depth(e.Counts)), ui.CountOf(e.Counts, broker.CategoryDeadLettered))
@@ -104,6 +138,45 @@ func (m *Model) jumpLines() {
 	}
 	if n := len(j.matches); n > maxJumpRows {
 		d.after = append(d.after, st.Faint.Render(fmt.Sprintf("  %d of %d", min(maxJumpRows, n), n)))
+	}
+}
+
+// nameEntity watches an entity the endpoint cannot list: it joins the
+// entity list (kept across refreshes, see keepNamed) and is shown.
+func (m *Model) nameEntity(name string) tea.Cmd {
+	if name == "" {
+		return m.refuse(&m.keys.Jump, "no name typed")
+	}
+	if !slices.Contains(m.named, name) {
+		m.named = append(m.named, name)
+	}
+	m.keepNamed()
+	return m.selectEntity(name)
+}
+
+// keepNamed adds to the entity list the entities named by hand (and the
+// one shown) that an endpoint without an entity list does not return.
+func (m *Model) keepNamed() {
+	if m.caps.Supports(broker.CanListEntities) {
+		return
+	}
+	names := m.named
+	if m.entity != "" && !slices.Contains(names, m.entity) {
+		names = append(slices.Clone(names), m.entity)
+	}
+	for _, n := range names {
+		if slices.ContainsFunc(m.entities, func(e broker.Entity) bool { return e.Path == n }) {
+			continue
+		}
+		// The endpoint does not know the name: its locks are the ones this
+		// dashboard holds.
+		e := broker.Entity{Path: n, Kind: broker.KindQueue, Counts: broker.Counts{Unknown: true}}
+		for _, h := range m.held {
+			if h.address == n {
+				e.Counts.Locked++
+			}
+		}
+		m.entities = append(m.entities, e)
 	}
 }
 

@@ -41,37 +41,20 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	if msg.String() == "ctrl+c" {
 		return m.quit()
 	}
-	if m.dialog != nil {
+	switch m.top() {
+	case overDialog:
 		return m.dialogKey(msg)
-	}
-	if m.showLog {
-		return m.logKey(msg)
-	}
-	if m.showHelp {
-		page := max(1, m.height-3)
-		if keymap.Pressed(msg, k.Help) || keymap.Pressed(msg, k.Back) || keymap.Pressed(msg, k.Quit) {
-			m.showHelp = false
-			return nil
-		}
-		k.Scroll(msg, &m.helpTop, m.helpMaxTop(), page)
-		return nil
+	case overLog:
+		return m.log.update(msg, m.common())
+	case overHelp:
+		return m.help.update(msg, m.common(), m.reason)
 	}
 	if m.search != nil && m.job == nil && keymap.Pressed(msg, k.Back) {
 		m.cancelSearch()
 		return nil
 	}
-	if m.clients != nil {
-		if cmd, ok := m.clientsKey(msg); ok {
-			return cmd
-		}
-	} else if m.entInfo != nil {
-		if cmd, ok := m.infoKey(msg); ok {
-			return cmd
-		}
-	} else if m.detail != nil {
-		if cmd, ok := m.detailKey(msg); ok {
-			return cmd
-		}
+	if cmd, ok := m.areaKey(msg); ok {
+		return cmd
 	}
 	for _, a := range m.actions() {
 		if !keymap.Pressed(msg, *a.b) {
@@ -90,13 +73,28 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
+// areaKey gives a key to the view of the main area on top, if any: ok
+// is true when the view took it; other keys fall through to the main
+// actions.
+func (m *Model) areaKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	switch m.areaView() {
+	case overClients:
+		return m.clientsKey(msg)
+	case overInfo:
+		return m.infoKey(msg)
+	case overDetail:
+		return m.detailKey(msg)
+	}
+	return nil, false
+}
+
 // actions lists every key of the main screen and what it does.
 func (m *Model) actions() []action {
 	k := &m.keys
 	acts := []action{
 		{&k.Quit, m.quit},
-		{&k.Help, func() tea.Cmd { m.showHelp, m.helpTop = true, 0; return nil }},
-		{&k.Log, m.openLog},
+		{&k.Help, func() tea.Cmd { m.help.show(); return nil }},
+		{&k.Log, func() tea.Cmd { m.log.show(m.common()); return nil }},
 		{&k.Zoom, m.toggleZoom},
 		{&k.Jump, m.openJump},
 		{&k.Sidebar, m.toggleSidebar},
@@ -114,6 +112,7 @@ func (m *Model) actions() []action {
 		{&k.Enter, m.openDetail},
 		{&k.Info, m.openInfo},
 		{&k.Clients, m.openClients},
+		{&k.CloseClient, m.closeClient},
 		{&k.Lock, func() tea.Cmd { return m.lock(m.opts.LockCount) }},
 		{&k.LockMany, m.openLockMany},
 		{&k.Complete, func() tea.Cmd { return m.settle(&k.Complete, broker.Settlement{Kind: broker.Complete}) }},
@@ -361,10 +360,4 @@ func (m *Model) shownRows(i int) []*broker.Message {
 		n = len(p.rows)
 	}
 	return p.rows[:min(n, len(p.rows))]
-}
-
-// helpMaxTop is the last useful scroll position of the help screen.
-func (m *Model) helpMaxTop() int {
-	n := len(ui.HelpLines(m.common(), m.reason, m.width))
-	return max(0, n-(m.height-2))
 }

@@ -106,7 +106,7 @@ func TestMessageLogKeepsLongErrorsWhole(t *testing.T) {
 		t.Fatalf("status %q: want the error cut with a hint to the log", s)
 	}
 	h.key("m")
-	if !h.m.showLog {
+	if !h.m.log.open {
 		t.Fatal("m does not open the message log")
 	}
 	all := joined(h.screen())
@@ -116,7 +116,7 @@ func TestMessageLogKeepsLongErrorsWhole(t *testing.T) {
 		}
 	}
 	h.key("esc")
-	if h.m.showLog {
+	if h.m.log.open {
 		t.Fatal("esc does not close the message log")
 	}
 	// Refreshes failing the same way make one line that counts them.

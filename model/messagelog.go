@@ -1,6 +1,8 @@
 package model
 
 import (
+	"time"
+
 	tea "charm.land/bubbletea/v2"
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/keymap"
@@ -10,50 +12,71 @@ import (
 // maxLogEntries bounds the message log: the oldest entries give way.
 const maxLogEntries = 1000
 
-// logLine keeps a status or error line in the message log; the same line
-// again right after the last one counts as a repeat.
-func (m *Model) logLine(isErr bool, text, trackingID string) {
+// messageLog is the message log: every status and error line, whole,
+// shown over the whole screen from line top while open. It owns its
+// state; the overlay stack gives it the keys while it is open.
+type messageLog struct {
+	entries []ui.LogEntry
+	open    bool
+	top     int
+}
+
+// add keeps a status or error line at time at; the same line again right
+// after the last one counts as a repeat.
+func (l *messageLog) add(at time.Time, isErr bool, text, trackingID string) {
 	if text == "" {
 		return
 	}
-	if n := len(m.log); n > 0 {
-		last := &m.log[n-1]
+	if n := len(l.entries); n > 0 {
+		last := &l.entries[n-1]
 		if last.Text == text && last.Err == isErr && last.TrackingID == trackingID {
 			last.Repeat++
-			last.At = m.now
+			last.At = at
 			return
 		}
 	}
-	if len(m.log) >= maxLogEntries {
-		m.log = append(m.log[:0], m.log[len(m.log)-maxLogEntries+1:]...)
+	if len(l.entries) >= maxLogEntries {
+		l.entries = append(l.entries[:0], l.entries[len(l.entries)-maxLogEntries+1:]...)
 	}
-	m.log = append(m.log, ui.LogEntry{At: m.now, Err: isErr, Text: text, TrackingID: trackingID})
+	l.entries = append(l.entries, ui.LogEntry{At: at, Err: isErr, Text: text, TrackingID: trackingID})
+}
+
+// show opens the message log, scrolled to its end.
+func (l *messageLog) show(c *ui.Common) {
+	l.open = true
+	l.top = l.maxTop(c)
+}
+
+// lines renders the message log's lines for this frame.
+func (l *messageLog) lines(c *ui.Common) []string { return ui.LogLines(c, l.entries, c.Width) }
+
+// maxTop is the last useful scroll position of the message log.
+func (l *messageLog) maxTop(c *ui.Common) int { return max(0, len(l.lines(c))-(c.Height-3)) }
+
+// update takes a key while the message log is open: it scrolls, and the
+// log's key, esc or q close it.
+func (l *messageLog) update(msg tea.KeyPressMsg, c *ui.Common) tea.Cmd {
+	k := c.KeyMap
+	if keymap.Pressed(msg, k.Log) || keymap.Pressed(msg, k.Back) || keymap.Pressed(msg, k.Quit) {
+		l.open = false
+		return nil
+	}
+	k.Scroll(msg, &l.top, l.maxTop(c), max(1, c.Height-3))
+	return nil
+}
+
+// scroll moves the message log by d lines (the mouse wheel).
+func (l *messageLog) scroll(c *ui.Common, d int) { l.top = max(0, min(l.maxTop(c), l.top+d)) }
+
+// view draws the message log in exactly height lines of width cells.
+func (l *messageLog) view(c *ui.Common, width, height int) []string {
+	return ui.LogScreen(c, l.lines(c), l.top, width, height)
+}
+
+// logLine keeps a status or error line in the message log.
+func (m *Model) logLine(isErr bool, text, trackingID string) {
+	m.log.add(m.now, isErr, text, trackingID)
 }
 
 // logErr keeps err in the message log.
 func (m *Model) logErr(err error) { m.logLine(true, err.Error(), broker.TrackingIDOf(err)) }
-
-// openLog shows the message log, scrolled to its end.
-func (m *Model) openLog() tea.Cmd {
-	m.showLog = true
-	m.logTop = m.logMaxTop()
-	return nil
-}
-
-// logView renders the message log's lines for this frame.
-func (m *Model) logView() []string { return ui.LogLines(m.common(), m.log, m.width) }
-
-// logMaxTop is the last useful scroll position of the message log.
-func (m *Model) logMaxTop() int { return max(0, len(m.logView())-(m.height-3)) }
-
-// logKey handles a key while the message log is open: it scrolls, and the
-// log's key, esc or q close it.
-func (m *Model) logKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := &m.keys
-	if keymap.Pressed(msg, k.Log) || keymap.Pressed(msg, k.Back) || keymap.Pressed(msg, k.Quit) {
-		m.showLog = false
-		return nil
-	}
-	k.Scroll(msg, &m.logTop, m.logMaxTop(), max(1, m.height-3))
-	return nil
-}

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"os"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -35,6 +34,9 @@ type Model struct {
 	// Entities, in the order the endpoint lists them, and the selected one.
 	entities []broker.Entity
 	entity   string
+	// named are the entities the user named (:) on an endpoint that cannot
+	// list its own; keepNamed keeps them in entities.
+	named []string
 	// remembered is set while the entity shown is the one remembered for
 	// the endpoint (Options.StateDir), until the list confirms it exists.
 	remembered bool
@@ -86,21 +88,18 @@ type Model struct {
 	// drawn over the panes and the detail view. infoSeq numbers its rule
 	// reads; entGen counts the entity lists taken, so that the view knows
 	// when to render again.
-	entInfo  *infoState
-	infoSeq  int
-	entGen   int
-	showHelp bool
-	helpTop  int
-	// log is the message log: every status and error line, whole; showLog
-	// shows it from line logTop.
-	log     []ui.LogEntry
-	showLog bool
-	logTop  int
-	dialog  *dialogState
-	job     *bulkJob
-	jobSeq  int
-	filter  filterSpec
-	jumps   []jump
+	entInfo *infoState
+	infoSeq int
+	entGen  int
+	// help is the help screen and log the message log, over the whole
+	// screen when open.
+	help   helpScreen
+	log    messageLog
+	dialog *dialogState
+	job    *bulkJob
+	jobSeq int
+	filter filterSpec
+	jumps  []jump
 	// search is the search for a reply's request in progress (nil for
 	// none); replySources maps an entity (lower case) to the entities whose
 	// messages were seen asking for replies in it.
@@ -120,9 +119,6 @@ type Model struct {
 // New returns a dashboard over c.
 func New(c broker.Client, opts Options) *Model {
 	opts = opts.withDefaults()
-	if os.Getenv("NO_COLOR") != "" {
-		opts.NoColor = true
-	}
 	readOnly := opts.ReadOnly || broker.IsReadOnly(c)
 	if readOnly && !broker.IsReadOnly(c) {
 		c = broker.ReadOnly(c)

@@ -7,7 +7,7 @@ import (
 
 // onClick selects what was clicked: an entity, a tab, a pane row.
 func (m *Model) onClick(ms tea.Mouse) tea.Cmd {
-	if ms.Button != tea.MouseLeft || m.dialog != nil || m.showHelp || m.showLog {
+	if ms.Button != tea.MouseLeft || m.top().modal() {
 		return nil
 	}
 	l := m.layout()
@@ -20,10 +20,10 @@ func (m *Model) onClick(ms tea.Mouse) tea.Cmd {
 	case l.Tabs.Contains(ms.X, ms.Y):
 		e, _ := m.currentEntity()
 		if i := ui.TabAt(e.Counts, l.Tabs.W, ms.X-l.Tabs.X); i >= 0 {
-			m.detail, m.entInfo = nil, nil
+			m.detail, m.entInfo, m.clients = nil, nil, nil
 			return m.setFocus(i)
 		}
-	case m.detail == nil && m.entInfo == nil:
+	case m.top() == overMain:
 		for _, s := range l.Panes {
 			if !s.Rect.Contains(ms.X, ms.Y) {
 				continue
@@ -52,22 +52,19 @@ func (m *Model) onWheel(ms tea.Mouse) tea.Cmd {
 	default:
 		return nil
 	}
-	if m.dialog != nil || m.showHelp {
+	switch m.top() {
+	case overDialog, overHelp:
 		return nil
-	}
-	if m.clients != nil {
+	case overLog:
+		m.log.scroll(m.common(), d)
+		return nil
+	case overClients:
 		m.clients.top = max(0, min(m.clientsMaxTop(), m.clients.top+d))
 		return nil
-	}
-	if m.showLog {
-		m.logTop = max(0, min(m.logMaxTop(), m.logTop+d))
+	case overInfo:
+		m.entInfo.scroll(d, m.viewPage())
 		return nil
-	}
-	if m.entInfo != nil {
-		m.entInfo.top = max(0, min(m.infoMaxTop(), m.entInfo.top+d))
-		return nil
-	}
-	if m.detail != nil {
+	case overDetail:
 		m.detail.top = max(0, min(m.viewMaxTop(len(m.detailLines())), m.detail.top+d))
 		return nil
 	}

@@ -109,6 +109,10 @@ type exportedMsg struct {
 	path string
 	n    int
 	err  error
+	// Over SSH: clip is the export for the client's clipboard (path is
+	// then ""), bytes its size or the file's.
+	clip  string
+	bytes int64
 }
 
 // errMsg reports an error of a command that has no better place.

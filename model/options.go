@@ -19,16 +19,21 @@ type Options struct {
 	// Theme is a theme name of package themes; "" or "auto" picks dark or
 	// light from the terminal's background.
 	Theme string
-	// NoColor turns colours off; the NO_COLOR environment variable does too
-	// (New reads it).
+	// NoColor turns colours off. The caller sets it from NO_COLOR in the
+	// user's environment: the process's for the local dashboard, the SSH
+	// client's for an SSH session (New reads no environment).
 	NoColor bool
 	// KeyMap is the key map; a zero KeyMap means keymap.DefaultKeyMap().
 	KeyMap keymap.KeyMap
 	// Clock is the clock of ticks, countdowns and ages (nil: the real one).
 	Clock clockwork.Clock
 	// ExportDir is where x writes JSON-lines files ("" : the current
-	// directory).
+	// directory) when RemoteExport is nil: the dashboard runs on the user's
+	// machine.
 	ExportDir string
+	// RemoteExport, when not nil, is how x exports for a dashboard served
+	// over SSH, where the files would land on the server: see RemoteExport.
+	RemoteExport *RemoteExport
 	// LockCount is how many messages l locks at once (default 1).
 	LockCount int
 	// Concurrency bounds the broker calls of bulk work (default 8).
@@ -48,6 +53,35 @@ type Options struct {
 	// (DefaultStateDir gives the usual one); "" remembers nothing.
 	StateDir string
 }
+
+// RemoteExport is the export policy of a dashboard served over SSH. An
+// export of at most ClipboardMax bytes (JSON lines) goes to the user's
+// clipboard through OSC 52, which the SSH client's terminal sets on the
+// user's machine. A larger one is written as a file into Dir on the server,
+// when Dir is set (operator keys) and it is at most FileMax bytes; else it is
+// refused, saying why. Every export, refused ones included, is reported to
+// Audit.
+type RemoteExport struct {
+	// ClipboardMax is the most bytes sent through OSC 52 (0:
+	// DefaultClipboardMax). Terminals cap what they accept (often near
+	// 100 KB of base64), so larger exports are not sent that way.
+	ClipboardMax int
+	// Dir is where files are written ("": no files; NoFiles says why).
+	Dir     string
+	NoFiles string
+	// FileMax is the most bytes of one file (0: DefaultExportFileMax).
+	FileMax int64
+	// Audit, when not nil, is told each export: of which entity, where it
+	// went ("clipboard", the file's path, or "" when refused), how many
+	// messages and bytes, and the error of a refused or failed one.
+	Audit func(entity, to string, messages int, bytes int64, err error)
+}
+
+// Defaults of RemoteExport.
+const (
+	DefaultClipboardMax  = 64 << 10
+	DefaultExportFileMax = 64 << 20
+)
 
 // Defaults.
 const (

@@ -126,7 +126,8 @@ func (m *Model) startRefresh() tea.Cmd {
 		}
 		for _, r := range reqs {
 			res := paneResult{req: r}
-			req := broker.BrowseRequest{Entity: entity, Category: category(r.index), FromSequence: r.top, Max: r.rows}
+			req := broker.BrowseRequest{Entity: entity, Category: category(r.index), FromSequence: r.top, Max: r.rows,
+				DueOrder: category(r.index) == broker.CategoryScheduled}
 			if r.filter.active() {
 				res.msgs, res.scanned, res.partial, res.err = filteredBrowse(ctx, c, req, r.filter, scan)
 			} else {
@@ -160,6 +161,7 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 	case msg.listErr == nil:
 		m.conn = ui.ConnConnected
 		m.entities = msg.entities
+		m.keepNamed()
 		m.listed = true
 		if m.remembered {
 			// The entity remembered may be gone: show the first then.

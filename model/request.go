@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,43 +12,23 @@ import (
 	"github.com/peeklock/peeklock/ui"
 )
 
-// searchPage is the most messages one step of the request search browses.
-const searchPage = 200
-
-// requestSearch is the search for the request of a reply: the message
-// whose MessageId is the reply's CorrelationId. It browses (never locks)
-// one page per command, entity after entity and category after category,
-// so that Update sees its progress and esc can stop it between two pages.
+// requestSearch is the search for the request of a reply in progress
+// (broker.RequestSearch): one page per command, so that Update sees its
+// progress and esc can stop it between two pages.
 type requestSearch struct {
+	*broker.RequestSearch
 	id     int
-	corrID string
-	// from is the reply itself (its entity address and sequence number),
-	// which the search skips when its MessageId is its CorrelationId.
-	fromAddr string
-	fromSeq  int64
-	// plan is the entities to search, likely ones first; at is the entity
-	// being searched, cat its category (a pane index), next the
-	// FromSequence of the next page.
-	plan    []string
-	likely  int // how many of plan came from learned ReplyTo links
-	at      int
-	cat     int
-	next    int64
-	scanned int
-	limit   int
-	start   time.Time
-	ctx     context.Context
-	cancel  context.CancelFunc
+	likely int // how many of the plan came from learned ReplyTo links
+	start  time.Time
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // searchStepMsg is the result of one page of the request search.
 type searchStepMsg struct {
 	id   int
 	msgs []*broker.Message
-	// asked is how many messages the page asked for: fewer back means the
-	// category has no more.
-	asked int
-	err   error
+	err  error
 }
 
 // findRequest starts the search for the request of the target message.
@@ -65,40 +46,17 @@ func (m *Model) findRequest() tea.Cmd {
 	plan, likely := m.searchPlan(m.entity)
 	ctx, cancel := context.WithCancel(context.Background())
 	m.searchSeq++
-	m.search = &requestSearch{id: m.searchSeq, corrID: cur.CorrelationID, fromAddr: msgAddress(m.entity, pane, cur),
-		fromSeq: cur.SequenceNumber, plan: plan, likely: likely, limit: m.opts.SearchScan, start: m.now, ctx: ctx, cancel: cancel}
+	m.search = &requestSearch{RequestSearch: &broker.RequestSearch{CorrelationID: cur.CorrelationID,
+		FromAddress: msgAddress(m.entity, pane, cur), FromSequence: cur.SequenceNumber, Plan: plan, Limit: m.opts.SearchScan},
+		id: m.searchSeq, likely: likely, start: m.now, ctx: ctx, cancel: cancel}
 	return m.searchStep()
 }
 
 // searchPlan lists the entities to search for the request of a reply in
-// entity: first those whose messages were seen with a ReplyTo naming it
-// (or its topic), then every queue and subscription of the entity list
-// (the reply's own entity among them), each once.
+// entity (broker.RequestSearchPlan): those learned from ReplyTo links
+// first, then the entity list.
 func (m *Model) searchPlan(entity string) (plan []string, likely int) {
-	seen := map[string]bool{}
-	add := func(p string) {
-		if k := strings.ToLower(p); !seen[k] {
-			seen[k] = true
-			plan = append(plan, p)
-		}
-	}
-	keys := []string{strings.ToLower(entity)}
-	if topic, _, ok := strings.Cut(entity, "/Subscriptions/"); ok {
-		keys = append(keys, strings.ToLower(topic))
-	}
-	for _, k := range keys {
-		for _, src := range m.replySources[k] {
-			add(src)
-		}
-	}
-	likely = len(plan)
-	for _, e := range m.entities {
-		if e.Kind != broker.KindTopic {
-			add(e.Path)
-		}
-	}
-	add(entity)
-	return plan, likely
+	return broker.RequestSearchPlan(entity, m.replySources, m.entities)
 }
 
 // learnReplyTo records, from a window of entity, which entities its
@@ -152,14 +110,13 @@ func (m *Model) replyTarget(addr string) string {
 func (m *Model) searchStep() tea.Cmd {
 	s := m.search
 	c, timeout, id := m.client, m.opts.Timeout, s.id
-	req := broker.BrowseRequest{Entity: s.plan[s.at], Category: category(s.cat), FromSequence: s.next,
-		Max: min(searchPage, s.limit-s.scanned)}
+	req := s.Next()
 	parent := s.ctx
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(parent, timeout)
 		defer cancel()
 		msgs, err := c.Browse(ctx, req)
-		return searchStepMsg{id: id, msgs: msgs, asked: req.Max, err: err}
+		return searchStepMsg{id: id, msgs: msgs, err: err}
 	}
 }
 
@@ -170,46 +127,22 @@ func (m *Model) onSearchStep(msg searchStepMsg) tea.Cmd {
 	if s == nil || msg.id != s.id {
 		return nil // cancelled, or an earlier search
 	}
-	entity := s.plan[s.at]
-	if msg.err != nil {
-		if broker.CodeOf(msg.err) != broker.CodeNotFound {
-			m.endSearch()
-			m.setErr(fmt.Errorf("find the request of a reply: browsing %s › %s: %w", entity, category(s.cat), msg.err))
-			return nil
-		}
-		// The entity went away since the list: search the others.
-		s.cat = numPanes - 1
-		msg.msgs, msg.asked = nil, 1
-	}
-	s.scanned += len(msg.msgs)
-	for _, x := range msg.msgs {
-		if x.MessageID != s.corrID {
-			continue
-		}
-		if x.SequenceNumber == s.fromSeq && strings.EqualFold(msgAddress(entity, s.cat, x), s.fromAddr) {
-			continue // the reply itself
-		}
-		return m.openRequest(entity, s.cat, x)
-	}
-	if len(msg.msgs) >= msg.asked && len(msg.msgs) > 0 {
-		s.next = msg.msgs[len(msg.msgs)-1].SequenceNumber + 1
-	} else {
-		s.next = 0
-		s.cat++
-		if s.cat == numPanes {
-			s.cat = 0
-			s.at++
-		}
-	}
+	step := s.Take(msg.msgs, msg.err)
 	switch {
-	case s.at == len(s.plan):
+	case step.Err != nil:
 		m.endSearch()
-		m.setInfo(fmt.Sprintf("request %q: not found among %d messages in %d entities", ui.Sanitize(s.corrID), s.scanned, len(s.plan)))
+		m.setErr(fmt.Errorf("find the request of a reply: browsing %s › %s: %w", step.Entity, step.Category, step.Err))
 		return nil
-	case s.scanned >= s.limit:
+	case step.Found != nil:
+		return m.openRequest(step.Entity, slices.Index(broker.Categories[:], step.Category), step.Found)
+	case step.Done && step.Limited:
 		m.endSearch()
 		m.setInfo(fmt.Sprintf("request %q: not found among %d messages in %d of %d entities: stopped at the search limit of %d messages",
-			ui.Sanitize(s.corrID), s.scanned, s.searched(), len(s.plan), s.limit))
+			ui.Sanitize(s.CorrelationID), s.Scanned(), s.Searched(), len(s.Plan), s.Limit))
+		return nil
+	case step.Done:
+		m.endSearch()
+		m.setInfo(fmt.Sprintf("request %q: not found among %d messages in %d entities", ui.Sanitize(s.CorrelationID), s.Scanned(), len(s.Plan)))
 		return nil
 	}
 	return m.searchStep()
@@ -238,7 +171,7 @@ func (m *Model) openRequest(entity string, i int, x *broker.Message) tea.Cmd {
 	from.opened = m.detail
 	m.jumps = append(m.jumps, from)
 	m.setInfo(fmt.Sprintf("request %q: %s › %s › %d, found among %d messages (esc goes back)",
-		ui.Sanitize(s.corrID), entity, category(i), x.SequenceNumber, s.scanned))
+		ui.Sanitize(s.CorrelationID), entity, category(i), x.SequenceNumber, s.Scanned()))
 	return tea.Batch(m.requestRefresh(), m.sessionStateCmd(x), m.historyCmd())
 }
 
@@ -247,16 +180,7 @@ func (m *Model) cancelSearch() {
 	s := m.search
 	m.endSearch()
 	m.setInfo(fmt.Sprintf("request %q: search cancelled after %d messages in %d of %d entities",
-		ui.Sanitize(s.corrID), s.scanned, s.searched(), len(s.plan)))
-}
-
-// searched is how many entities the search has looked into, the one it is
-// in included.
-func (s *requestSearch) searched() int {
-	if s.cat > 0 || s.next > 0 {
-		return s.at + 1
-	}
-	return s.at
+		ui.Sanitize(s.CorrelationID), s.Scanned(), s.Searched(), len(s.Plan)))
 }
 
 // endSearch forgets the search and cancels its browse in flight.
@@ -271,8 +195,8 @@ func (m *Model) endSearch() {
 func (m *Model) searchDialog(c *ui.Common) ui.Dialog {
 	s := m.search
 	return ui.SearchDialog(c, ui.SearchProgress{
-		CorrelationID: s.corrID, Entity: s.plan[s.at], Category: category(s.cat).String(),
-		Scanned: s.scanned, Limit: s.limit, Entities: len(s.plan), At: s.at + 1, Likely: s.at < s.likely,
+		CorrelationID: s.CorrelationID, Entity: s.Entity(), Category: s.Category().String(),
+		Scanned: s.Scanned(), Limit: s.Limit, Entities: len(s.Plan), At: s.At() + 1, Likely: s.At() < s.likely,
 		Elapsed: m.now.Sub(s.start),
 	})
 }

@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"math"
+	"slices"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/peeklock/peeklock/broker"
@@ -142,6 +143,9 @@ func (m *Model) toBottom() tea.Cmd {
 func (m *Model) seekCmd(i int, before int64, k int, place cursorPlace) tea.Cmd {
 	c, timeout, entity := m.client, m.opts.Timeout, m.entity
 	cat := category(i)
+	if cat == broker.CategoryScheduled {
+		return m.seekDueCmd(i, before, k, place)
+	}
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
@@ -217,4 +221,34 @@ func (m *Model) applySeek(msg seekMsg) tea.Cmd {
 	}
 	p.pendingCursor = cursorPlace(msg.cursorTo)
 	return m.requestRefresh()
+}
+
+// seekDueScan is the most scheduled messages seekDueCmd reads to find where
+// a window in due order starts.
+const seekDueScan = 10_000
+
+// seekDueCmd finds the start of the Scheduled pane's window k messages
+// before the message numbered before. A window in due order cannot be
+// bisected by sequence number, so it reads the pane from its first message
+// (at most seekDueScan of them) and counts back; a message no longer
+// scheduled, or further than that, goes back to the first; before
+// math.MaxInt64 is the bottom of the pane.
+func (m *Model) seekDueCmd(i int, before int64, k int, place cursorPlace) tea.Cmd {
+	c, timeout, entity := m.client, m.opts.Timeout, m.entity
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		msgs, err := c.Browse(ctx, broker.BrowseRequest{Entity: entity, Category: broker.CategoryScheduled, Max: seekDueScan, DueOrder: true})
+		if err != nil {
+			return seekMsg{index: i, entity: entity, err: err}
+		}
+		at := len(msgs) // past the last: the bottom of the pane
+		if before != math.MaxInt64 {
+			at = slices.IndexFunc(msgs, func(x *broker.Message) bool { return x.SequenceNumber == before })
+		}
+		if at <= k {
+			return seekMsg{index: i, entity: entity, top: 0, moved: -int64(max(at, 0)), cursorTo: int(place)}
+		}
+		return seekMsg{index: i, entity: entity, top: msgs[at-k].SequenceNumber, moved: -int64(k), cursorTo: int(place)}
+	}
 }

@@ -101,6 +101,8 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case clientsMsg:
 		m.onClients(msg)
 		return nil
+	case closedClientMsg:
+		return m.onClosedClient(msg)
 	case sessionStateMsg:
 		m.onSessionState(msg)
 		return nil
@@ -117,12 +119,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		}
 		return m.requestRefresh()
 	case exportedMsg:
-		if msg.err != nil {
-			m.setErr(msg.err)
-		} else {
-			m.setInfo(fmt.Sprintf("exported %d message(s) to %s", msg.n, msg.path))
-		}
-		return nil
+		return m.onExported(msg)
 	case errMsg:
 		m.setErr(msg.err)
 		return nil

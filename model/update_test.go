@@ -884,15 +884,15 @@ func TestHelpAndQuit(t *testing.T) {
 	clock, c := fixture(t, 1)
 	h := newHarness(t, c, clock, Options{}, 80, 24)
 	h.key("?")
-	if !h.m.showHelp || !strings.Contains(h.screen(), "Keys  ↑/↓ scroll") {
+	if !h.m.help.open || !strings.Contains(h.screen(), "Keys  ↑/↓ scroll") {
 		t.Fatal("no help")
 	}
 	h.key("j")
-	if h.m.helpTop != 1 {
+	if h.m.help.top != 1 {
 		t.Fatal("help does not scroll")
 	}
 	h.key("?")
-	if h.m.showHelp {
+	if h.m.help.open {
 		t.Fatal("? does not close help")
 	}
 	h.m.Update(keyMsg("q"))

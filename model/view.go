@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sort"
 
-	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/ui"
@@ -33,14 +32,16 @@ func (m *Model) render() string {
 		Focus:     m.focus,
 		Help:      m.keys.ShortHelp(),
 		Status:    m.status(),
-		HelpOpen:  m.showHelp,
-		HelpTop:   m.helpTop,
-		HelpWhy:   func(b *key.Binding) string { return m.reason(b) },
-		LogOpen:   m.showLog,
-		LogTop:    m.logTop,
 	}
-	if m.showLog {
-		s.LogLines = m.logView()
+	for _, o := range m.stack() {
+		if o == overLog {
+			s.Cover = m.log.view(c, l.Width, l.HelpLine.Y)
+		} else if o == overHelp {
+			s.Cover = m.help.view(c, m.reason, l.Width, l.HelpLine.Y)
+		}
+		if s.Cover != nil {
+			break
+		}
 	}
 	if !m.listed && m.lastErr == nil {
 		s.EntityNote = "loading…"
@@ -54,27 +55,24 @@ func (m *Model) render() string {
 	for _, slot := range l.Panes {
 		s.Panes = append(s.Panes, m.paneView(slot))
 	}
-	switch {
-	case m.clients != nil:
+	switch m.areaView() {
+	case overClients:
 		s.DetailOpen = true
 		s.DetailTitle = "connected clients"
 		s.Help = m.clientsHelp()
 		s.DetailLines = m.clients.lines
 		s.DetailTop = min(m.clients.top, max(0, len(s.DetailLines)-1))
-	case m.entInfo != nil:
+	case overInfo:
 		s.DetailOpen = true
-		s.DetailTitle = m.infoTitle()
-		s.Help = m.infoHelp()
-		s.DetailLines = m.entInfo.lines
-		s.DetailTop = min(m.entInfo.top, max(0, len(s.DetailLines)-1))
-	case m.detail != nil:
+		s.DetailTitle, s.Help, s.DetailLines, s.DetailTop = m.entInfo.view(&m.keys)
+	case overDetail:
 		s.DetailOpen = true
 		s.DetailTitle = fmt.Sprintf("%s › %s › %d", m.detail.address, category(m.detail.pane), m.detail.msg.SequenceNumber)
 		s.DetailLines = m.detailLines()
 		s.DetailTop = min(m.detail.top, max(0, len(s.DetailLines)-1))
 	}
 	switch {
-	case m.dialog != nil:
+	case m.isOpen(overDialog):
 		d := m.dialog.view(c)
 		s.Dialog = &d
 	case m.job != nil:
@@ -136,6 +134,8 @@ func (m *Model) paneView(slot ui.PaneSlot) ui.PaneState {
 	}
 	ps.Rows = rows
 	switch {
+	case m.listed && m.entity == "" && !m.caps.Supports(broker.CanListEntities):
+		ps.Empty = fmt.Sprintf("no entity: press %s to name a queue or address", m.keys.Jump.Help().Key)
 	case !m.caps.Supports(broker.CanBrowse) && !m.localPane(i):
 		ps.Empty = "browsing is not supported: " + m.caps.Reason(broker.CanBrowse)
 	case m.localPane(i) && category(i) == broker.CategoryLocked:

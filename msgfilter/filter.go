@@ -137,13 +137,27 @@ func Browse(ctx context.Context, c broker.Client, req broker.BrowseRequest, f Fi
 	want := req.Max
 	page := max(want*4, 100)
 	from := req.FromSequence
+	// A window in due order pages from the last message seen, which it
+	// names (inclusive), not from the next sequence number.
+	dueOrder := req.DueOrder && req.Category == broker.CategoryScheduled
+	var after *broker.Message
 	for len(out) < want {
 		if scanned >= scan {
 			return out, scanned, true, nil
 		}
-		msgs, err := c.Browse(ctx, broker.BrowseRequest{Entity: req.Entity, Category: req.Category, FromSequence: from, Max: min(page, scan-scanned)})
+		ask := min(page, scan-scanned)
+		if after != nil {
+			ask++ // the window starts at the last message seen
+		}
+		msgs, err := c.Browse(ctx, broker.BrowseRequest{Entity: req.Entity, Category: req.Category, FromSequence: from, Max: ask, DueOrder: req.DueOrder})
 		if err != nil {
 			return out, scanned, false, err
+		}
+		if after != nil {
+			if len(msgs) == 0 || msgs[0].SequenceNumber != after.SequenceNumber {
+				break // the last message seen is gone: the order is lost
+			}
+			msgs = msgs[1:]
 		}
 		if len(msgs) == 0 {
 			break
@@ -158,6 +172,10 @@ func Browse(ctx context.Context, c broker.Client, req broker.BrowseRequest, f Fi
 		}
 		scanned += len(msgs)
 		from = msgs[len(msgs)-1].SequenceNumber + 1
+		if dueOrder {
+			after = msgs[len(msgs)-1]
+			from = after.SequenceNumber
+		}
 	}
 	return out, scanned, false, nil
 }

@@ -3,6 +3,7 @@ package sshserver
 import (
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -22,7 +23,8 @@ const (
 
 // Config configures a Server.
 type Config struct {
-	// Addr is the address ListenAndServe listens on ("" : DefaultAddr).
+	// Addr is the address to listen on ("" : DefaultAddr); the caller
+	// binds it and hands the listener to Serve.
 	Addr string
 	// HostKeyPath is the host key file. It is created with a new ed25519
 	// key, mode 0600, when it does not exist, and reused after. Empty means
@@ -51,6 +53,16 @@ type Config struct {
 	Audit *slog.Logger
 	// Clock measures idle time (nil: the real clock).
 	Clock clockwork.Clock
+	// ExportDir is where operator sessions' exports (x) too large for the
+	// clipboard are written, on the server ("": nowhere; such exports are
+	// refused). Read-only sessions never write files. Small exports go to
+	// the user's clipboard through OSC 52 for every role.
+	ExportDir string
+	// ExportMaxBytes bounds one export file (0: model.DefaultExportFileMax);
+	// ClipboardMaxBytes bounds an export sent to the clipboard (0:
+	// model.DefaultClipboardMax).
+	ExportMaxBytes    int64
+	ClipboardMaxBytes int
 }
 
 // HostKeyPathIn returns the host key path in the data directory dir.
@@ -81,6 +93,14 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxSessions == 0 {
 		c.MaxSessions = DefaultMaxSessions
+	}
+	if c.ExportMaxBytes < 0 || c.ClipboardMaxBytes < 0 {
+		return c, broker.Errorf(broker.CodeInvalid, "ssh: export limits must not be negative")
+	}
+	if c.ExportDir != "" {
+		if st, err := os.Stat(c.ExportDir); err != nil || !st.IsDir() {
+			return c, broker.Errorf(broker.CodeInvalid, "ssh: export_dir %q is not a directory", c.ExportDir)
+		}
 	}
 	if c.IdleTimeout == 0 {
 		c.IdleTimeout = DefaultIdleTimeout

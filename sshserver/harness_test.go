@@ -133,6 +133,7 @@ type termSession struct {
 	s      *gossh.Session
 	in     io.WriteCloser
 	screen *vtScreen
+	raw    syncBuffer // the output as sent, escape sequences and all
 	stderr syncBuffer
 	exit   chan error
 }
@@ -140,18 +141,31 @@ type termSession struct {
 // openTerm opens a session with a w×h pty and starts the shell.
 func openTerm(t testing.TB, c *gossh.Client, w, h int) *termSession {
 	t.Helper()
+	return openTermEnv(t, c, w, h)
+}
+
+// openTermEnv is openTerm with environment variables ("NAME=value") sent
+// before the pty, as an OpenSSH client sends those of SendEnv.
+func openTermEnv(t testing.TB, c *gossh.Client, w, h int, env ...string) *termSession {
+	t.Helper()
 	s, err := c.NewSession()
 	if err != nil {
 		t.Fatal(err)
 	}
 	ts := &termSession{t: t, s: s, screen: newVTScreen(w, h), exit: make(chan error, 1)}
+	for _, kv := range env {
+		name, value, _ := strings.Cut(kv, "=")
+		if err := s.Setenv(name, value); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := s.RequestPty("xterm-256color", h, w, gossh.TerminalModes{}); err != nil {
 		t.Fatal(err)
 	}
 	if ts.in, err = s.StdinPipe(); err != nil {
 		t.Fatal(err)
 	}
-	s.Stdout, s.Stderr = ts.screen, &ts.stderr
+	s.Stdout, s.Stderr = io.MultiWriter(ts.screen, &ts.raw), &ts.stderr
 	if err := s.Shell(); err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ const closeWait = 15 * time.Second
 // has not by then is dropped, so idle or slow connections cannot pile up.
 const authTimeout = 30 * time.Second
 
-// ErrServerClosed is returned by Serve and ListenAndServe after Close.
+// ErrServerClosed is returned by Serve after Close.
 var ErrServerClosed = &broker.Error{Code: broker.CodeClosed, Message: "the SSH server is closed"}
 
 // Connection-context keys: the verified key's identity, and the flag that
@@ -169,15 +169,6 @@ func (s *Server) Serve(l net.Listener) error {
 		return ErrServerClosed
 	}
 	return err
-}
-
-// ListenAndServe listens on Config.Addr and serves; see Serve.
-func (s *Server) ListenAndServe() error {
-	l, err := net.Listen("tcp", s.cfg.Addr)
-	if err != nil {
-		return &broker.Error{Code: broker.CodeInvalid, Message: "ssh: cannot listen on " + s.cfg.Addr + ": " + err.Error(), Err: err}
-	}
-	return s.Serve(l)
 }
 
 // Addr returns the address the server listens on, or nil before Serve.

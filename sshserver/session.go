@@ -101,6 +101,7 @@ func (s *Server) run(sess ssh.Session, pty ssh.Pty, winch <-chan ssh.Window, rol
 	if s.opts != nil {
 		opts = s.opts(role)
 	}
+	opts.RemoteExport = s.remoteExport(role, sc)
 	var c broker.Client = sc
 	if role != RoleOperator {
 		// The session client refuses changes already; the dashboard also

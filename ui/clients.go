@@ -15,6 +15,12 @@ type Clients struct {
 	Loaded bool
 	// Err is why the last list could not be read ("" when it could).
 	Err string
+	// Closable marks the Selected connection (an index into Conns): the
+	// one the close key would close; Hint, under the summary, says which
+	// keys select and close.
+	Closable bool
+	Selected int
+	Hint     string
 }
 
 // starvedNote explains the flag of a receiver with no credit while
@@ -25,12 +31,13 @@ const starvedNote = "no credit while messages wait: the client is not asking for
 // then per connection its remote address, user (key name), container id,
 // age, and its links (role, entity, credit, unsettled deliveries, messages
 // moved), a starved receiver flagged. Every text that comes from a client
-// passes through Sanitize. Pure: the model renders it when the list or the
-// width changes and slices it per frame.
-func ClientsLines(c *Common, v Clients, w int) []string {
+// passes through Sanitize. With Closable, the selected connection's title
+// is marked ▸. starts holds, per connection, the index of its title line.
+// Pure: the model renders it when the list or the width changes and slices
+// it per frame.
+func ClientsLines(c *Common, v Clients, w int) (lines []string, starts []int) {
 	st := c.Styles
 	w = max(w, 1)
-	var lines []string
 	text := func(style func(...string) string, s string) {
 		for _, l := range wrapText(s, w) {
 			lines = append(lines, style(l))
@@ -68,8 +75,16 @@ func ClientsLines(c *Common, v Clients, w int) []string {
 	case len(v.Conns) == 0:
 		text(st.Faint.Render, "no client is connected to the AMQP listener")
 	}
-	for _, cc := range v.Conns {
-		lines = append(lines, sectionTitle(c, Sanitize(cc.Remote), w)...)
+	if v.Closable && len(v.Conns) > 0 && v.Hint != "" {
+		text(st.Faint.Render, v.Hint)
+	}
+	for i, cc := range v.Conns {
+		title := Sanitize(cc.Remote)
+		if v.Closable && i == v.Selected {
+			title = "▸ " + title
+		}
+		starts = append(starts, len(lines)+1) // after the blank line
+		lines = append(lines, sectionTitle(c, title, w)...)
 		user := Sanitize(cc.User)
 		if user == "" {
 			user = "-"
@@ -100,5 +115,5 @@ func ClientsLines(c *Common, v Clients, w int) []string {
 			item(st.Text.Render, "  ", s)
 		}
 	}
-	return lines
+	return lines, starts
 }

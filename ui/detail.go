@@ -146,7 +146,7 @@ func DetailBody(c *Common, m *broker.Message, w int) []string {
 }
 
 // DetailLines renders the detail view of m, w cells wide: the broker
-// properties of spec/semantics.md §6 (with a live lock countdown), the
+// properties of broker.Message (with a live lock countdown), the
 // application properties and then body, the lines made by DetailBody.
 func DetailLines(c *Common, m *broker.Message, info DetailInfo, body []string, w int) []string {
 	st := c.Styles

@@ -128,10 +128,6 @@ type LayoutOptions struct {
 	Counts *broker.Counts
 }
 
-// NewLayout computes the geometry for a w×h screen with pane focus (an
-// index into broker.Categories) focused, with the default options.
-func NewLayout(w, h, focus int) Layout { return NewLayoutWith(w, h, focus, LayoutOptions{}) }
-
 // NewLayoutWith computes the geometry for a w×h screen with pane focus (an
 // index into broker.Categories) focused: the visible panes always include
 // the focused one. Below it, as room allows, the Dead-lettered pane when

@@ -34,16 +34,10 @@ type Screen struct {
 	DetailTitle string
 	DetailLines []string
 	DetailTop   int
-	// HelpOpen shows every key over the whole screen, from line HelpTop;
-	// HelpWhy explains disabled ones.
-	HelpOpen bool
-	HelpTop  int
-	HelpWhy  func(*key.Binding) string
-	// LogOpen shows the message log (LogLines) over the whole screen, from
-	// line LogTop.
-	LogOpen  bool
-	LogLines []string
-	LogTop   int
+	// Cover, when not nil, is a view drawn over the whole screen down to
+	// the help line (the help screen, the message log): Layout.HelpLine.Y
+	// lines, as HelpScreen and LogScreen draw them.
+	Cover []string
 	// Dialog, when not nil, is drawn over everything else.
 	Dialog *Dialog
 }
@@ -94,12 +88,8 @@ func Render(c *Common, s Screen) string {
 			lines[i] = m
 		}
 	}
-	if s.HelpOpen {
-		help := HelpScreen(c, s.HelpWhy, s.HelpTop, w, l.HelpLine.Y)
-		copy(lines, help)
-	}
-	if s.LogOpen {
-		copy(lines, LogScreen(c, s.LogLines, s.LogTop, w, l.HelpLine.Y))
+	if s.Cover != nil {
+		copy(lines[:l.HelpLine.Y], s.Cover)
 	}
 	lines[l.HelpLine.Y] = ShortHelp(c, s.Help, w)
 	lines[l.Status.Y] = StatusBar(c, s.Status, w)

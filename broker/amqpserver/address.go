@@ -2,12 +2,8 @@ package amqpserver
 
 import (
 	"strings"
-)
 
-// Node addresses of the Service Bus dialect.
-const (
-	cbsAddress       = "$cbs"
-	managementSuffix = "/$management"
+	"github.com/peeklock/peeklock/broker/sbamqp"
 )
 
 // nodeKind says what an address names.
@@ -36,10 +32,10 @@ func normalizeAddress(a string) string {
 // classify says what a normalized address names and returns the entity
 // address it concerns ("" for $cbs): for "q/$management", "q".
 func classify(addr string) (nodeKind, string) {
-	if strings.EqualFold(addr, cbsAddress) {
+	if strings.EqualFold(addr, sbamqp.CBSAddress) {
 		return nodeCBS, ""
 	}
-	if n := len(addr) - len(managementSuffix); n > 0 && strings.EqualFold(addr[n:], managementSuffix) {
+	if n := len(addr) - len(sbamqp.ManagementSuffix); n > 0 && strings.EqualFold(addr[n:], sbamqp.ManagementSuffix) {
 		return nodeManagement, addr[:n]
 	}
 	return nodeEntity, addr

@@ -7,17 +7,18 @@ import (
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/logsafe"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
-	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 	"github.com/peeklock/peeklock/broker/engine"
+	"github.com/peeklock/peeklock/broker/sas"
+	"github.com/peeklock/peeklock/broker/sbamqp"
 )
 
-// Link properties and filters of the Service Bus dialect.
+// Link properties and filters of the Service Bus dialect, as symbols; the
+// names are package sbamqp's.
 const (
-	sessionFilterName       wire.Symbol = "com.microsoft:session-filter"
-	sessionFilterCode       uint64      = 0x0000013700000000 | 0x0C
-	propLockedUntilUTC      wire.Symbol = "com.microsoft:locked-until-utc"
-	propTimeout             wire.Symbol = "com.microsoft:timeout"
-	propMaxMessageBatchSize wire.Symbol = "com.microsoft:max-message-batch-size"
+	sessionFilterName       wire.Symbol = sbamqp.SessionFilter
+	propLockedUntilUTC      wire.Symbol = sbamqp.PropLockedUntilUTC
+	propTimeout             wire.Symbol = sbamqp.PropTimeout
+	propMaxMessageBatchSize wire.Symbol = sbamqp.PropMaxMessageBatchSize
 )
 
 // defaultAcceptWait is how long a receiver that asks for the next
@@ -37,10 +38,6 @@ const (
 	managementSizeFactor = 4
 	maxRequestCredit     = 64
 )
-
-// dotNetEpochTicks is 1970-01-01 in .NET ticks (100 ns since 0001-01-01),
-// the unit of com.microsoft:locked-until-utc.
-const dotNetEpochTicks = 621355968000000000
 
 // onAttach answers a peer's attach: a link to $cbs, a $management node or
 // an entity, in either direction.
@@ -336,7 +333,7 @@ func (l *link) acceptSession(sessionID string, named bool, wait time.Duration) {
 	}
 	l.source.Filter = echoSessionFilter(l.source.Filter, lock.SessionID)
 	c.registerSessionLink(l)
-	ticks := lock.LockedUntil.UnixNano()/100 + dotNetEpochTicks
+	ticks := lock.LockedUntil.UnixNano()/100 + sbamqp.DotNetEpochTicks
 	s.completeOutgoingLocked(l, wire.Map{{Key: propLockedUntilUTC, Value: ticks}})
 }
 
@@ -348,7 +345,7 @@ func (l *link) acceptSession(sessionID string, named bool, wait time.Duration) {
 // and compares the answer's bare value with the id it asked for, so a
 // described answer there reads as "session locked by another receiver".
 func echoSessionFilter(asked wire.Map, sessionID string) wire.Map {
-	var value any = wire.Described{Descriptor: sessionFilterCode, Value: sessionID}
+	var value any = wire.Described{Descriptor: sbamqp.SessionFilterCode, Value: sessionID}
 	if v, ok := asked.Get(string(sessionFilterName)); ok {
 		if _, described := v.(wire.Described); !described {
 			value = sessionID

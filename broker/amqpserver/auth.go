@@ -9,13 +9,14 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/peeklock/peeklock/broker"
-	"github.com/peeklock/peeklock/broker/amqpserver/sas"
+	"github.com/peeklock/peeklock/broker/sas"
+	"github.com/peeklock/peeklock/broker/sbamqp"
 )
 
 // Token types of CBS put-token requests.
 const (
-	TokenTypeSAS = "servicebus.windows.net:sastoken"
-	TokenTypeJWT = "jwt"
+	TokenTypeSAS = sbamqp.TokenTypeSAS
+	TokenTypeJWT = sbamqp.TokenTypeJWT
 )
 
 // Authorizer validates the tokens that clients put on the $cbs node. A

@@ -13,7 +13,8 @@ import (
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/logsafe"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
-	"github.com/peeklock/peeklock/broker/amqpserver/sas"
+	"github.com/peeklock/peeklock/broker/sas"
+	"github.com/peeklock/peeklock/broker/sbamqp"
 )
 
 // putToken answers a $cbs request: operation put-token with the token
@@ -24,22 +25,22 @@ import (
 // entity is missing (the Go SDK's not-found error code comes from it).
 func (c *conn) putToken(req *broker.Message) *response {
 	props := req.ApplicationProperties
-	op, _ := props[propOperation].(string)
-	if op != "put-token" {
-		return c.errorResponse(broker.Errorf(broker.CodeInvalid, "the $cbs node supports put-token, not %q", op), cbsAddress)
+	op, _ := props[sbamqp.PropOperation].(string)
+	if op != sbamqp.OpPutToken {
+		return c.errorResponse(broker.Errorf(broker.CodeInvalid, "the $cbs node supports put-token, not %q", op), sbamqp.CBSAddress)
 	}
-	typ, _ := props["type"].(string)
-	name, _ := props["name"].(string)
+	typ, _ := props[sbamqp.PropType].(string)
+	name, _ := props[sbamqp.PropName].(string)
 	var token string
 	if req.BodyKind == broker.BodyValue {
 		v, err := wire.DecodeAMQPValue(req.Body)
 		if err != nil {
-			return c.errorResponse(broker.Errorf(broker.CodeInvalid, "the put-token body is not an amqp-value: %v", err), cbsAddress)
+			return c.errorResponse(broker.Errorf(broker.CodeInvalid, "the put-token body is not an amqp-value: %v", err), sbamqp.CBSAddress)
 		}
 		token, _ = v.(string)
 	}
 	if token == "" {
-		return c.errorResponse(broker.Errorf(broker.CodeUnauthorized, "the put-token request carries no token (want an amqp-value string)"), cbsAddress)
+		return c.errorResponse(broker.Errorf(broker.CodeUnauthorized, "the put-token request carries no token (want an amqp-value string)"), sbamqp.CBSAddress)
 	}
 	var g Grant
 	var err error
@@ -53,20 +54,20 @@ func (c *conn) putToken(req *broker.Message) *response {
 			err = &broker.Error{Code: broker.CodeUnauthorized, Message: err.Error(), Err: err}
 		}
 		c.logPeer("put-token refused", "audience", logsafe.Clip(name), "err", logsafe.Err(err))
-		return c.errorResponse(err, cbsAddress)
+		return c.errorResponse(err, sbamqp.CBSAddress)
 	}
 	if strings.Contains(name, "://") && !sas.Covers(g.Audience, name) {
-		return c.errorResponse(sas.NotCovered(g.Audience, name), cbsAddress)
+		return c.errorResponse(sas.NotCovered(g.Audience, name), sbamqp.CBSAddress)
 	}
 	// A valid token proves the peer holds a key, even for an entity that
 	// turns out not to exist.
 	c.authenticate()
 	if err := c.audienceExists(name); err != nil {
 		c.logPeer("put-token refused", "audience", logsafe.Clip(name), "err", logsafe.Err(err))
-		return c.errorResponse(err, cbsAddress)
+		return c.errorResponse(err, sbamqp.CBSAddress)
 	}
 	if err := c.grants.add(g, c.clock.Now()); err != nil {
-		return c.errorResponse(err, cbsAddress)
+		return c.errorResponse(err, sbamqp.CBSAddress)
 	}
 	c.tokensChanged()
 	c.log.Debug("token accepted", "audience", logsafe.Clip(g.Audience), "expires", g.Expires)
@@ -141,7 +142,7 @@ func (c *conn) entraGrant(req *broker.Message, name, token string) (Grant, error
 	if u, err := url.Parse(name); err == nil && u.Host != "" {
 		host = u.Host
 	}
-	id, err := c.opts.EntraID.Validate(token, []string{host, openHost}, putTokenExpiry(req.ApplicationProperties["expiration"]))
+	id, err := c.opts.EntraID.Validate(token, []string{host, openHost}, putTokenExpiry(req.ApplicationProperties[sbamqp.PropExpiration]))
 	if err != nil {
 		return Grant{}, err
 	}

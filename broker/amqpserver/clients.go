@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/amqpserver/internal/logsafe"
+	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
 )
 
 // connInfo is what the connections view shows of a connection beyond its
@@ -88,6 +90,47 @@ func (s *Server) Clients(ctx context.Context) ([]broker.ClientConn, error) {
 	}
 	slices.SortStableFunc(out, func(a, b broker.ClientConn) int { return a.ConnectedAt.Compare(b.ConnectedAt) })
 	return out, nil
+}
+
+// closedByOperator is the description of the close a connection gets when
+// an operator closes it from the connections view, before the reason.
+const closedByOperator = "closed by operator"
+
+// CloseClient closes the connection whose ID (its owner id, hex) is id
+// (broker.ClientCloser): the peer gets a close frame with
+// amqp:connection:forced and the description "closed by operator: REASON",
+// and the connection ends as on any close (DropOwner). It returns once
+// the close frame is written (or a short grace has passed); CodeNotFound
+// when no open connection has the id.
+func (s *Server) CloseClient(ctx context.Context, id, reason string) error {
+	var target *conn
+	s.mu.Lock()
+	for c := range s.conns {
+		if fmt.Sprintf("%016x", c.owner) == id {
+			target = c
+			break
+		}
+	}
+	s.mu.Unlock()
+	if target == nil {
+		return broker.Errorf(broker.CodeNotFound, "no open connection has the id %s (it may have closed already)", id)
+	}
+	desc := closedByOperator
+	if reason != "" {
+		desc += ": " + reason
+	}
+	target.log.Info("connection closed by an operator", "reason", logsafe.Clip(reason))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		target.terminate(&wire.Error{Condition: wire.CondConnectionForced, Description: desc})
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // available returns the messages a receiver of the address could take now:
@@ -171,6 +214,10 @@ type ListenerStats struct {
 	Unauthenticated int
 	// Links counts the attached links to entities.
 	Links int
+	// BytesIn and BytesOut count the bytes read from and written to
+	// connections since the server started (AMQP frames and headers; TLS
+	// and WebSocket framing not included).
+	BytesIn, BytesOut uint64
 }
 
 // Stats returns the listener's gauges. It takes each connection's leaf
@@ -182,7 +229,7 @@ func (s *Server) Stats() ListenerStats {
 		cs = append(cs, c)
 	}
 	s.mu.Unlock()
-	st := ListenerStats{Connections: len(cs)}
+	st := ListenerStats{Connections: len(cs), BytesIn: s.bytesIn.Load(), BytesOut: s.bytesOut.Load()}
 	for _, c := range cs {
 		c.info.mu.Lock()
 		st.Links += len(c.info.links)

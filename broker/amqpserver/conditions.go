@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
+	"github.com/peeklock/peeklock/broker/sbamqp"
 )
 
 // wireCondition is how one broker.Code travels: the AMQP error condition of
@@ -21,38 +21,16 @@ type wireCondition struct {
 	status int32
 }
 
-// conditions is THE mapping from engine error codes to the wire; codes
-// missing here are amqp:internal-error with status 500.
-var conditions = map[broker.Code]wireCondition{
-	broker.CodeLockLost:          {wire.CondMessageLockLost, http.StatusGone},
-	broker.CodeSessionLockLost:   {wire.CondSessionLockLost, http.StatusGone},
-	broker.CodeSessionCannotLock: {wire.CondSessionCannotBeLock, http.StatusConflict},
-	broker.CodeNotFound:          {wire.CondNotFound, http.StatusNotFound},
-	broker.CodeMessageNotFound:   {wire.CondMessageNotFound, http.StatusNotFound},
-	broker.CodeAlreadyExists:     {wire.CondEntityAlreadyExists, http.StatusConflict},
-	broker.CodeQuotaExceeded:     {wire.CondResourceLimitExceeded, http.StatusForbidden},
-	broker.CodeMessageTooLarge:   {wire.CondMessageSizeExceeded, http.StatusRequestEntityTooLarge},
-	broker.CodeUnauthorized:      {wire.CondUnauthorizedAccess, http.StatusUnauthorized},
-	broker.CodeServerBusy:        {wire.CondServerBusy, http.StatusServiceUnavailable},
-	broker.CodeTimeout:           {wire.CondTimeout, http.StatusRequestTimeout},
-	broker.CodeInvalid:           {wire.CondInvalidField, http.StatusBadRequest},
-	broker.CodeNotSupported:      {wire.CondNotImplemented, http.StatusNotImplemented},
-	broker.CodeReadOnly:          {wire.CondUnauthorizedAccess, http.StatusUnauthorized},
-	broker.CodeEntityDisabled:    {wire.CondEntityDisabled, http.StatusForbidden},
-}
-
-var internalCondition = wireCondition{wire.CondInternalError, http.StatusInternalServerError}
-
-// conditionOf returns how err travels. Context errors are timeouts: the
-// operation did not finish in the time the request allowed.
+// conditionOf returns how err travels, by the one table of package sbamqp
+// (sbamqp.WireOf). Context errors are timeouts: the operation did not
+// finish in the time the request allowed.
 func conditionOf(err error) wireCondition {
+	code := broker.CodeOf(err)
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return conditions[broker.CodeTimeout]
+		code = broker.CodeTimeout
 	}
-	if wc, ok := conditions[broker.CodeOf(err)]; ok {
-		return wc
-	}
-	return internalCondition
+	w := sbamqp.WireOf(code)
+	return wireCondition{cond: wire.Symbol(w.Condition), status: int32(w.Status)}
 }
 
 // newTrackingID returns a tracking id in the form Service Bus uses.

@@ -14,8 +14,8 @@ import (
 
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/logsafe"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
-	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 	"github.com/peeklock/peeklock/broker/engine"
+	"github.com/peeklock/peeklock/broker/sas"
 )
 
 // conn is one client connection. Its reader goroutine (serve) owns the
@@ -80,7 +80,7 @@ func newConn(srv *Server, nc net.Conn, owner uint64) *conn {
 		owner:        owner,
 		ctx:          ctx,
 		cancel:       cancel,
-		r:            wire.NewFrameReader(nc, srv.opts.MaxFrameSize),
+		r:            wire.NewFrameReader(countingReader{nc, &srv.bytesIn}, srv.opts.MaxFrameSize),
 		w:            newWriter(nc, srv.opts.Clock, writeTimeout),
 		peerMaxFrame: wire.MinMaxFrameSize,
 		sessions:     make(map[uint16]*session),
@@ -88,6 +88,7 @@ func newConn(srv *Server, nc net.Conn, owner uint64) *conn {
 		sessionLinks: make(map[string]*link),
 		noisy:        logsafe.NewLimiter(peerLogBurst, peerLogInterval),
 	}
+	c.w.sent = &srv.bytesOut
 	if srv.opts.AllowAnonymous {
 		c.grants.all = sas.AllRights
 		c.authed.Store(true)

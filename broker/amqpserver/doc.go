@@ -1,6 +1,6 @@
 // Package amqpserver is peeklock's AMQP 1.0 listener: it puts the embedded
-// engine on the network with the Service Bus dialect of
-// /work/shared/spec/amqp-dialect.md, so that the official Service Bus SDKs
+// engine on the network with the Service Bus dialect of AMQP 1.0 (its
+// vocabulary is package broker/sbamqp), so that the official Service Bus SDKs
 // (and generic AMQP 1.0 clients) work against it unchanged.
 //
 // # Connections

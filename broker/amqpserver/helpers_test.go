@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/engine"
+	"github.com/peeklock/peeklock/internal/brokertest"
 )
 
 // testEnv is an engine behind a listener on 127.0.0.1:0.
@@ -23,38 +23,37 @@ type testEnv struct {
 	addr string
 }
 
-// newEnv starts an engine and a listener; opts may adjust both.
+// newEnv starts an engine and a listener (internal/brokertest); opts may
+// adjust both. At the end of the test Serve must have returned
+// ErrServerClosed and no connection may have recovered a panic.
 func newEnv(t *testing.T, eopts engine.Options, opts Options) *testEnv {
 	t.Helper()
-	eng, err := engine.New(eopts)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if opts.Logger == nil && os.Getenv("AMQPSERVER_LOG") != "" {
 		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	srv, err := New(eng, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(l) }()
-	env := &testEnv{t: t, eng: eng, srv: srv, addr: l.Addr().String()}
-	t.Cleanup(func() {
-		_ = srv.Close()
-		if err := <-done; err != ErrServerClosed {
-			t.Errorf("Serve returned %v, want ErrServerClosed", err)
+	var srv *Server
+	t.Cleanup(func() { // runs after the broker has stopped
+		if srv == nil {
+			return
 		}
-		_ = eng.Close()
 		if n := srv.panics.Load(); n != 0 {
 			t.Errorf("%d panics recovered in connections", n)
 		}
 	})
-	return env
+	b := brokertest.Start(t, brokertest.Options{
+		EngineOptions: eopts,
+		Listener: func(eng *engine.Engine) (brokertest.Listener, error) {
+			s, err := New(eng, opts)
+			srv = s
+			return s, err
+		},
+		Served: func(err error) {
+			if err != ErrServerClosed {
+				t.Errorf("Serve returned %v, want ErrServerClosed", err)
+			}
+		},
+	})
+	return &testEnv{t: t, eng: b.Engine, srv: srv, addr: b.Addr}
 }
 
 // queue creates a queue.

@@ -62,7 +62,7 @@ func TestJSSDKQueue(t *testing.T) {
 }
 
 // TestJSSDKWithoutMessageID sends messages without a messageId: the broker
-// gives each a GUID (spec/semantics.md §2), without which the JavaScript SDK
+// gives each a GUID (as Service Bus does), without which the JavaScript SDK
 // cannot complete, abandon or dead-letter them. The delivery counts follow
 // §3: the abandon counts one; the dead-lettered message, received from the
 // dead-letter sub-queue, has no failed delivery.

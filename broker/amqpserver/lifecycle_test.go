@@ -12,6 +12,7 @@ import (
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/engine"
+	"github.com/peeklock/peeklock/broker/sbamqp"
 )
 
 func TestNewRefusesBadOptions(t *testing.T) {
@@ -99,14 +100,14 @@ func TestCleanCloseKeepsMessageLocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	srcv, err := sess.NewReceiver(ctx, "s", &amqp.ReceiverOptions{Credit: 1, SettlementMode: amqp.ReceiverSettleModeSecond.Ptr(),
-		Filters: []amqp.LinkFilter{amqp.NewLinkFilter(string(sessionFilterName), sessionFilterCode, nil)}})
+		Filters: []amqp.LinkFilter{amqp.NewLinkFilter(string(sessionFilterName), sbamqp.SessionFilterCode, nil)}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := srcv.LinkSourceFilterValue(string(sessionFilterName)); got != "one" {
 		t.Fatalf("session filter answer %v", got)
 	}
-	if ticks, ok := srcv.Properties()[string(propLockedUntilUTC)].(int64); !ok || ticks < dotNetEpochTicks {
+	if ticks, ok := srcv.Properties()[string(propLockedUntilUTC)].(int64); !ok || ticks < sbamqp.DotNetEpochTicks {
 		t.Fatalf("locked-until-utc %v", srcv.Properties()[string(propLockedUntilUTC)])
 	}
 	if _, err := srcv.Receive(ctx, nil); err != nil {

@@ -9,21 +9,12 @@ import (
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/logsafe"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
-	"github.com/peeklock/peeklock/broker/amqpserver/sas"
+	"github.com/peeklock/peeklock/broker/sas"
+	"github.com/peeklock/peeklock/broker/sbamqp"
 )
 
-// Management operations of the Service Bus dialect.
+// Waits and limits of management operations.
 const (
-	opRenewLock            = "com.microsoft:renew-lock"
-	opPeekMessage          = "com.microsoft:peek-message"
-	opReceiveBySequence    = "com.microsoft:receive-by-sequence-number"
-	opUpdateDisposition    = "com.microsoft:update-disposition"
-	opScheduleMessage      = "com.microsoft:schedule-message"
-	opCancelScheduled      = "com.microsoft:cancel-scheduled-message"
-	opRenewSessionLock     = "com.microsoft:renew-session-lock"
-	opGetSessionState      = "com.microsoft:get-session-state"
-	opSetSessionState      = "com.microsoft:set-session-state"
-	opGetMessageSessions   = "com.microsoft:get-message-sessions"
 	defaultOperationWait   = time.Minute
 	maxOperationWait       = 10 * time.Minute
 	maxMessagesPerResponse = 1024
@@ -46,19 +37,19 @@ var mgmtOps map[string]mgmtOp
 
 func init() {
 	mgmtOps = map[string]mgmtOp{
-		opRenewLock:          renewLock,
-		opPeekMessage:        peekMessage,
-		opReceiveBySequence:  receiveBySequence,
-		opUpdateDisposition:  updateDisposition,
-		opScheduleMessage:    scheduleMessage,
-		opCancelScheduled:    cancelScheduled,
-		opRenewSessionLock:   renewSessionLock,
-		opGetSessionState:    getSessionState,
-		opSetSessionState:    setSessionState,
-		opGetMessageSessions: getMessageSessions,
-		opAddRule:            addRule,
-		opRemoveRule:         removeRule,
-		opEnumerateRules:     enumerateRules,
+		sbamqp.OpRenewLock:          renewLock,
+		sbamqp.OpPeekMessage:        peekMessage,
+		sbamqp.OpReceiveBySequence:  receiveBySequence,
+		sbamqp.OpUpdateDisposition:  updateDisposition,
+		sbamqp.OpScheduleMessage:    scheduleMessage,
+		sbamqp.OpCancelScheduled:    cancelScheduled,
+		sbamqp.OpRenewSessionLock:   renewSessionLock,
+		sbamqp.OpGetSessionState:    getSessionState,
+		sbamqp.OpSetSessionState:    setSessionState,
+		sbamqp.OpGetMessageSessions: getMessageSessions,
+		sbamqp.OpAddRule:            addRule,
+		sbamqp.OpRemoveRule:         removeRule,
+		sbamqp.OpEnumerateRules:     enumerateRules,
 	}
 }
 
@@ -66,11 +57,11 @@ func init() {
 // cancel, managing for rules, listening for the rest (peek, receive,
 // settle, renew, sessions). An operation not listed needs Manage.
 var mgmtRights = map[string]sas.Rights{
-	opRenewLock: sas.Listen, opPeekMessage: sas.Listen, opReceiveBySequence: sas.Listen,
-	opUpdateDisposition: sas.Listen, opScheduleMessage: sas.Send, opCancelScheduled: sas.Send,
-	opRenewSessionLock: sas.Listen, opGetSessionState: sas.Listen, opSetSessionState: sas.Listen,
-	opGetMessageSessions: sas.Listen,
-	opAddRule:            sas.Manage, opRemoveRule: sas.Manage, opEnumerateRules: sas.Manage,
+	sbamqp.OpRenewLock: sas.Listen, sbamqp.OpPeekMessage: sas.Listen, sbamqp.OpReceiveBySequence: sas.Listen,
+	sbamqp.OpUpdateDisposition: sas.Listen, sbamqp.OpScheduleMessage: sas.Send, sbamqp.OpCancelScheduled: sas.Send,
+	sbamqp.OpRenewSessionLock: sas.Listen, sbamqp.OpGetSessionState: sas.Listen, sbamqp.OpSetSessionState: sas.Listen,
+	sbamqp.OpGetMessageSessions: sas.Listen,
+	sbamqp.OpAddRule:            sas.Manage, sbamqp.OpRemoveRule: sas.Manage, sbamqp.OpEnumerateRules: sas.Manage,
 }
 
 // rightFor returns the right op needs.
@@ -84,7 +75,7 @@ func rightFor(op string) sas.Rights {
 // manage answers a $management request.
 func (c *conn) manage(l *link, req *broker.Message) *response {
 	props := req.ApplicationProperties
-	op, _ := props[propOperation].(string)
+	op, _ := props[sbamqp.PropOperation].(string)
 	h := mgmtOps[op]
 	if h == nil {
 		return c.errorResponse(broker.Errorf(broker.CodeNotSupported, "operation %q is not supported", op), l.address)
@@ -107,7 +98,7 @@ func (c *conn) manage(l *link, req *broker.Message) *response {
 		}
 	}
 	wait := defaultOperationWait
-	for _, k := range []string{propServerTimeout, propVendorServerTimeout} {
+	for _, k := range []string{sbamqp.PropServerTimeout, sbamqp.PropVendorServerTimeout} {
 		if ms, ok := wire.UintValue(props[k]); ok && ms > 0 {
 			wait = min(time.Duration(ms)*time.Millisecond, maxOperationWait)
 			break
@@ -115,7 +106,7 @@ func (c *conn) manage(l *link, req *broker.Message) *response {
 	}
 	ctx, cancel := context.WithTimeout(broker.WithActor(c.ctx, broker.ActorOf(l.ctx)), wait)
 	defer cancel()
-	assoc, _ := props[propAssociatedLinkName].(string)
+	assoc, _ := props[sbamqp.PropAssociatedLinkName].(string)
 	r := &mgmtRequest{ctx: ctx, c: c, l: l, entity: l.entity, assoc: assoc, body: body}
 	resp, err := h(r)
 	if err != nil {
@@ -200,7 +191,7 @@ func (r *mgmtRequest) int64s(name string) ([]int64, error) {
 
 // lockTokens returns the required lock-tokens array (RFC 4122 order).
 func (r *mgmtRequest) lockTokens() ([]broker.LockToken, error) {
-	const name = "lock-tokens"
+	const name = sbamqp.KeyLockTokens
 	v, ok := r.field(name)
 	var out []broker.LockToken
 	switch x := v.(type) {
@@ -242,7 +233,7 @@ func (r *mgmtRequest) lockTokens() ([]broker.LockToken, error) {
 // one session this connection holds on the entity; ok is false when none
 // is found ("" with ok is the empty session).
 func (r *mgmtRequest) sessionID() (sid string, ok bool, err error) {
-	if sid, ok, err := r.str("session-id"); err != nil || ok {
+	if sid, ok, err := r.str(sbamqp.KeySessionID); err != nil || ok {
 		return sid, ok, err
 	}
 	sid, ok = r.c.heldSession(r.entity, r.assoc)

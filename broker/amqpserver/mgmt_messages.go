@@ -8,6 +8,7 @@ import (
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
+	"github.com/peeklock/peeklock/broker/sbamqp"
 )
 
 // maxPeekRounds bounds the browse windows one session-filtered peek reads.
@@ -23,7 +24,7 @@ func renewLock(r *mgmtRequest) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	return okResponse(map[string]any{"expirations": times}), nil
+	return okResponse(map[string]any{sbamqp.KeyExpirations: times}), nil
 }
 
 // peekMessage returns up to message-count messages with sequence numbers
@@ -31,11 +32,11 @@ func renewLock(r *mgmtRequest) (*response, error) {
 // scheduled; or the dead-letter sub-queue), without locking them. 204 when
 // there are none.
 func peekMessage(r *mgmtRequest) (*response, error) {
-	from, _, err := r.integer("from-sequence-number")
+	from, _, err := r.integer(sbamqp.KeyFromSequenceNumber)
 	if err != nil {
 		return nil, err
 	}
-	count, ok, err := r.integer("message-count")
+	count, ok, err := r.integer(sbamqp.KeyMessageCount)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +44,7 @@ func peekMessage(r *mgmtRequest) (*response, error) {
 		count = 1
 	}
 	count = min(count, maxMessagesPerResponse)
-	sid, inSession, err := r.str("session-id")
+	sid, inSession, err := r.str(sbamqp.KeySessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -63,9 +64,9 @@ func peekMessage(r *mgmtRequest) (*response, error) {
 	}
 	list := make([]any, len(msgs))
 	for i, m := range msgs {
-		list[i] = map[string]any{"message": wire.EncodeMessage(nil, m, wire.EncodeOptions{DeliveryCount: true})}
+		list[i] = map[string]any{sbamqp.KeyMessage: wire.EncodeMessage(nil, m, wire.EncodeOptions{DeliveryCount: true})}
 	}
-	return okResponse(map[string]any{"messages": list}), nil
+	return okResponse(map[string]any{sbamqp.KeyMessages: list}), nil
 }
 
 // peek merges browse windows of every category of an entity's main queue
@@ -121,11 +122,11 @@ func (c *conn) peek(ctx context.Context, entity string, from int64, count int, s
 // (receiver-settle-mode 1, peek-lock; 0 completes them at once) and
 // returns them with their lock tokens, in the encoded messages too.
 func receiveBySequence(r *mgmtRequest) (*response, error) {
-	seqs, err := r.int64s("sequence-numbers")
+	seqs, err := r.int64s(sbamqp.KeySequenceNumbers)
 	if err != nil {
 		return nil, err
 	}
-	mode, ok, err := r.integer("receiver-settle-mode")
+	mode, ok, err := r.integer(sbamqp.KeyReceiverSettleMode)
 	if err != nil {
 		return nil, err
 	}
@@ -167,30 +168,30 @@ func receiveBySequence(r *mgmtRequest) (*response, error) {
 	for i, m := range msgs {
 		entry := map[string]any{}
 		if peekLock {
-			entry["lock-token"] = uuidOf(m.LockToken)
-			entry["message"] = wire.EncodeMessage(nil, m, wire.EncodeOptions{LockToken: true, DeliveryCount: true})
+			entry[sbamqp.KeyLockToken] = uuidOf(m.LockToken)
+			entry[sbamqp.KeyMessage] = wire.EncodeMessage(nil, m, wire.EncodeOptions{LockToken: true, DeliveryCount: true})
 		} else {
 			cp := *m
 			cp.LockToken, cp.LockedUntil = broker.LockToken{}, time.Time{}
-			entry["message"] = wire.EncodeMessage(nil, &cp, wire.EncodeOptions{DeliveryCount: true})
+			entry[sbamqp.KeyMessage] = wire.EncodeMessage(nil, &cp, wire.EncodeOptions{DeliveryCount: true})
 		}
 		list[i] = entry
 	}
-	return okResponse(map[string]any{"messages": list}), nil
+	return okResponse(map[string]any{sbamqp.KeyMessages: list}), nil
 }
 
 // dispositionKinds maps disposition-status values to settlements.
 var dispositionKinds = map[string]broker.SettleKind{
-	"completed": broker.Complete,
-	"abandoned": broker.Abandon,
-	"suspended": broker.DeadLetter,
-	"defered":   broker.Defer,
-	"deferred":  broker.Defer,
+	sbamqp.DispositionCompleted: broker.Complete,
+	sbamqp.DispositionAbandoned: broker.Abandon,
+	sbamqp.DispositionSuspended: broker.DeadLetter,
+	sbamqp.DispositionDeferred:  broker.Defer,
+	"deferred":                  broker.Defer,
 }
 
 // updateDisposition settles locked messages by lock token.
 func updateDisposition(r *mgmtRequest) (*response, error) {
-	status, _, err := r.str("disposition-status")
+	status, _, err := r.str(sbamqp.KeyDispositionStatus)
 	if err != nil {
 		return nil, err
 	}
@@ -202,19 +203,19 @@ func updateDisposition(r *mgmtRequest) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	reason, _, err := r.str("deadletter-reason")
+	reason, _, err := r.str(sbamqp.KeyDeadLetterReason)
 	if err != nil {
 		return nil, err
 	}
-	desc, _, err := r.str("deadletter-description")
+	desc, _, err := r.str(sbamqp.KeyDeadLetterDescription)
 	if err != nil {
 		return nil, err
 	}
 	var props map[string]any
-	if v, ok := r.field("properties-to-modify"); ok && v != nil {
+	if v, ok := r.field(sbamqp.KeyPropertiesToModify); ok && v != nil {
 		m, isMap := v.(wire.Map)
 		if !isMap {
-			return nil, missing("properties-to-modify", "a map", v, true)
+			return nil, missing(sbamqp.KeyPropertiesToModify, "a map", v, true)
 		}
 		if props, err = propertiesToModify(m); err != nil {
 			return nil, err
@@ -235,10 +236,10 @@ func updateDisposition(r *mgmtRequest) (*response, error) {
 // scheduleMessage stores messages that become active at their
 // x-opt-scheduled-enqueue-time and returns their sequence numbers.
 func scheduleMessage(r *mgmtRequest) (*response, error) {
-	v, present := r.field("messages")
+	v, present := r.field(sbamqp.KeyMessages)
 	list, isList := v.([]any)
 	if !isList || len(list) == 0 {
-		return nil, missing("messages", "a non-empty list of maps", v, present)
+		return nil, missing(sbamqp.KeyMessages, "a non-empty list of maps", v, present)
 	}
 	if len(list) > maxMessagesPerResponse {
 		return nil, broker.Errorf(broker.CodeInvalid, "%d messages to schedule; at most %d", len(list), maxMessagesPerResponse)
@@ -249,7 +250,7 @@ func scheduleMessage(r *mgmtRequest) (*response, error) {
 		if !isMap {
 			return nil, broker.Errorf(broker.CodeInvalid, "messages[%d] is a %T; want a map", i, e)
 		}
-		raw, _ := entry.Get("message")
+		raw, _ := entry.Get(sbamqp.KeyMessage)
 		b, isBin := raw.([]byte)
 		if !isBin {
 			return nil, broker.Errorf(broker.CodeInvalid, "messages[%d] has no binary \"message\"", i)
@@ -258,12 +259,12 @@ func scheduleMessage(r *mgmtRequest) (*response, error) {
 		if err != nil {
 			return nil, err
 		}
-		if sid, ok := entry.Get("session-id"); ok {
+		if sid, ok := entry.Get(sbamqp.KeySessionID); ok {
 			if s, isStr := sid.(string); isStr {
 				m.SessionID, m.SessionIDSet = s, true // "" is the empty session
 			}
 		}
-		if pk, ok := entry.Get("partition-key"); ok {
+		if pk, ok := entry.Get(sbamqp.KeyPartitionKey); ok {
 			if s, isStr := pk.(string); isStr && s != "" {
 				m.PartitionKey = s
 			}
@@ -288,12 +289,12 @@ func scheduleMessage(r *mgmtRequest) (*response, error) {
 		seqs = append(seqs, got...)
 		i = j
 	}
-	return okResponse(map[string]any{"sequence-numbers": seqs}), nil
+	return okResponse(map[string]any{sbamqp.KeySequenceNumbers: seqs}), nil
 }
 
 // cancelScheduled removes scheduled messages by sequence number.
 func cancelScheduled(r *mgmtRequest) (*response, error) {
-	seqs, err := r.int64s("sequence-numbers")
+	seqs, err := r.int64s(sbamqp.KeySequenceNumbers)
 	if err != nil {
 		return nil, err
 	}

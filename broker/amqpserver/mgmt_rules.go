@@ -10,15 +10,6 @@ import (
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
 )
 
-// Rule operations of a subscription's $management node, as Microsoft's
-// "AMQP 1.0 in Azure Service Bus: request-response-based operations"
-// describes them and the .NET and JavaScript rule managers send them.
-const (
-	opAddRule        = "com.microsoft:add-rule"
-	opRemoveRule     = "com.microsoft:remove-rule"
-	opEnumerateRules = "com.microsoft:enumerate-rules"
-)
-
 // Descriptors of the described lists that enumerate-rules answers with.
 // The filters' codes are 0x00000013_7000000x, not 0x00000137_0000000x: that
 // is what the SDKs decode (and what Microsoft's table spells with one zero

@@ -6,12 +6,13 @@ import (
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/engine"
+	"github.com/peeklock/peeklock/broker/sbamqp"
 )
 
 // requiredSession returns the session-id field, which session operations
 // need ("" is the empty session).
 func (r *mgmtRequest) requiredSession() (string, error) {
-	sid, ok, err := r.str("session-id")
+	sid, ok, err := r.str(sbamqp.KeySessionID)
 	if err != nil {
 		return "", err
 	}
@@ -32,7 +33,7 @@ func renewSessionLock(r *mgmtRequest) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	return okResponse(map[string]any{"expiration": until}), nil
+	return okResponse(map[string]any{sbamqp.KeyExpiration: until}), nil
 }
 
 // getSessionState returns the state of a session this connection holds the
@@ -50,7 +51,7 @@ func getSessionState(r *mgmtRequest) (*response, error) {
 	if state != nil {
 		v = state
 	}
-	return okResponse(map[string]any{"session-state": v}), nil
+	return okResponse(map[string]any{sbamqp.KeySessionState: v}), nil
 }
 
 // setSessionState replaces the state of a session this connection holds
@@ -61,10 +62,10 @@ func setSessionState(r *mgmtRequest) (*response, error) {
 		return nil, err
 	}
 	var state []byte
-	if v, ok := r.field("session-state"); ok && v != nil {
+	if v, ok := r.field(sbamqp.KeySessionState); ok && v != nil {
 		b, isBin := v.([]byte)
 		if !isBin {
-			return nil, missing("session-state", "binary or null", v, true)
+			return nil, missing(sbamqp.KeySessionState, "binary or null", v, true)
 		}
 		state = append([]byte(nil), b...)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/peeklock/peeklock/broker/amqpserver/entra"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
-	"github.com/peeklock/peeklock/broker/amqpserver/sas"
+	"github.com/peeklock/peeklock/broker/sas"
 )
 
 // Defaults of Options, like the Service Bus emulator's where it has one.

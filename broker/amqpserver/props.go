@@ -8,13 +8,14 @@ import (
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
+	"github.com/peeklock/peeklock/broker/sbamqp"
 )
 
 // Descriptors of the .NET types the Service Bus SDKs put in property maps.
 const (
-	descTimeSpan       wire.Symbol = "com.microsoft:timespan"
-	descDateTimeOffset wire.Symbol = "com.microsoft:datetime-offset"
-	descURI            wire.Symbol = "com.microsoft:uri"
+	descTimeSpan       wire.Symbol = sbamqp.DescTimeSpan
+	descDateTimeOffset wire.Symbol = sbamqp.DescDateTimeOffset
+	descURI            wire.Symbol = sbamqp.DescURI
 )
 
 // propertiesToModify converts an AMQP map of properties (the
@@ -69,7 +70,7 @@ func propertyValue(v any) (any, error) {
 			}
 		case descDateTimeOffset:
 			if ticks, ok := x.Value.(int64); ok {
-				return time.Unix(0, (ticks-dotNetEpochTicks)*100).UTC(), nil
+				return time.Unix(0, (ticks-sbamqp.DotNetEpochTicks)*100).UTC(), nil
 			}
 		case descURI:
 			if s, ok := x.Value.(string); ok {

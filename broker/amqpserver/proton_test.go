@@ -85,7 +85,7 @@ var errNoOutput = errors.New("no output")
 var guid = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 // TestProtonPeekLockSettlement sends messages without a message-id (the
-// broker assigns each a GUID, spec/semantics.md §2) and settles them in
+// broker assigns each a GUID, as Service Bus does) and settles them in
 // peek-lock with every AMQP outcome, checking the header delivery-count of
 // each redelivery: the number of failed deliveries (§3). released gives a
 // message back without counting; modified (delivery-failed or not) is an

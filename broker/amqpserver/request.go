@@ -7,26 +7,15 @@ import (
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/logsafe"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
+	"github.com/peeklock/peeklock/broker/sbamqp"
 )
 
 // maxQueuedReplies bounds the responses a reply link holds while it has no
 // credit; more are dropped (the client's request times out).
 const maxQueuedReplies = 256
 
-// Application properties of responses. $cbs answers with the AMQP
-// management names, $management with the names Service Bus uses there.
-const (
-	propStatusCode           = "statusCode"
-	propStatusDescription    = "statusDescription"
-	propCBSStatusCode        = "status-code"
-	propCBSStatusDescription = "status-description"
-	propErrorCondition       = "errorCondition"
-	propOperation            = "operation"
-	propAssociatedLinkName   = "associated-link-name"
-	propServerTimeout        = "server-timeout"
-	propVendorServerTimeout  = "com.microsoft:server-timeout"
-	statusOKDescription      = "OK"
-)
+// statusOKDescription is the status description of a successful response.
+const statusOKDescription = "OK"
 
 // response is the answer to a $cbs or $management request.
 type response struct {
@@ -51,9 +40,9 @@ func (c *conn) errorResponse(err error, address string) *response {
 // encode returns the response message to req, correlated by its
 // message-id.
 func (r *response) encode(req *broker.Message) []byte {
-	codeKey, descKey := propStatusCode, propStatusDescription
+	codeKey, descKey := sbamqp.PropStatusCode, sbamqp.PropStatusDescription
 	if r.cbs {
-		codeKey, descKey = propCBSStatusCode, propCBSStatusDescription
+		codeKey, descKey = sbamqp.PropCBSStatusCode, sbamqp.PropCBSStatusDescription
 	}
 	body, err := wire.AppendAMQPValue(nil, r.body)
 	if err != nil {
@@ -62,7 +51,7 @@ func (r *response) encode(req *broker.Message) []byte {
 	}
 	props := map[string]any{codeKey: r.status, descKey: r.desc}
 	if r.cond != "" {
-		props[propErrorCondition] = r.cond
+		props[sbamqp.PropErrorCondition] = r.cond
 	}
 	m := &broker.Message{
 		CorrelationID:         req.MessageID,

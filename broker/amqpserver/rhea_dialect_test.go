@@ -9,7 +9,8 @@ import (
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
-	"github.com/peeklock/peeklock/broker/amqpserver/sas"
+	"github.com/peeklock/peeklock/broker/sas"
+	"github.com/peeklock/peeklock/broker/sbamqp"
 )
 
 // What rhea (the AMQP library of the official JavaScript SDK) says
@@ -65,7 +66,7 @@ func TestSessionFilterEchoedInTheClientsForm(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Each case keeps its connection, and so its session lock, to the end.
-	described := wire.Described{Descriptor: sessionFilterCode, Value: "c"}
+	described := wire.Described{Descriptor: sbamqp.SessionFilterCode, Value: "c"}
 	for i, tc := range []struct {
 		name      string
 		asked     any

@@ -11,8 +11,8 @@ import (
 	amqp "github.com/Azure/go-amqp"
 
 	"github.com/peeklock/peeklock/broker"
-	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 	"github.com/peeklock/peeklock/broker/engine"
+	"github.com/peeklock/peeklock/broker/sas"
 )
 
 // What the official Go SDK's own live tests expect of Service Bus, pinned

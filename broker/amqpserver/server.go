@@ -42,6 +42,10 @@ type Server struct {
 	// noisy is the log budget of refused connections (logRefusal).
 	noisy *logsafe.Limiter
 
+	// bytesIn and bytesOut count the bytes read from and written to every
+	// connection since the server started (ListenerStats).
+	bytesIn, bytesOut atomic.Uint64
+
 	// panics counts recovered panics; tests assert it stays zero.
 	panics atomic.Int64
 	// unlist removes the server from the engine's client listers (Close).

@@ -44,6 +44,9 @@ type writer struct {
 	// WebSocket message per batch instead of one per frame.
 	join    bool
 	scratch []byte
+
+	// sent counts the bytes written, for metrics; nil: not counted.
+	sent *atomic.Uint64
 }
 
 func newWriter(nc net.Conn, clock clockwork.Clock, timeout time.Duration) *writer {
@@ -163,6 +166,13 @@ func (w *writer) writeBuffers(bufs net.Buffers) bool {
 	}
 	w.wrote.Store(true)
 	_ = w.nc.SetWriteDeadline(time.Now().Add(w.timeout))
+	if w.sent != nil {
+		n := 0
+		for _, b := range bufs {
+			n += len(b)
+		}
+		w.sent.Add(uint64(n))
+	}
 	var err error
 	if w.join && len(bufs) > 1 {
 		err = w.writeJoined(bufs)

@@ -71,6 +71,10 @@ func (en *entity) browse(req broker.BrowseRequest, sub broker.SubQueue, cat brok
 		}
 	}
 	var picked []*entry
+	if cat == broker.CategoryScheduled && req.DueOrder {
+		picked = en.scheduledByDue(req.FromSequence, req.Max)
+		trees = nil
+	}
 	for _, t := range trees {
 		n := 0
 		ascendFrom(t, req.FromSequence, func(x *entry) bool {
@@ -93,6 +97,22 @@ func (en *entity) browse(req broker.BrowseRequest, sub broker.SubQueue, cat brok
 		}
 	}
 	return hs
+}
+
+// scheduledByDue returns up to max scheduled messages in due order (time,
+// then sequence number), from the message numbered from, or from the first
+// when from is 0 or no longer scheduled.
+func (en *entity) scheduledByDue(from int64, max int) []*entry {
+	start := &entry{}
+	if x, ok := en.scheduled.Get(&entry{seq: from}); ok && from > 0 {
+		start = x
+	}
+	var picked []*entry
+	en.schedAt.Ascend(start, func(x *entry) bool {
+		picked = append(picked, x)
+		return len(picked) < max
+	})
+	return picked
 }
 
 func cmpInt64(a, b int64) int {

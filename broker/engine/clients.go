@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 
@@ -40,6 +41,27 @@ func (e *Engine) Clients(ctx context.Context) ([]broker.ClientConn, error) {
 		out = append(out, cs...)
 	}
 	return out, nil
+}
+
+// CloseClient closes the connection id of whichever listener registered with
+// AddClientLister has it (broker.ClientCloser). With no listener it fails
+// with CodeNotSupported; when none has the connection, with CodeNotFound.
+func (e *Engine) CloseClient(ctx context.Context, id, reason string) error {
+	ls := e.listers.snapshot()
+	if len(ls) == 0 {
+		return broker.Errorf(broker.CodeNotSupported, "no AMQP listener is open: start peeklock with --amqp to see its clients")
+	}
+	for _, l := range ls {
+		cl, ok := l.(broker.ClientCloser)
+		if !ok {
+			continue
+		}
+		err := cl.CloseClient(ctx, id, reason)
+		if !errors.Is(err, broker.ErrNotFound) {
+			return err
+		}
+	}
+	return broker.Errorf(broker.CodeNotFound, "no open connection has the id %s (it may have closed already)", id)
 }
 
 func (s *listerSet) add(l broker.ClientLister) {

@@ -76,6 +76,12 @@ func (s *sweeper) takeDue(now int64, due []*entity) ([]*entity, int64) {
 	return due, s.next
 }
 
+// clockMoved is how far the clock may move between the sweeper reading it
+// and arming its timer before the timer is armed again: a timer counts
+// from when it is armed, so a step of the clock in between would make it
+// fire that much late.
+const clockMoved = time.Millisecond
+
 func (e *Engine) sweepLoop() {
 	defer e.wg.Done()
 	var due []*entity
@@ -93,6 +99,14 @@ func (e *Engine) sweepLoop() {
 		if next != 0 {
 			t := e.clock.NewTimer(time.Duration(next - now))
 			timer, stop = t.Chan(), t.Stop
+			if e.now()-now >= int64(clockMoved) {
+				// The clock moved between reading it and arming the
+				// timer (a fake clock stepped by a test, or this
+				// goroutine was descheduled): the timer counts from
+				// the later time and would fire late. Arm it again.
+				stop()
+				continue
+			}
 		}
 		select {
 		case <-e.sweep.wake:

@@ -31,6 +31,7 @@ type collector struct {
 	messages, size            *prometheus.Desc
 	events                    *prometheus.Desc
 	conns, unauthConns, links *prometheus.Desc
+	bytesIn, bytesOut         *prometheus.Desc
 	up                        *prometheus.Desc
 }
 
@@ -70,6 +71,10 @@ func NewCollector(eng *engine.Engine, lis Listener) prometheus.Collector {
 			"Open AMQP connections that hold no right yet.", nil, nil),
 		links: prometheus.NewDesc("peeklock_listener_links",
 			"Attached AMQP links to entities.", nil, nil),
+		bytesIn: prometheus.NewDesc("peeklock_listener_received_bytes_total",
+			"Bytes read from AMQP connections (frames and protocol headers).", nil, nil),
+		bytesOut: prometheus.NewDesc("peeklock_listener_sent_bytes_total",
+			"Bytes written to AMQP connections (frames and protocol headers).", nil, nil),
 		up: prometheus.NewDesc("peeklock_up",
 			"1 when the engine answered the scrape.", nil, nil),
 	}
@@ -84,6 +89,8 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- c.conns
 		ch <- c.unauthConns
 		ch <- c.links
+		ch <- c.bytesIn
+		ch <- c.bytesOut
 	}
 }
 
@@ -105,6 +112,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.conns, prometheus.GaugeValue, float64(st.Connections))
 		ch <- prometheus.MustNewConstMetric(c.unauthConns, prometheus.GaugeValue, float64(st.Unauthenticated))
 		ch <- prometheus.MustNewConstMetric(c.links, prometheus.GaugeValue, float64(st.Links))
+		ch <- prometheus.MustNewConstMetric(c.bytesIn, prometheus.CounterValue, float64(st.BytesIn))
+		ch <- prometheus.MustNewConstMetric(c.bytesOut, prometheus.CounterValue, float64(st.BytesOut))
 	}
 }
 
@@ -134,12 +143,16 @@ func (c *collector) collectEntity(ch chan<- prometheus.Metric, st *engine.Entity
 }
 
 // Handler returns the HTTP handler of /metrics: a registry of its own with
-// the broker's collector and the Go runtime and process collectors.
-// Errors of the exposition are answered, not panicked on.
-func Handler(eng *engine.Engine, lis Listener) http.Handler {
+// the broker's collector, the store's histograms when st is not nil (a
+// durable store given st as its Observer), and the Go runtime and process
+// collectors. Errors of the exposition are answered, not panicked on.
+func Handler(eng *engine.Engine, lis Listener, st *StoreMetrics) http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(NewCollector(eng, lis),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if st != nil {
+		reg.MustRegister(st)
+	}
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }

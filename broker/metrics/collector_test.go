@@ -124,7 +124,7 @@ func TestScrapeMatchesEngine(t *testing.T) {
 	}
 	defer nc.Close()
 
-	hs := httptest.NewServer(admin.NewHandler(eng, admin.Options{Metrics: metrics.Handler(eng, srv)}))
+	hs := httptest.NewServer(admin.NewHandler(eng, admin.Options{Metrics: metrics.Handler(eng, srv, nil)}))
 	defer hs.Close()
 	var fams map[string]*dto.MetricFamily
 	deadline := time.Now().Add(10 * time.Second)
@@ -193,7 +193,7 @@ func TestMetricsRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	with := httptest.NewServer(admin.NewHandler(eng, admin.Options{Metrics: metrics.Handler(eng, nil)}))
+	with := httptest.NewServer(admin.NewHandler(eng, admin.Options{Metrics: metrics.Handler(eng, nil, nil)}))
 	defer with.Close()
 	req, _ := http.NewRequest(http.MethodPost, with.URL+"/metrics", nil)
 	resp, err := http.DefaultClient.Do(req)

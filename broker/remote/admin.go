@@ -472,7 +472,7 @@ func (c *Client) addLockCounts(e *broker.Entity, now time.Time) {
 	}
 	address := e.Path
 	if !c.cfg.serviceBus() {
-		address = genericAddress(e.Path, false)
+		address = c.genericAddress(e.Path, false)
 	}
 	for _, m := range c.locks.held(address, now) {
 		e.Counts.Locked++

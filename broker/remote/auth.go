@@ -12,13 +12,8 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/peeklock/peeklock/broker"
-	"github.com/peeklock/peeklock/broker/amqpserver/sas"
-)
-
-// CBS token types.
-const (
-	tokenTypeSAS = "servicebus.windows.net:sastoken"
-	tokenTypeJWT = "jwt"
+	"github.com/peeklock/peeklock/broker/sas"
+	"github.com/peeklock/peeklock/broker/sbamqp"
 )
 
 // entraScope is the scope of Microsoft Entra ID tokens for Service Bus.
@@ -66,7 +61,7 @@ func (s *keySigner) token(_ context.Context, audience string) (token, error) {
 	exp := now.Add(s.lifetime)
 	// The signature covers whole seconds: renew against the truncated expiry.
 	exp = time.Unix(exp.Unix(), 0)
-	return token{value: sas.Sign(audience, s.keyName, s.key, exp), typ: tokenTypeSAS, issued: now, expiry: exp}, nil
+	return token{value: sas.Sign(audience, s.keyName, s.key, exp), typ: sbamqp.TokenTypeSAS, issued: now, expiry: exp}, nil
 }
 
 func (s *keySigner) renewable() bool { return true }
@@ -90,7 +85,7 @@ func (s *readySignature) token(context.Context, string) (token, error) {
 		return token{}, &broker.Error{Code: broker.CodeUnauthorized,
 			Message: "the SharedAccessSignature of the connection string expired at " + s.expiry.UTC().Format(time.RFC3339) + "; get a new one"}
 	}
-	return token{value: s.value, typ: tokenTypeSAS, issued: now, expiry: s.expiry}, nil
+	return token{value: s.value, typ: sbamqp.TokenTypeSAS, issued: now, expiry: s.expiry}, nil
 }
 
 func (s *readySignature) renewable() bool { return false }
@@ -122,7 +117,7 @@ func (s *entraSource) token(ctx context.Context, _ string) (token, error) {
 	if err != nil {
 		return token{}, &broker.Error{Code: broker.CodeUnauthorized, Message: "getting a Microsoft Entra ID token failed: " + firstLine(err.Error()), Err: err}
 	}
-	return token{value: at.Token, typ: tokenTypeJWT, issued: s.clock.Now(), expiry: at.ExpiresOn}, nil
+	return token{value: at.Token, typ: sbamqp.TokenTypeJWT, issued: s.clock.Now(), expiry: at.ExpiresOn}, nil
 }
 
 func (s *entraSource) renewable() bool { return true }
@@ -159,7 +154,7 @@ func (c *Client) audience(address string) string {
 // one claim per entity is enough, and endpoints limit the claims of a
 // connection (peeklock serve keeps 256).
 func claimPath(address string) string {
-	p := strings.TrimSuffix(address, "/$management")
+	p := strings.TrimSuffix(address, sbamqp.ManagementSuffix)
 	lp := strings.ToLower(p)
 	for _, suffix := range []string{"/$transfer/$deadletterqueue", "/$deadletterqueue"} {
 		if strings.HasSuffix(lp, suffix) {
@@ -201,7 +196,7 @@ func (c *Client) putToken(ctx context.Context, cn *connection, aud string) error
 		return err
 	}
 	v, err := c.link(ctx, cn, "rpc|$cbs", func(ctx context.Context) (linkCloser, error) {
-		l, err := newRPCLink(ctx, cn.amqp, "$cbs")
+		l, err := newRPCLink(ctx, cn.amqp, sbamqp.CBSAddress)
 		if err != nil {
 			return nil, err
 		}
@@ -212,12 +207,12 @@ func (c *Client) putToken(ctx context.Context, cn *connection, aud string) error
 	}
 	l := v.(*rpcLink)
 	props := map[string]any{
-		"operation":  "put-token",
-		"type":       tok.typ,
-		"name":       aud,
-		"expiration": strconv.FormatInt(tok.expiry.Unix(), 10),
+		sbamqp.PropOperation:  sbamqp.OpPutToken,
+		sbamqp.PropType:       tok.typ,
+		sbamqp.PropName:       aud,
+		sbamqp.PropExpiration: strconv.FormatInt(tok.expiry.Unix(), 10),
 	}
-	if _, err := l.call(ctx, "put-token", aud, props, tok.value); err != nil {
+	if _, err := l.call(ctx, sbamqp.OpPutToken, aud, props, tok.value); err != nil {
 		if l.broken() {
 			c.dropLink(cn, "rpc|$cbs", l)
 		}

@@ -41,7 +41,7 @@ func (c *Client) Browse(ctx context.Context, req broker.BrowseRequest) ([]*broke
 	if cat == broker.CategoryLocked {
 		address := path
 		if !c.cfg.serviceBus() {
-			address = genericAddress(path, false)
+			address = c.genericAddress(path, false)
 		}
 		return window(c.locks.held(address, c.clock.Now()), req.FromSequence, req.Max), nil
 	}
@@ -62,6 +62,9 @@ func (c *Client) Browse(ctx context.Context, req broker.BrowseRequest) ([]*broke
 		want = broker.StateDeferred
 	case broker.CategoryScheduled:
 		want = broker.StateScheduled
+	}
+	if cat == broker.CategoryScheduled && req.DueOrder {
+		return c.scheduledByDue(ctx, path, req.FromSequence, req.Max)
 	}
 	held := map[int64]bool{}
 	if cat == broker.CategoryActive {
@@ -94,6 +97,39 @@ func (c *Client) Browse(ctx context.Context, req broker.BrowseRequest) ([]*broke
 		}
 		from = msgs[len(msgs)-1].SequenceNumber + 1
 	}
+}
+
+// scheduledByDue peeks the scheduled messages of path (at most
+// browseScanLimit messages looked at: the $management node peeks in sequence
+// order only), orders them by due time, then sequence number, and returns up
+// to n of them from the message numbered from (from the first when from is
+// 0 or not among them).
+func (c *Client) scheduledByDue(ctx context.Context, path string, from int64, n int) ([]*broker.Message, error) {
+	var all []*broker.Message
+	next, scanned := int64(0), 0
+	for scanned < browseScanLimit {
+		msgs, err := c.peek(ctx, path, next, browsePage)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range msgs {
+			if m.State == broker.StateScheduled {
+				all = append(all, m)
+			}
+		}
+		scanned += len(msgs)
+		if len(msgs) < browsePage {
+			break
+		}
+		next = msgs[len(msgs)-1].SequenceNumber + 1
+	}
+	slices.SortFunc(all, broker.CompareDue)
+	start := 0
+	if from > 0 {
+		start = max(0, slices.IndexFunc(all, func(m *broker.Message) bool { return m.SequenceNumber == from }))
+	}
+	all = all[start:]
+	return all[:min(len(all), n)], nil
 }
 
 // peekDeadLettered peeks the dead-letter sub-queue sub of path, or both

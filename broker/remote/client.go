@@ -42,6 +42,10 @@ type Client struct {
 	locks    heldLocks
 	sessions heldSessions
 	localSeq atomic.Int64 // sequence numbers for brokers that assign none
+	// notRabbit is set when the generic broker's open named a product other
+	// than RabbitMQ: plain entity names are then its addresses as they are
+	// (genericAddress).
+	notRabbit atomic.Bool
 
 	kick chan struct{}
 	// nextRefresh is when the refresh loop will next wake (unix ns on the
@@ -171,6 +175,9 @@ func (c *Client) dial(ctx context.Context) (*connection, error) {
 		if conn, err = amqp.Dial(ctx, scheme+cs.Address(), opts); err != nil {
 			return nil, c.dialErr(err)
 		}
+	}
+	if !c.cfg.serviceBus() {
+		c.notRabbit.Store(!isRabbitMQ(conn.Properties()))
 	}
 	c.mu.Lock()
 	c.gen++

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
-	"github.com/peeklock/peeklock/broker/amqpserver/sas"
+	"github.com/peeklock/peeklock/broker/sas"
 )
 
 // Kind says what sort of endpoint a connection string names.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
-	"github.com/peeklock/peeklock/broker/amqpserver/sas"
+	"github.com/peeklock/peeklock/broker/sas"
 )
 
 const (

@@ -9,20 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/peeklock/peeklock/broker"
-)
-
-// Message annotations of the Service Bus dialect.
-const (
-	annSequenceNumber        = "x-opt-sequence-number"
-	annEnqueueSequenceNumber = "x-opt-enqueue-sequence-number"
-	annEnqueuedTime          = "x-opt-enqueued-time"
-	annLockedUntil           = "x-opt-locked-until"
-	annScheduledEnqueueTime  = "x-opt-scheduled-enqueue-time"
-	annPartitionKey          = "x-opt-partition-key"
-	annViaPartitionKey       = "x-opt-via-partition-key"
-	annDeadLetterSource      = "x-opt-deadletter-source"
-	annMessageState          = "x-opt-message-state"
-	annLockToken             = "x-opt-lock-token"
+	"github.com/peeklock/peeklock/broker/sbamqp"
 )
 
 // toAMQP converts a message to send. Broker-set fields are ignored.
@@ -49,13 +36,13 @@ func toAMQP(m *broker.Message) (*amqp.Message, error) {
 	}
 	ann := amqp.Annotations{}
 	if m.PartitionKey != "" {
-		ann[annPartitionKey] = m.PartitionKey
+		ann[sbamqp.AnnotPartitionKey] = m.PartitionKey
 	}
 	if m.ViaPartitionKey != "" {
-		ann[annViaPartitionKey] = m.ViaPartitionKey
+		ann[sbamqp.AnnotViaPartitionKey] = m.ViaPartitionKey
 	}
 	if !m.ScheduledEnqueueTime.IsZero() {
-		ann[annScheduledEnqueueTime] = m.ScheduledEnqueueTime.UTC()
+		ann[sbamqp.AnnotScheduledEnqueueTime] = m.ScheduledEnqueueTime.UTC()
 	}
 	if len(ann) > 0 {
 		out.Annotations = ann
@@ -159,15 +146,15 @@ func fromAMQP(in *amqp.Message) *broker.Message {
 		m.DeliveryCount = h.DeliveryCount + 1
 	}
 	a := in.Annotations
-	m.SequenceNumber = annInt64(a[annSequenceNumber])
-	m.EnqueuedSequenceNumber = annInt64(a[annEnqueueSequenceNumber])
-	m.EnqueuedTime = annTime(a[annEnqueuedTime])
-	m.LockedUntil = annTime(a[annLockedUntil])
-	m.ScheduledEnqueueTime = annTime(a[annScheduledEnqueueTime])
-	m.PartitionKey, _ = a[annPartitionKey].(string)
-	m.ViaPartitionKey, _ = a[annViaPartitionKey].(string)
-	m.DeadLetterSource, _ = a[annDeadLetterSource].(string)
-	switch annInt64(a[annMessageState]) {
+	m.SequenceNumber = annInt64(a[sbamqp.AnnotSequenceNumber])
+	m.EnqueuedSequenceNumber = annInt64(a[sbamqp.AnnotEnqueueSequenceNumber])
+	m.EnqueuedTime = annTime(a[sbamqp.AnnotEnqueuedTime])
+	m.LockedUntil = annTime(a[sbamqp.AnnotLockedUntil])
+	m.ScheduledEnqueueTime = annTime(a[sbamqp.AnnotScheduledEnqueueTime])
+	m.PartitionKey, _ = a[sbamqp.AnnotPartitionKey].(string)
+	m.ViaPartitionKey, _ = a[sbamqp.AnnotViaPartitionKey].(string)
+	m.DeadLetterSource, _ = a[sbamqp.AnnotDeadLetterSource].(string)
+	switch annInt64(a[sbamqp.AnnotMessageState]) {
 	case 1:
 		m.State = broker.StateDeferred
 	case 2:
@@ -212,7 +199,7 @@ func fromAMQP(in *amqp.Message) *broker.Message {
 // x-opt-lock-token when present, else the 16-byte delivery tag, which
 // carries the token in .NET GUID byte order.
 func lockTokenOf(in *amqp.Message) broker.LockToken {
-	if u, ok := in.DeliveryAnnotations[annLockToken].(amqp.UUID); ok {
+	if u, ok := in.DeliveryAnnotations[sbamqp.AnnotLockToken].(amqp.UUID); ok {
 		return broker.LockToken(u)
 	}
 	if len(in.DeliveryTag) == 16 {

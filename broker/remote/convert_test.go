@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/sbamqp"
 )
 
 func TestTokenFromTag(t *testing.T) {
@@ -20,7 +21,7 @@ func TestTokenFromTag(t *testing.T) {
 	}
 	// The delivery annotation wins over the tag.
 	other := uuid.New()
-	m := &amqp.Message{DeliveryTag: tag, DeliveryAnnotations: amqp.Annotations{annLockToken: amqp.UUID(other)}}
+	m := &amqp.Message{DeliveryTag: tag, DeliveryAnnotations: amqp.Annotations{sbamqp.AnnotLockToken: amqp.UUID(other)}}
 	if got := lockTokenOf(m); uuid.UUID(got) != other {
 		t.Fatalf("lockTokenOf = %v, want the annotation %v", uuid.UUID(got), other)
 	}
@@ -85,8 +86,8 @@ func TestFromAMQPAnnotations(t *testing.T) {
 	in := &amqp.Message{
 		Header: &amqp.MessageHeader{DeliveryCount: 2, TTL: time.Minute},
 		Annotations: amqp.Annotations{
-			annSequenceNumber: int64(42), annEnqueuedTime: enq, annMessageState: int32(1),
-			annDeadLetterSource: "orders", annEnqueueSequenceNumber: int64(7),
+			sbamqp.AnnotSequenceNumber: int64(42), sbamqp.AnnotEnqueuedTime: enq, sbamqp.AnnotMessageState: int32(1),
+			sbamqp.AnnotDeadLetterSource: "orders", sbamqp.AnnotEnqueueSequenceNumber: int64(7),
 		},
 		Properties: &amqp.MessageProperties{MessageID: amqp.UUID(uuid.MustParse("11111111-2222-3333-4444-555555555555")), CorrelationID: uint64(9)},
 	}

@@ -1,6 +1,6 @@
 // Package remote is a broker.Client for endpoints on the network: Azure
 // Service Bus, the Service Bus emulator and peeklock serve (the Service Bus
-// dialect of AMQP 1.0, /work/shared/spec/amqp-dialect.md, over
+// dialect of AMQP 1.0, whose vocabulary is package broker/sbamqp, over
 // github.com/Azure/go-amqp), and generic AMQP 1.0 brokers such as RabbitMQ
 // with its AMQP 1.0 plugin.
 //
@@ -40,9 +40,26 @@
 // are all settled; complete is accept, abandon is release, dead-letter is
 // reject. They are never drained (RabbitMQ does not answer go-amqp's drain
 // and can stall the connection after one), so peek-lock credit goes out one
-// message at a time. Queues are addressed as /amq/queue/NAME for receiving
-// and /queue/NAME for sending (a send to a missing /amq/queue/ address is
-// accepted and dropped); a name starting with "/" is used as it is.
+// message at a time.
+//
+// # Generic addresses
+//
+// An entity name is what the user typed (--entity, or : in the dashboard).
+// A name starting with "/" is an address and is used as it is on every
+// broker: /queue/NAME, /amq/queue/NAME, /exchange/NAME/KEY or /topic/KEY on
+// RabbitMQ. A plain name depends on the broker, which the connection's open
+// names (its "product" property): on RabbitMQ it is a queue, received from
+// as /amq/queue/NAME and sent to as /queue/NAME (a send to a missing
+// /amq/queue/ address is accepted and dropped; /queue/ declares the queue);
+// on any other broker (ActiveMQ Artemis, Qpid, Solace…) it is the address
+// itself, as those brokers name queues.
+//
+// A broker may answer a receiver's requested sender settle mode with another
+// (RabbitMQ answers "mixed" with "unsettled"); go-amqp then fails the
+// attach, and attachReceiver attaches again taking the broker's mode where
+// the receive still works: a peek-lock takes "mixed" but refuses "settled"
+// (the messages would leave the queue on arrival), and receive-and-delete
+// takes either and accepts every delivery that arrives unsettled.
 //
 // # Faults
 //

@@ -12,54 +12,8 @@ import (
 	"github.com/Azure/go-amqp"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/sbamqp"
 )
-
-// conditionCodes is THE table from AMQP error conditions (of outcomes,
-// detaches, ends, closes and management responses) to broker codes.
-// Conditions not listed are CodeUnknown, with the condition in the message.
-var conditionCodes = map[amqp.ErrCond]broker.Code{
-	"com.microsoft:message-lock-lost":        broker.CodeLockLost,
-	"com.microsoft:session-lock-lost":        broker.CodeSessionLockLost,
-	"com.microsoft:session-cannot-be-locked": broker.CodeSessionCannotLock,
-	"com.microsoft:message-not-found":        broker.CodeMessageNotFound,
-	"com.microsoft:entity-already-exists":    broker.CodeAlreadyExists,
-	"com.microsoft:server-busy":              broker.CodeServerBusy,
-	"com.microsoft:timeout":                  broker.CodeTimeout,
-	"com.microsoft:operation-cancelled":      broker.CodeTimeout,
-	"com.microsoft:argument-error":           broker.CodeInvalid,
-	"com.microsoft:argument-out-of-range":    broker.CodeInvalid,
-	"com.microsoft:entity-disabled":          broker.CodeEntityDisabled,
-	"com.microsoft:publisher-revoked":        broker.CodeUnauthorized,
-	"com.microsoft:store-lock-lost":          broker.CodeServerBusy,
-	amqp.ErrCondNotFound:                     broker.CodeNotFound,
-	amqp.ErrCondResourceDeleted:              broker.CodeNotFound,
-	amqp.ErrCondResourceLimitExceeded:        broker.CodeQuotaExceeded,
-	amqp.ErrCondMessageSizeExceeded:          broker.CodeMessageTooLarge,
-	amqp.ErrCondUnauthorizedAccess:           broker.CodeUnauthorized,
-	amqp.ErrCondInvalidField:                 broker.CodeInvalid,
-	amqp.ErrCondDecodeError:                  broker.CodeInvalid,
-	amqp.ErrCondPreconditionFailed:           broker.CodeInvalid,
-	amqp.ErrCondNotAllowed:                   broker.CodeInvalid,
-	amqp.ErrCondNotImplemented:               broker.CodeNotSupported,
-	amqp.ErrCondConnectionForced:             broker.CodeConnectionLost,
-	amqp.ErrCondDetachForced:                 broker.CodeConnectionLost,
-	amqp.ErrCondInternalError:                broker.CodeUnknown,
-}
-
-// statusCodes maps the status code of a management response that carries no
-// error condition. Conditions, where present, win.
-var statusCodes = map[int]broker.Code{
-	400: broker.CodeInvalid,
-	401: broker.CodeUnauthorized,
-	403: broker.CodeQuotaExceeded,
-	404: broker.CodeNotFound,
-	408: broker.CodeTimeout,
-	409: broker.CodeSessionCannotLock,
-	410: broker.CodeLockLost,
-	413: broker.CodeMessageTooLarge,
-	501: broker.CodeNotSupported,
-	503: broker.CodeServerBusy,
-}
 
 // trackingRE finds the tracking id in a Service Bus error description:
 // "... TrackingId:3f2c..._G12, SystemTracker:..., Timestamp:...".
@@ -78,7 +32,7 @@ func splitDescription(desc string) (text, trackingID string) {
 // fromCondition builds the broker error of an AMQP error condition and
 // description.
 func fromCondition(cond amqp.ErrCond, desc, entity string, cause error) *broker.Error {
-	code, known := conditionCodes[cond]
+	code, known := sbamqp.CodeOfCondition(string(cond))
 	text, id := splitDescription(desc)
 	if text == "" {
 		text = string(cond)
@@ -134,15 +88,12 @@ func mapErr(err error, op, entity string) error {
 // status.
 func statusError(status int, cond, desc, op, entity string) *broker.Error {
 	if cond != "" {
-		if _, ok := conditionCodes[amqp.ErrCond(cond)]; ok {
+		if _, ok := sbamqp.CodeOfCondition(cond); ok {
 			e := fromCondition(amqp.ErrCond(cond), desc, entity, nil)
 			return e
 		}
 	}
-	code, ok := statusCodes[status]
-	if !ok {
-		code = broker.CodeUnknown
-	}
+	code, ok := sbamqp.CodeOfStatus(status)
 	text, id := splitDescription(desc)
 	if text == "" {
 		text = fmt.Sprintf("%s failed with status %d", op, status)

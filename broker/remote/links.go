@@ -9,6 +9,7 @@ import (
 	"github.com/Azure/go-amqp"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/sbamqp"
 )
 
 // Generic AMQP address prefixes (RabbitMQ's AMQP 1.0 plugin): /queue/NAME
@@ -35,19 +36,29 @@ func subQueueOf(address string) broker.SubQueue {
 	return s
 }
 
-// genericAddress returns a generic broker's address for an entity name: a
-// name that starts with "/" is an address already; others are RabbitMQ
-// queues, sent to through /queue/NAME (a send to a missing /amq/queue/NAME
-// is accepted and dropped, which would lose messages) and received from
-// through /amq/queue/NAME (which never creates a queue).
-func genericAddress(entity string, send bool) string {
-	if strings.HasPrefix(entity, "/") {
+// genericAddress returns a generic broker's address for an entity name.
+// A name that starts with "/" is an address already (/queue/NAME,
+// /amq/queue/NAME, /exchange/NAME/KEY, /topic/KEY on RabbitMQ) and is used
+// as it is. On RabbitMQ a plain name is a queue, sent to through
+// /queue/NAME (a send to a missing /amq/queue/NAME is accepted and dropped,
+// which would lose messages) and received from through /amq/queue/NAME
+// (which never creates a queue). On another broker (ActiveMQ Artemis, Qpid,
+// Solace…), whose open names another product, a plain name is its address
+// as it is.
+func (c *Client) genericAddress(entity string, send bool) string {
+	if strings.HasPrefix(entity, "/") || c.notRabbit.Load() {
 		return entity
 	}
 	if send {
 		return genericSendPrefix + entity
 	}
 	return genericReceivePrefix + entity
+}
+
+// isRabbitMQ reports whether an open's properties name RabbitMQ.
+func isRabbitMQ(props map[string]any) bool {
+	p, _ := props["product"].(string)
+	return strings.EqualFold(p, "RabbitMQ")
 }
 
 // sendLink is a cached sender on its own session.
@@ -145,7 +156,9 @@ func (c *Client) receiver(ctx context.Context, cn *connection, address string, m
 		if err != nil {
 			return nil, err
 		}
-		r, err := sess.NewReceiver(ctx, address, opts)
+		r, err := attachReceiver(ctx, func(ctx context.Context, o *amqp.ReceiverOptions) (*amqp.Receiver, error) {
+			return sess.NewReceiver(ctx, address, o)
+		}, opts, mode)
 		if err != nil {
 			closeQuietly(sess)
 			return nil, err
@@ -164,7 +177,7 @@ func (c *Client) management(ctx context.Context, cn *connection, address string)
 	if err := c.ensureClaim(ctx, cn, address); err != nil {
 		return nil, "", err
 	}
-	node := address + "/$management"
+	node := address + sbamqp.ManagementSuffix
 	key := "rpc|" + strings.ToLower(node)
 	l, err := c.link(ctx, cn, key, func(ctx context.Context) (linkCloser, error) {
 		return newRPCLink(ctx, cn.amqp, node)

@@ -8,26 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/peeklock/peeklock/broker"
-)
-
-// Management operations of the Service Bus dialect.
-const (
-	opPeek              = "com.microsoft:peek-message"
-	opRenewLock         = "com.microsoft:renew-lock"
-	opReceiveBySequence = "com.microsoft:receive-by-sequence-number"
-	opUpdateDisposition = "com.microsoft:update-disposition"
-	opSchedule          = "com.microsoft:schedule-message"
-	opCancelScheduled   = "com.microsoft:cancel-scheduled-message"
-	opRenewSessionLock  = "com.microsoft:renew-session-lock"
-	opGetSessionState   = "com.microsoft:get-session-state"
-)
-
-// Dispositions of update-disposition ("defered" is the wire spelling).
-const (
-	dispCompleted = "completed"
-	dispAbandoned = "abandoned"
-	dispSuspended = "suspended"
-	dispDeferred  = "defered"
+	"github.com/peeklock/peeklock/broker/sbamqp"
 )
 
 // mgmtCall runs one management operation on the $management node of
@@ -50,13 +31,13 @@ func (c *Client) mgmtCallLinked(ctx context.Context, op, address, linkName strin
 	if err != nil {
 		return nil, mapErr(err, name, address)
 	}
-	props := map[string]any{"operation": op}
+	props := map[string]any{sbamqp.PropOperation: op}
 	if linkName != "" {
-		props["associated-link-name"] = linkName
+		props[sbamqp.PropAssociatedLinkName] = linkName
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		if ms := time.Until(dl).Milliseconds(); ms > 0 {
-			props["server-timeout"] = uint32(ms)
+			props[sbamqp.PropServerTimeout] = uint32(ms)
 		}
 	}
 	res, err := l.call(ctx, name, address, props, body)
@@ -69,21 +50,21 @@ func (c *Client) mgmtCallLinked(ctx context.Context, op, address, linkName strin
 // opName is the short name of an operation, for messages.
 func opName(op string) string {
 	switch op {
-	case opPeek:
+	case sbamqp.OpPeekMessage:
 		return "browse"
-	case opRenewLock:
+	case sbamqp.OpRenewLock:
 		return "renew lock"
-	case opReceiveBySequence:
+	case sbamqp.OpReceiveBySequence:
 		return "receive deferred"
-	case opUpdateDisposition:
+	case sbamqp.OpUpdateDisposition:
 		return "settle"
-	case opSchedule:
+	case sbamqp.OpScheduleMessage:
 		return "schedule"
-	case opCancelScheduled:
+	case sbamqp.OpCancelScheduled:
 		return "cancel scheduled"
-	case opRenewSessionLock:
+	case sbamqp.OpRenewSessionLock:
 		return "renew session lock"
-	case opGetSessionState:
+	case sbamqp.OpGetSessionState:
 		return "get session state"
 	}
 	return op
@@ -103,9 +84,9 @@ func messagesOf(res *rpcResponse, op, address string) ([]*amqp.Message, []broker
 	if !ok {
 		return nil, nil, bad("the body is not a map")
 	}
-	list, ok := body["messages"].([]any)
+	list, ok := body[sbamqp.KeyMessages].([]any)
 	if !ok {
-		if body["messages"] == nil {
+		if body[sbamqp.KeyMessages] == nil {
 			return nil, nil, nil
 		}
 		return nil, nil, bad("messages is not a list")
@@ -117,7 +98,7 @@ func messagesOf(res *rpcResponse, op, address string) ([]*amqp.Message, []broker
 		if !ok {
 			return nil, nil, bad("an entry of messages is not a map")
 		}
-		raw, ok := entry["message"].([]byte)
+		raw, ok := entry[sbamqp.KeyMessage].([]byte)
 		if !ok {
 			return nil, nil, bad("an entry has no encoded message")
 		}
@@ -127,7 +108,7 @@ func messagesOf(res *rpcResponse, op, address string) ([]*amqp.Message, []broker
 		}
 		msgs = append(msgs, &m)
 		var tok broker.LockToken
-		if u, ok := entry["lock-token"].(amqp.UUID); ok {
+		if u, ok := entry[sbamqp.KeyLockToken].(amqp.UUID); ok {
 			tok = broker.LockToken(u)
 		}
 		tokens = append(tokens, tok)
@@ -137,14 +118,14 @@ func messagesOf(res *rpcResponse, op, address string) ([]*amqp.Message, []broker
 
 // peek returns up to count messages of address from sequence number from.
 func (c *Client) peek(ctx context.Context, address string, from int64, count int32) ([]*broker.Message, error) {
-	res, err := c.mgmtCall(ctx, opPeek, address, map[string]any{
-		"from-sequence-number": from,
-		"message-count":        count,
+	res, err := c.mgmtCall(ctx, sbamqp.OpPeekMessage, address, map[string]any{
+		sbamqp.KeyFromSequenceNumber: from,
+		sbamqp.KeyMessageCount:       count,
 	})
 	if err != nil {
 		return nil, err
 	}
-	raws, _, err := messagesOf(res, opPeek, address)
+	raws, _, err := messagesOf(res, sbamqp.OpPeekMessage, address)
 	if err != nil {
 		return nil, err
 	}
@@ -162,14 +143,14 @@ func (c *Client) peek(ctx context.Context, address string, from int64, count int
 
 // renew renews one lock and returns its new expiry.
 func (c *Client) renew(ctx context.Context, address string, token broker.LockToken) (time.Time, error) {
-	res, err := c.mgmtCall(ctx, opRenewLock, address, map[string]any{
-		"lock-tokens": []amqp.UUID{amqp.UUID(token)},
+	res, err := c.mgmtCall(ctx, sbamqp.OpRenewLock, address, map[string]any{
+		sbamqp.KeyLockTokens: []amqp.UUID{amqp.UUID(token)},
 	})
 	if err != nil {
 		return time.Time{}, err
 	}
 	body, _ := res.msg.Value.(map[string]any)
-	exps, ok := body["expirations"].([]time.Time)
+	exps, ok := body[sbamqp.KeyExpirations].([]time.Time)
 	if !ok || len(exps) != 1 {
 		return time.Time{}, &broker.Error{Code: broker.CodeUnknown, Message: "renew lock: malformed response: no expiration", Entity: address}
 	}
@@ -181,17 +162,17 @@ func (c *Client) renew(ctx context.Context, address string, token broker.LockTok
 // receiver link (associated-link-name); both are "" otherwise.
 func (c *Client) receiveBySequence(ctx context.Context, address, linkName, sessionID string, seqs []int64) ([]*broker.Message, error) {
 	body := map[string]any{
-		"sequence-numbers":     seqs,
-		"receiver-settle-mode": uint32(1),
+		sbamqp.KeySequenceNumbers:    seqs,
+		sbamqp.KeyReceiverSettleMode: uint32(1),
 	}
 	if sessionID != "" {
-		body["session-id"] = sessionID
+		body[sbamqp.KeySessionID] = sessionID
 	}
-	res, err := c.mgmtCallLinked(ctx, opReceiveBySequence, address, linkName, body)
+	res, err := c.mgmtCallLinked(ctx, sbamqp.OpReceiveBySequence, address, linkName, body)
 	if err != nil {
 		return nil, err
 	}
-	raws, tokens, err := messagesOf(res, opReceiveBySequence, address)
+	raws, tokens, err := messagesOf(res, sbamqp.OpReceiveBySequence, address)
 	if err != nil {
 		return nil, err
 	}
@@ -216,20 +197,20 @@ func (c *Client) receiveBySequence(ctx context.Context, address, linkName, sessi
 // associated-link-name the way the SDK settles deferred messages.
 func (c *Client) updateDisposition(ctx context.Context, address, linkName string, s broker.Settlement) error {
 	body := map[string]any{
-		"lock-tokens": []amqp.UUID{amqp.UUID(s.Token)},
+		sbamqp.KeyLockTokens: []amqp.UUID{amqp.UUID(s.Token)},
 	}
 	switch s.Kind {
 	case broker.Complete:
-		body["disposition-status"] = dispCompleted
+		body[sbamqp.KeyDispositionStatus] = sbamqp.DispositionCompleted
 	case broker.Abandon, broker.Release:
 		// $management has no release: abandon is the nearest.
-		body["disposition-status"] = dispAbandoned
+		body[sbamqp.KeyDispositionStatus] = sbamqp.DispositionAbandoned
 	case broker.Defer:
-		body["disposition-status"] = dispDeferred
+		body[sbamqp.KeyDispositionStatus] = sbamqp.DispositionDeferred
 	case broker.DeadLetter:
-		body["disposition-status"] = dispSuspended
-		body["deadletter-reason"] = s.Reason
-		body["deadletter-description"] = s.Description
+		body[sbamqp.KeyDispositionStatus] = sbamqp.DispositionSuspended
+		body[sbamqp.KeyDeadLetterReason] = s.Reason
+		body[sbamqp.KeyDeadLetterDescription] = s.Description
 	default:
 		return broker.Errorf(broker.CodeInvalid, "unknown settlement %d", s.Kind)
 	}
@@ -238,9 +219,9 @@ func (c *Client) updateDisposition(ctx context.Context, address, linkName string
 		if err != nil {
 			return err
 		}
-		body["properties-to-modify"] = props
+		body[sbamqp.KeyPropertiesToModify] = props
 	}
-	_, err := c.mgmtCallLinked(ctx, opUpdateDisposition, address, linkName, body)
+	_, err := c.mgmtCallLinked(ctx, sbamqp.OpUpdateDisposition, address, linkName, body)
 	return err
 }
 
@@ -275,24 +256,24 @@ func (c *Client) scheduleMessages(ctx context.Context, address string, at time.T
 		if err != nil {
 			return nil, broker.Errorf(broker.CodeInvalid, "schedule: encoding message %q: %v", cp.MessageID, err)
 		}
-		entry := map[string]any{"message-id": cp.MessageID, "message": enc}
+		entry := map[string]any{sbamqp.KeyMessageID: cp.MessageID, sbamqp.KeyMessage: enc}
 		if cp.SessionID != "" {
-			entry["session-id"] = cp.SessionID
+			entry[sbamqp.KeySessionID] = cp.SessionID
 		}
 		if cp.PartitionKey != "" {
-			entry["partition-key"] = cp.PartitionKey
+			entry[sbamqp.KeyPartitionKey] = cp.PartitionKey
 		}
 		if cp.ViaPartitionKey != "" {
-			entry["via-partition-key"] = cp.ViaPartitionKey
+			entry[sbamqp.KeyViaPartitionKey] = cp.ViaPartitionKey
 		}
 		list = append(list, entry)
 	}
-	res, err := c.mgmtCall(ctx, opSchedule, address, map[string]any{"messages": list})
+	res, err := c.mgmtCall(ctx, sbamqp.OpScheduleMessage, address, map[string]any{sbamqp.KeyMessages: list})
 	if err != nil {
 		return nil, err
 	}
 	body, _ := res.msg.Value.(map[string]any)
-	seqs, ok := body["sequence-numbers"].([]int64)
+	seqs, ok := body[sbamqp.KeySequenceNumbers].([]int64)
 	if !ok || len(seqs) != len(msgs) {
 		return nil, &broker.Error{Code: broker.CodeUnknown, Message: "schedule: malformed response: sequence-numbers missing or of the wrong length", Entity: address}
 	}
@@ -301,6 +282,6 @@ func (c *Client) scheduleMessages(ctx context.Context, address string, at time.T
 
 // cancelScheduled cancels scheduled messages by sequence number.
 func (c *Client) cancelScheduled(ctx context.Context, address string, seqs []int64) error {
-	_, err := c.mgmtCall(ctx, opCancelScheduled, address, map[string]any{"sequence-numbers": seqs})
+	_, err := c.mgmtCall(ctx, sbamqp.OpCancelScheduled, address, map[string]any{sbamqp.KeySequenceNumbers: seqs})
 	return err
 }

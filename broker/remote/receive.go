@@ -40,7 +40,7 @@ func (c *Client) Receive(ctx context.Context, req broker.ReceiveRequest) ([]*bro
 		if req.SubQueue != broker.SubQueueMain {
 			return nil, notSupported("a generic AMQP broker has no dead-letter sub-queues (RabbitMQ dead-letters to an exchange of the queue's own configuration)")
 		}
-		address = genericAddress(req.Entity, false)
+		address = c.genericAddress(req.Entity, false)
 	}
 	sub := subQueueOf(address)
 	if req.Entity == "" {
@@ -69,6 +69,16 @@ func (c *Client) Receive(ctx context.Context, req broker.ReceiveRequest) ([]*bro
 			return nil, mapErr(err, op, address)
 		}
 		raws, err = c.fetchGeneric(ctx, rl, req.Max, req.MaxWait)
+		if req.Mode == broker.ReceiveAndDelete {
+			// A broker that answered another sender settle mode may send
+			// deliveries unsettled: accept them, or they come back when the
+			// link closes (accepting a settled one does nothing).
+			for _, raw := range raws {
+				if aerr := rl.recv.AcceptMessage(ctx, raw); aerr != nil && err == nil {
+					err = aerr
+				}
+			}
+		}
 		if req.Mode == broker.PeekLock {
 			rl.held.Store(int32(len(raws)))
 		}
@@ -264,7 +274,9 @@ func (c *Client) singleUseReceiver(ctx context.Context, cn *connection, address 
 		return nil, err
 	}
 	ss := v.(*sharedSession)
-	r, err := ss.s.NewReceiver(ctx, address, opts)
+	r, err := attachReceiver(ctx, func(ctx context.Context, o *amqp.ReceiverOptions) (*amqp.Receiver, error) {
+		return ss.s.NewReceiver(ctx, address, o)
+	}, opts, mode)
 	if err != nil {
 		var se *amqp.SessionError
 		if errors.As(err, &se) {

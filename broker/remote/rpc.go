@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/sbamqp"
 )
 
 // rpcCredit is the credit of a request/response link's receiver.
@@ -167,19 +168,19 @@ func (l *rpcLink) call(ctx context.Context, op, entity string, props map[string]
 		return nil, mapErr(ctx.Err(), op, entity)
 	}
 	r := &rpcResponse{msg: res}
-	for _, k := range []string{"statusCode", "status-code"} {
+	for _, k := range []string{sbamqp.PropStatusCode, sbamqp.PropCBSStatusCode} {
 		if v, ok := res.ApplicationProperties[k]; ok {
 			r.status = int(annInt64(v))
 			break
 		}
 	}
-	for _, k := range []string{"statusDescription", "status-description"} {
+	for _, k := range []string{sbamqp.PropStatusDescription, sbamqp.PropCBSStatusDescription} {
 		if v, ok := res.ApplicationProperties[k].(string); ok {
 			r.desc = v
 			break
 		}
 	}
-	r.cond, _ = res.ApplicationProperties["errorCondition"].(string)
+	r.cond, _ = res.ApplicationProperties[sbamqp.PropErrorCondition].(string)
 	if r.status == 0 {
 		return nil, &broker.Error{Code: broker.CodeUnknown, Message: op + ": the response carries no status code", Entity: entity}
 	}

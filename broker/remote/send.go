@@ -30,7 +30,7 @@ func (c *Client) Send(ctx context.Context, entity string, msgs []*broker.Message
 		}
 		address = path
 	} else {
-		address = genericAddress(entity, true)
+		address = c.genericAddress(entity, true)
 	}
 	ams := make([]*amqp.Message, len(msgs))
 	for i, m := range msgs {

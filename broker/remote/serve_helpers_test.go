@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,8 +16,9 @@ import (
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver"
 	"github.com/peeklock/peeklock/broker/amqpserver/admin"
-	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 	"github.com/peeklock/peeklock/broker/engine"
+	"github.com/peeklock/peeklock/broker/sas"
+	"github.com/peeklock/peeklock/internal/brokertest"
 )
 
 // testJWT is the token of the fake Entra ID credential.
@@ -91,32 +91,18 @@ func newServe(t testing.TB, clock clockwork.Clock) *serveEnv {
 		// moves a fake clock would trip it.
 		opts.IdleTimeout = -1
 	}
-	eng, err := engine.New(engine.Options{Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
 	auth := &countingAuthorizer{v: sas.NewValidator(sas.DefaultKeys(), clock), seen: map[string]int{}}
 	opts.Authorizer = auth
-	srv, err := amqpserver.New(eng, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(l) }()
-	hs := httptest.NewServer(admin.NewHandler(eng, admin.Options{Host: "127.0.0.1", Clock: clock}))
-	env := &serveEnv{t: t, eng: eng, srv: srv, addr: l.Addr().String(), adminURL: hs.URL, puts: auth}
-	env.proxy = newProxy(t, env.addr)
-	t.Cleanup(func() {
-		env.proxy.close()
-		hs.Close()
-		_ = srv.Close()
-		<-done
-		_ = eng.Close()
+	b := brokertest.Start(t, brokertest.Options{
+		EngineOptions: engine.Options{Clock: clock},
+		Listener: func(eng *engine.Engine) (brokertest.Listener, error) {
+			return amqpserver.New(eng, opts)
+		},
+		Admin: &admin.Options{Host: "127.0.0.1", Clock: clock},
 	})
+	env := &serveEnv{t: t, eng: b.Engine, srv: b.Listener.(*amqpserver.Server), addr: b.Addr, adminURL: b.AdminURL, puts: auth}
+	env.proxy = newProxy(t, env.addr)
+	t.Cleanup(env.proxy.close)
 	return env
 }
 

@@ -9,18 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/peeklock/peeklock/broker"
-)
-
-// The session filter and link properties of session receivers (Service
-// Bus dialect), as the official SDK sends and reads them.
-const (
-	sessionFilterName = "com.microsoft:session-filter"
-	sessionFilterCode = uint64(0x00000137000000C)
-	propTimeout       = "com.microsoft:timeout"
-	propLockedUntil   = "com.microsoft:locked-until-utc"
-	// dotNetEpochTicks is 1970-01-01 in .NET ticks (100 ns since
-	// 0001-01-01), the unit of com.microsoft:locked-until-utc.
-	dotNetEpochTicks = int64(621355968000000000)
+	"github.com/peeklock/peeklock/broker/sbamqp"
 )
 
 // sessionLinkPrefix starts the link cache key of a session receiver; the
@@ -91,10 +80,10 @@ func (c *Client) LockSession(ctx context.Context, entity, sessionID string, maxW
 	}
 	opts := &amqp.ReceiverOptions{Credit: -1, SettlementMode: amqp.ReceiverSettleModeSecond.Ptr()}
 	if sessionID == "" {
-		opts.Filters = []amqp.LinkFilter{amqp.NewLinkFilter(sessionFilterName, sessionFilterCode, nil)}
-		opts.Properties = map[string]any{propTimeout: waitMillis(maxWait)}
+		opts.Filters = []amqp.LinkFilter{amqp.NewLinkFilter(sbamqp.SessionFilter, sbamqp.SessionFilterCode, nil)}
+		opts.Properties = map[string]any{sbamqp.PropTimeout: waitMillis(maxWait)}
 	} else {
-		opts.Filters = []amqp.LinkFilter{amqp.NewLinkFilter(sessionFilterName, sessionFilterCode, sessionID)}
+		opts.Filters = []amqp.LinkFilter{amqp.NewLinkFilter(sbamqp.SessionFilter, sbamqp.SessionFilterCode, sessionID)}
 	}
 	sess, err := cn.amqp.NewSession(ctx, nil)
 	if err != nil {
@@ -105,7 +94,7 @@ func (c *Client) LockSession(ctx context.Context, entity, sessionID string, maxW
 		go closeQuietly(sess)
 		return broker.SessionLock{}, mapErr(err, op, address)
 	}
-	got, ok := r.LinkSourceFilterValue(sessionFilterName).(string)
+	got, ok := r.LinkSourceFilterValue(sbamqp.SessionFilter).(string)
 	if !ok || (sessionID != "" && got != sessionID) {
 		go closeQuietly(sess)
 		return broker.SessionLock{}, &broker.Error{Code: broker.CodeUnknown,
@@ -119,7 +108,7 @@ func (c *Client) LockSession(ctx context.Context, entity, sessionID string, maxW
 			Message: "this client holds the lock on session " + quoteSession(got) + " already", Entity: address}
 	}
 	hs := &heldSession{address: address, sessionID: got, token: broker.LockToken(uuid.New()), gen: cn.gen, rl: rl}
-	if ticks, ok := r.Properties()[propLockedUntil].(int64); ok {
+	if ticks, ok := r.Properties()[sbamqp.PropLockedUntilUTC].(int64); ok {
 		hs.lockedUntil = ticksToTime(ticks)
 	}
 	c.sessions.add(hs, c.clock.Now())
@@ -141,7 +130,7 @@ func waitMillis(maxWait time.Duration) uint32 {
 
 // ticksToTime converts .NET ticks since 0001-01-01 to a UTC time.
 func ticksToTime(ticks int64) time.Time {
-	return time.Unix(0, (ticks-dotNetEpochTicks)*100).UTC()
+	return time.Unix(0, (ticks-sbamqp.DotNetEpochTicks)*100).UTC()
 }
 
 // heldSessionOn returns the address of entity (see sessionAddress), the
@@ -266,7 +255,7 @@ func (c *Client) RenewSession(ctx context.Context, entity, sessionID string) (ti
 	}
 	ctx, cancel := c.opCtx(ctx)
 	defer cancel()
-	res, err := c.mgmtCallLinked(ctx, opRenewSessionLock, address, hs.rl.recv.LinkName(), map[string]any{"session-id": sessionID})
+	res, err := c.mgmtCallLinked(ctx, sbamqp.OpRenewSessionLock, address, hs.rl.recv.LinkName(), map[string]any{sbamqp.KeySessionID: sessionID})
 	if err != nil {
 		if broker.CodeOf(err) == broker.CodeSessionLockLost {
 			c.dropSession(address, sessionID, err.Error())
@@ -274,7 +263,7 @@ func (c *Client) RenewSession(ctx context.Context, entity, sessionID string) (ti
 		return time.Time{}, err
 	}
 	body, _ := res.msg.Value.(map[string]any)
-	until, ok := body["expiration"].(time.Time)
+	until, ok := body[sbamqp.KeyExpiration].(time.Time)
 	if !ok {
 		return time.Time{}, &broker.Error{Code: broker.CodeUnknown, Message: op + ": malformed response: no expiration", Entity: address}
 	}
@@ -343,7 +332,7 @@ func (c *Client) SessionState(ctx context.Context, entity, sessionID string) ([]
 	}
 	ctx, cancel := c.opCtx(ctx)
 	defer cancel()
-	res, err := c.mgmtCallLinked(ctx, opGetSessionState, address, hs.rl.recv.LinkName(), map[string]any{"session-id": sessionID})
+	res, err := c.mgmtCallLinked(ctx, sbamqp.OpGetSessionState, address, hs.rl.recv.LinkName(), map[string]any{sbamqp.KeySessionID: sessionID})
 	if err != nil {
 		if broker.CodeOf(err) == broker.CodeSessionLockLost {
 			c.dropSession(address, sessionID, err.Error())
@@ -357,7 +346,7 @@ func (c *Client) SessionState(ctx context.Context, entity, sessionID string) ([]
 	if !ok {
 		return nil, &broker.Error{Code: broker.CodeUnknown, Message: op + ": malformed response: the body is not a map", Entity: address}
 	}
-	switch v := body["session-state"].(type) {
+	switch v := body[sbamqp.KeySessionState].(type) {
 	case nil:
 		return nil, nil
 	case []byte:

@@ -8,10 +8,10 @@ import (
 	"github.com/Azure/go-amqp"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/sbamqp"
 )
 
 // Dead-letter condition of the rejected outcome (Service Bus).
-const condDeadLetter = "com.microsoft:dead-letter"
 
 // Settle settles a lock this client holds. Messages received on a link are
 // settled on it (complete = accepted, abandon = modified, defer = modified
@@ -107,7 +107,7 @@ func (c *Client) settleOnLink(ctx context.Context, l *heldLock, s broker.Settlem
 				}
 				info[k] = w
 			}
-			e = &amqp.Error{Condition: condDeadLetter, Info: info}
+			e = &amqp.Error{Condition: sbamqp.CondDeadLetter, Info: info}
 		}
 		err = r.RejectMessage(ctx, l.raw, e)
 	}

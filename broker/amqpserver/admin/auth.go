@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/peeklock/peeklock/broker/amqpserver/sas"
+	"github.com/peeklock/peeklock/broker/sas"
 )
 
 // Headers that carry the tokens for forwarding targets.

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/peeklock/peeklock/broker"
-	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 	"github.com/peeklock/peeklock/broker/atom"
+	"github.com/peeklock/peeklock/broker/sas"
 )
 
 // render wraps an entity's description in an entry. stats are needed for

@@ -13,9 +13,9 @@ import (
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver/entra"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/logsafe"
-	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 	"github.com/peeklock/peeklock/broker/atom"
 	"github.com/peeklock/peeklock/broker/engine"
+	"github.com/peeklock/peeklock/broker/sas"
 )
 
 // Failed requests are logged in a burst of failedLogBurst lines, then one

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
-	"github.com/peeklock/peeklock/broker/amqpserver/sas"
 	"github.com/peeklock/peeklock/broker/atom"
 	"github.com/peeklock/peeklock/broker/engine"
+	"github.com/peeklock/peeklock/broker/sas"
 )
 
 // do sends a raw request to the fixture's server. auth is the audience to

@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"github.com/peeklock/peeklock/broker"
-	"github.com/peeklock/peeklock/broker/amqpserver/sas"
+	"github.com/peeklock/peeklock/broker/sas"
 )
 
 // requireManage checks that a token's key has the Manage right, which every

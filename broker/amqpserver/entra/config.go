@@ -1,14 +1,11 @@
 package entra
 
 import (
-	"os"
-	"slices"
 	"strings"
 
-	"github.com/BurntSushi/toml"
-
 	"github.com/peeklock/peeklock/broker"
-	"github.com/peeklock/peeklock/broker/amqpserver/sas"
+	"github.com/peeklock/peeklock/broker/sas"
+	"github.com/peeklock/peeklock/internal/config"
 )
 
 // Config is the [entra_id] section of the config file.
@@ -67,37 +64,13 @@ func ParseRole(name string) (sas.Rights, error) {
 	return r, nil
 }
 
-// section is the [entra_id] section as TOML decodes it.
-type section struct {
-	DefaultRole  *string        `toml:"default_role"`
-	AcceptOpaque *bool          `toml:"accept_opaque_tokens"`
-	Roles        map[string]any `toml:"roles"`
-}
-
-// ParseConfig parses the [entra_id] section of a TOML config file; other
-// sections are ignored, and a file without the section gives
-// DefaultConfig. Unknown keys and roles are errors of code
-// broker.CodeInvalid.
-func ParseConfig(data []byte) (Config, error) {
-	var doc struct {
-		Entra *section `toml:"entra_id"`
-	}
-	md, err := toml.Decode(string(data), &doc)
-	if err != nil {
-		return Config{}, &broker.Error{Code: broker.CodeInvalid, Message: "entra_id: bad configuration: " + err.Error(), Err: err}
-	}
-	var unknown []string
-	for _, k := range md.Undecoded() {
-		if len(k) > 1 && k[0] == "entra_id" && k[1] != "roles" {
-			unknown = append(unknown, k.String())
-		}
-	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		return Config{}, broker.Errorf(broker.CodeInvalid, "entra_id: unknown configuration key %s (known: default_role, accept_opaque_tokens, roles)", strings.Join(unknown, ", "))
-	}
+// ConfigFrom returns the Config that the [entra_id] section of the config
+// file describes (config.Load reads and checks the file; s is nil when it
+// has no such section, which gives DefaultConfig). Unknown roles are errors
+// of code broker.CodeInvalid.
+func ConfigFrom(s *config.EntraID) (Config, error) {
+	var err error
 	cfg := DefaultConfig()
-	s := doc.Entra
 	if s == nil {
 		return cfg, nil
 	}
@@ -140,21 +113,6 @@ func ParseConfig(data []byte) (Config, error) {
 			r |= nr
 		}
 		cfg.Rights[strings.ToLower(strings.TrimSpace(id))] = r
-	}
-	return cfg, nil
-}
-
-// LoadConfig reads the [entra_id] section of the TOML file at path; see
-// ParseConfig.
-func LoadConfig(path string) (Config, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return Config{}, &broker.Error{Code: broker.CodeInvalid, Message: "entra_id: cannot read the configuration file: " + err.Error(), Err: err}
-	}
-	cfg, err := ParseConfig(data)
-	if err != nil {
-		be := err.(*broker.Error)
-		return Config{}, &broker.Error{Code: be.Code, Message: path + ": " + be.Message, Err: be.Err}
 	}
 	return cfg, nil
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
-	"github.com/peeklock/peeklock/broker/amqpserver/sas"
+	"github.com/peeklock/peeklock/broker/sas"
 )
 
 // Audience is Service Bus's audience in Entra ID tokens.

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/peeklock/peeklock/broker/amqpserver"
+	"github.com/peeklock/peeklock/internal/gctune"
 )
 
 // Environment of a child process that serves a listener (see runChild).
@@ -70,7 +70,7 @@ func runChild(in io.Reader, out, log io.Writer) int {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	amqpserver.TuneGC(ctx) // as peeklock serve does
+	gctune.Start(ctx) // as peeklock serve does
 	l, err := startListener(o)
 	if err != nil {
 		fmt.Fprintf(log, "loadtest child: %v\n", err)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -34,6 +35,9 @@ type PebbleOptions struct {
 	// Pebble's own default logger does: carrying on would acknowledge writes
 	// that may be lost.
 	Logger *slog.Logger
+	// Observer, when not nil, is told each batch's size and each synced
+	// batch's latency (metrics).
+	Observer Observer
 
 	// fs replaces the operating system's file system (tests use a
 	// crash-simulating in-memory one).
@@ -56,6 +60,7 @@ type Pebble struct {
 	db   *pebble.DB
 	sync bool
 	dir  string
+	obs  Observer // nil: none
 
 	// closeMu guards closed; every operation holds it for reading, Close for
 	// writing, so Pebble is never used after it is closed.
@@ -98,7 +103,7 @@ func OpenPebble(dir string, opts PebbleOptions) (*Pebble, error) {
 	if err != nil {
 		return nil, pebbleError("open the store in "+dir, err)
 	}
-	s := &Pebble{db: db, sync: !opts.NoSync, dir: dir}
+	s := &Pebble{db: db, sync: !opts.NoSync, dir: dir, obs: opts.Observer}
 	if err := s.checkFormat(); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -359,6 +364,9 @@ func (s *Pebble) Apply(b *Batch) (Pending, error) {
 		_ = pb.Close()
 		return nil, err
 	}
+	if s.obs != nil {
+		s.obs.Batch(len(b.Ops), pb.Len())
+	}
 	if !s.sync {
 		err := pb.Commit(pebble.NoSync)
 		_ = pb.Close()
@@ -367,11 +375,15 @@ func (s *Pebble) Apply(b *Batch) (Pending, error) {
 		}
 		return Done{}, nil
 	}
+	var start time.Time
+	if s.obs != nil {
+		start = time.Now()
+	}
 	if err := s.db.ApplyNoSyncWait(pb, pebble.Sync); err != nil {
 		_ = pb.Close()
 		return nil, pebbleError("commit a batch", err)
 	}
-	return &pebblePending{b: pb}, nil
+	return &pebblePending{b: pb, obs: s.obs, start: start}, nil
 }
 
 // maxBatchBytes bounds the encoded size of one batch, far below Pebble's
@@ -493,9 +505,11 @@ func (s *Pebble) getBuf() *[]byte {
 
 // pebblePending waits for the log sync of one committed batch.
 type pebblePending struct {
-	once sync.Once
-	b    *pebble.Batch
-	err  error
+	once  sync.Once
+	b     *pebble.Batch
+	err   error
+	obs   Observer  // nil: none
+	start time.Time // when the batch was committed, for obs
 }
 
 // Wait waits until the batch is synced to disk. It may be called more than
@@ -504,6 +518,8 @@ func (p *pebblePending) Wait() error {
 	p.once.Do(func() {
 		if err := p.b.SyncWait(); err != nil {
 			p.err = pebbleError("sync the write-ahead log", err)
+		} else if p.obs != nil {
+			p.obs.Synced(time.Since(p.start))
 		}
 		_ = p.b.Close()
 		p.b = nil

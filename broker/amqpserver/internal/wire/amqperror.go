@@ -1,46 +1,48 @@
 package wire
 
-// Error conditions of AMQP 1.0 (§2.8.15-2.8.18) and of Service Bus
-// (spec/amqp-dialect.md) that a listener sends.
+import "github.com/peeklock/peeklock/broker/sbamqp"
+
+// Error conditions of AMQP 1.0 (§2.8.15-2.8.18) and of Service Bus that a
+// listener sends, as symbols; the names are package sbamqp's.
 const (
-	CondInternalError         Symbol = "amqp:internal-error"
-	CondNotFound              Symbol = "amqp:not-found"
-	CondUnauthorizedAccess    Symbol = "amqp:unauthorized-access"
-	CondDecodeError           Symbol = "amqp:decode-error"
-	CondResourceLimitExceeded Symbol = "amqp:resource-limit-exceeded"
-	CondNotAllowed            Symbol = "amqp:not-allowed"
-	CondInvalidField          Symbol = "amqp:invalid-field"
-	CondNotImplemented        Symbol = "amqp:not-implemented"
-	CondResourceLocked        Symbol = "amqp:resource-locked"
-	CondPreconditionFailed    Symbol = "amqp:precondition-failed"
-	CondResourceDeleted       Symbol = "amqp:resource-deleted"
-	CondIllegalState          Symbol = "amqp:illegal-state"
-	CondFrameSizeTooSmall     Symbol = "amqp:frame-size-too-small"
+	CondInternalError         Symbol = sbamqp.CondInternalError
+	CondNotFound              Symbol = sbamqp.CondNotFound
+	CondUnauthorizedAccess    Symbol = sbamqp.CondUnauthorizedAccess
+	CondDecodeError           Symbol = sbamqp.CondDecodeError
+	CondResourceLimitExceeded Symbol = sbamqp.CondResourceLimitExceeded
+	CondNotAllowed            Symbol = sbamqp.CondNotAllowed
+	CondInvalidField          Symbol = sbamqp.CondInvalidField
+	CondNotImplemented        Symbol = sbamqp.CondNotImplemented
+	CondResourceLocked        Symbol = sbamqp.CondResourceLocked
+	CondPreconditionFailed    Symbol = sbamqp.CondPreconditionFailed
+	CondResourceDeleted       Symbol = sbamqp.CondResourceDeleted
+	CondIllegalState          Symbol = sbamqp.CondIllegalState
+	CondFrameSizeTooSmall     Symbol = sbamqp.CondFrameSizeTooSmall
 
-	CondConnectionForced   Symbol = "amqp:connection:forced"
-	CondFramingError       Symbol = "amqp:connection:framing-error"
-	CondConnectionRedirect Symbol = "amqp:connection:redirect"
+	CondConnectionForced   Symbol = sbamqp.CondConnectionForced
+	CondFramingError       Symbol = sbamqp.CondFramingError
+	CondConnectionRedirect Symbol = sbamqp.CondConnectionRedirect
 
-	CondWindowViolation  Symbol = "amqp:session:window-violation"
-	CondErrantLink       Symbol = "amqp:session:errant-link"
-	CondHandleInUse      Symbol = "amqp:session:handle-in-use"
-	CondUnattachedHandle Symbol = "amqp:session:unattached-handle"
+	CondWindowViolation  Symbol = sbamqp.CondWindowViolation
+	CondErrantLink       Symbol = sbamqp.CondErrantLink
+	CondHandleInUse      Symbol = sbamqp.CondHandleInUse
+	CondUnattachedHandle Symbol = sbamqp.CondUnattachedHandle
 
-	CondDetachForced          Symbol = "amqp:link:detach-forced"
-	CondTransferLimitExceeded Symbol = "amqp:link:transfer-limit-exceeded"
-	CondMessageSizeExceeded   Symbol = "amqp:link:message-size-exceeded"
-	CondLinkRedirect          Symbol = "amqp:link:redirect"
-	CondStolen                Symbol = "amqp:link:stolen"
+	CondDetachForced          Symbol = sbamqp.CondDetachForced
+	CondTransferLimitExceeded Symbol = sbamqp.CondTransferLimitExceeded
+	CondMessageSizeExceeded   Symbol = sbamqp.CondMessageSizeExceeded
+	CondLinkRedirect          Symbol = sbamqp.CondLinkRedirect
+	CondStolen                Symbol = sbamqp.CondStolen
 
-	CondDeadLetter          Symbol = "com.microsoft:dead-letter"
-	CondMessageLockLost     Symbol = "com.microsoft:message-lock-lost"
-	CondSessionLockLost     Symbol = "com.microsoft:session-lock-lost"
-	CondSessionCannotBeLock Symbol = "com.microsoft:session-cannot-be-locked"
-	CondServerBusy          Symbol = "com.microsoft:server-busy"
-	CondTimeout             Symbol = "com.microsoft:timeout"
-	CondEntityAlreadyExists Symbol = "com.microsoft:entity-already-exists"
-	CondMessageNotFound     Symbol = "com.microsoft:message-not-found"
-	CondEntityDisabled      Symbol = "com.microsoft:entity-disabled"
+	CondDeadLetter          Symbol = sbamqp.CondDeadLetter
+	CondMessageLockLost     Symbol = sbamqp.CondMessageLockLost
+	CondSessionLockLost     Symbol = sbamqp.CondSessionLockLost
+	CondSessionCannotBeLock Symbol = sbamqp.CondSessionCannotBeLock
+	CondServerBusy          Symbol = sbamqp.CondServerBusy
+	CondTimeout             Symbol = sbamqp.CondTimeout
+	CondEntityAlreadyExists Symbol = sbamqp.CondEntityAlreadyExists
+	CondMessageNotFound     Symbol = sbamqp.CondMessageNotFound
+	CondEntityDisabled      Symbol = sbamqp.CondEntityDisabled
 )
 
 // Error is the AMQP error composite (§2.8.14) carried by detach, end,

@@ -2,7 +2,7 @@
 // system (OASIS AMQP 1.0 part 1, §1.6), frames and protocol headers (§2.3),
 // the performatives (§2.7) with their composite types, the SASL frames
 // (§5.3), and the message format (§3.2) mapped to and from broker.Message
-// with the Service Bus annotations of spec/amqp-dialect.md.
+// with the Service Bus annotations (named in package broker/sbamqp).
 //
 // # Value model
 //

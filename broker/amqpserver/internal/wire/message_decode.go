@@ -8,10 +8,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/sbamqp"
 )
-
-// dotNetEpochTicks is 1970-01-01 in .NET ticks (100 ns since 0001-01-01).
-const dotNetEpochTicks = 621355968000000000
 
 // DecodeMessage decodes an encoded AMQP message (the payload of its
 // transfers) into a broker.Message. It reads every section: header (ttl,
@@ -434,7 +432,7 @@ func describedProperty(v Described) (any, error) {
 		}
 	case symDateTimeOffset:
 		if ticks, ok := asInt64(v.Value); ok {
-			t := ticks - dotNetEpochTicks
+			t := ticks - sbamqp.DotNetEpochTicks
 			return time.Unix(t/1e7, t%1e7*100).UTC(), nil
 		}
 	case symURI:

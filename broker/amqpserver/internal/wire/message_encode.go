@@ -7,21 +7,22 @@ import (
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/sbamqp"
 )
 
-// Service Bus annotation keys (spec/amqp-dialect.md).
+// Service Bus annotation keys as symbols; the names are package sbamqp's.
 const (
-	AnnotSequenceNumber        Symbol = "x-opt-sequence-number"
-	AnnotEnqueueSequenceNumber Symbol = "x-opt-enqueue-sequence-number"
-	AnnotEnqueuedTime          Symbol = "x-opt-enqueued-time"
-	AnnotLockedUntil           Symbol = "x-opt-locked-until"
-	AnnotScheduledEnqueueTime  Symbol = "x-opt-scheduled-enqueue-time"
-	AnnotPartitionKey          Symbol = "x-opt-partition-key"
-	AnnotViaPartitionKey       Symbol = "x-opt-via-partition-key"
-	AnnotDeadLetterSource      Symbol = "x-opt-deadletter-source"
-	AnnotMessageState          Symbol = "x-opt-message-state"
+	AnnotSequenceNumber        Symbol = sbamqp.AnnotSequenceNumber
+	AnnotEnqueueSequenceNumber Symbol = sbamqp.AnnotEnqueueSequenceNumber
+	AnnotEnqueuedTime          Symbol = sbamqp.AnnotEnqueuedTime
+	AnnotLockedUntil           Symbol = sbamqp.AnnotLockedUntil
+	AnnotScheduledEnqueueTime  Symbol = sbamqp.AnnotScheduledEnqueueTime
+	AnnotPartitionKey          Symbol = sbamqp.AnnotPartitionKey
+	AnnotViaPartitionKey       Symbol = sbamqp.AnnotViaPartitionKey
+	AnnotDeadLetterSource      Symbol = sbamqp.AnnotDeadLetterSource
+	AnnotMessageState          Symbol = sbamqp.AnnotMessageState
 	// AnnotLockToken is a delivery annotation.
-	AnnotLockToken Symbol = "x-opt-lock-token"
+	AnnotLockToken Symbol = sbamqp.AnnotLockToken
 )
 
 // MessageFormatBatch is the message format of a Service Bus batch: one

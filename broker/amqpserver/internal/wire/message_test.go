@@ -13,6 +13,7 @@ import (
 	amqp "github.com/Azure/go-amqp"
 	"github.com/google/uuid"
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/sbamqp"
 )
 
 var (
@@ -316,7 +317,7 @@ func TestValueAndSequenceBodies(t *testing.T) {
 
 func TestDescribedApplicationProperties(t *testing.T) {
 	// What the .NET SDK sends for TimeSpan, DateTimeOffset and Uri.
-	ticks := int64(dotNetEpochTicks + t0.UnixNano()/100)
+	ticks := int64(sbamqp.DotNetEpochTicks + t0.UnixNano()/100)
 	var b []byte
 	b = AppendDescriptor(b, descApplicationProperties)
 	b, _ = AppendMap(b, Map{

@@ -8,18 +8,19 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/sbamqp"
 )
 
 // symTimeSpan is the descriptor the Service Bus SDKs use for a TimeSpan
 // application property: a long counting 100 ns ticks.
-const symTimeSpan Symbol = "com.microsoft:timespan"
+const symTimeSpan Symbol = sbamqp.DescTimeSpan
 
 // symDateTimeOffset is the descriptor of a .NET DateTimeOffset property: a
 // long counting 100 ns ticks since 0001-01-01 UTC.
-const symDateTimeOffset Symbol = "com.microsoft:datetime-offset"
+const symDateTimeOffset Symbol = sbamqp.DescDateTimeOffset
 
 // symURI is the descriptor of a .NET Uri property: a string.
-const symURI Symbol = "com.microsoft:uri"
+const symURI Symbol = sbamqp.DescURI
 
 // AppendValue appends v in the encoding its Go type selects (see the package
 // documentation for the value model). It returns an *EncodeError for a type

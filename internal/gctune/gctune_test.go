@@ -1,4 +1,4 @@
-package amqpserver
+package gctune
 
 import "testing"
 
@@ -7,13 +7,13 @@ func TestGCPercent(t *testing.T) {
 		live uint64
 		want int
 	}{
-		{0, GCPercentMax},
-		{10 << 20, GCPercentMax},
-		{GCHeadroom / 4, GCPercentMax}, // 400% exactly
-		{GCHeadroom / 2, 200},
+		{0, PercentMax},
+		{10 << 20, PercentMax},
+		{Headroom / 4, PercentMax}, // 400% exactly
+		{Headroom / 2, 200},
 		{64 << 20, 200}, // a thousand connections: 128 MiB of garbage, not 256
-		{GCHeadroom, 100},
-		{4 * GCHeadroom, 100},
+		{Headroom, 100},
+		{4 * Headroom, 100},
 	} {
 		if got := gcPercent(c.live); got != c.want {
 			t.Errorf("gcPercent(%d) = %d, want %d", c.live, got, c.want)

@@ -1,0 +1,43 @@
+package model
+
+import (
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/peeklock/peeklock/keymap"
+	"github.com/peeklock/peeklock/ui"
+)
+
+// helpScreen is the help screen: every key with what it does, and why a
+// disabled one is disabled, over the whole screen. It owns its state; the
+// overlay stack gives it the keys while it is open.
+type helpScreen struct {
+	open bool
+	top  int
+}
+
+// show opens the help screen at its first line.
+func (h *helpScreen) show() { h.open, h.top = true, 0 }
+
+// update takes a key while the help screen is open: the help key, esc or
+// q close it; the others scroll it. why returns the reason a binding is
+// disabled ("" when it works).
+func (h *helpScreen) update(msg tea.KeyPressMsg, c *ui.Common, why func(*key.Binding) string) tea.Cmd {
+	k := c.KeyMap
+	if keymap.Pressed(msg, k.Help) || keymap.Pressed(msg, k.Back) || keymap.Pressed(msg, k.Quit) {
+		h.open = false
+		return nil
+	}
+	k.Scroll(msg, &h.top, h.maxTop(c, why), max(1, c.Height-3))
+	return nil
+}
+
+// maxTop is the last useful scroll position of the help screen.
+func (h *helpScreen) maxTop(c *ui.Common, why func(*key.Binding) string) int {
+	n := len(ui.HelpLines(c, why, c.Width))
+	return max(0, n-(c.Height-2))
+}
+
+// view draws the help screen in exactly height lines of width cells.
+func (h *helpScreen) view(c *ui.Common, why func(*key.Binding) string, width, height int) []string {
+	return ui.HelpScreen(c, why, h.top, width, height)
+}
