@@ -24,6 +24,7 @@ type brokerFlags struct {
 	admin    string
 	listener listenerFlags
 	front    frontFlags
+	history  bool
 }
 
 func (b *brokerFlags) register(fs *pflag.FlagSet, amqpDefault, adminDefault string) {
@@ -31,6 +32,7 @@ func (b *brokerFlags) register(fs *pflag.FlagSet, amqpDefault, adminDefault stri
 	fs.StringVar(&b.config, "config", "", "entities from a Service Bus emulator Config.json file")
 	fs.StringVar(&b.amqp, "amqp", amqpDefault, "listen for AMQP 1.0 clients on this address")
 	fs.StringVar(&b.admin, "admin", adminDefault, "serve /health and the admin API on this address")
+	fs.BoolVar(&b.history, "history", true, "keep each message's history (peeklock history, the detail view); --history=false saves its writes")
 	b.listener.register(fs)
 	b.front.register(fs)
 }
@@ -90,8 +92,8 @@ func loadEmulatorConfig(path string) (*engine.Config, error) {
 // openEngine starts the embedded broker on a memory or Pebble store (a
 // directory that does not exist yet is created) and applies cfg when given.
 // A Pebble store reports its batches and syncs to obs (metrics) when obs is
-// not nil.
-func openEngine(ctx context.Context, data string, cfg *engine.Config, obs *metrics.StoreMetrics) (*engine.Engine, error) {
+// not nil. history false turns the message histories off.
+func openEngine(ctx context.Context, data string, cfg *engine.Config, obs *metrics.StoreMetrics, history bool) (*engine.Engine, error) {
 	var st store.Store
 	if data != "" {
 		opts := store.PebbleOptions{}
@@ -104,7 +106,7 @@ func openEngine(ctx context.Context, data string, cfg *engine.Config, obs *metri
 		}
 		st = p
 	}
-	eng, err := engine.New(engine.Options{Store: st})
+	eng, err := engine.New(engine.Options{Store: st, NoHistory: !history})
 	if err != nil {
 		if st != nil {
 			st.Close()

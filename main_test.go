@@ -129,7 +129,8 @@ func has(parts ...string) func(string) bool {
 // TestTmuxEndToEnd drives the real binary in a real terminal (tmux): it
 // starts the dashboard on a durable store that the test filled, locks a
 // message with `l`, sees its countdown in the Locked pane, completes it with
-// `c`, opens the detail view, and quits with `q`.
+// `c`, opens the detail view (its history and body at the end), and quits
+// with `q`.
 func TestTmuxEndToEnd(t *testing.T) {
 	bin := buildBinary(t)
 	data := t.TempDir()
@@ -145,7 +146,11 @@ func TestTmuxEndToEnd(t *testing.T) {
 	waitFor("the completed message gone", has("Locked 0", "Active 2"))
 	send("1")
 	send("Enter")
-	waitFor("the detail view", has("Broker properties", "SequenceNumber", "hello from the e2e test"))
+	waitFor("the detail view", has("Broker properties", "SequenceNumber"))
+	send("G")
+	waitFor("its history and body at the end", has("History (1 events)", "sent  by dashboard", "hello from the e2e test"))
+	send("g")
+	waitFor("the top of the detail view again", has("Broker properties"))
 	send("Escape")
 	// Wait before the next key: ESC followed at once by q reads as alt+q.
 	waitFor("the panes again", func(s string) bool { return !strings.Contains(s, "Broker properties") })

@@ -84,7 +84,7 @@ func runRoot(ctx context.Context, d dashboardFlags, b brokerFlags, noDemo bool) 
 	}
 	created := dataDirCreated(b.data)
 	storeMetrics := metrics.NewStoreMetrics()
-	eng, err := openEngine(ctx, b.data, cfg, storeMetrics)
+	eng, err := openEngine(ctx, b.data, cfg, storeMetrics, b.history)
 	if err != nil {
 		return err
 	}

@@ -71,7 +71,7 @@ func runServe(ctx context.Context, b brokerFlags, sf sshFlags, d dashboardFlags)
 	gctune.Start(ctx)
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	storeMetrics := metrics.NewStoreMetrics()
-	eng, err := openEngine(ctx, b.data, cfg, storeMetrics)
+	eng, err := openEngine(ctx, b.data, cfg, storeMetrics, b.history)
 	if err != nil {
 		return err
 	}

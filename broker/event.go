@@ -25,6 +25,7 @@ const (
 	EventPurged                         // entity purged
 	EventEntityChanged                  // entity created, updated or deleted
 	EventReleased                       // lock given back unseen (released): not a failed delivery
+	EventResubmitted                    // a copy was sent back from a dead-letter sub-queue (message histories only)
 )
 
 var eventNames = [...]string{
@@ -34,6 +35,7 @@ var eventNames = [...]string{
 	EventDeferred: "deferred", EventDeadLettered: "dead-lettered", EventLockExpired: "lock expired",
 	EventLockLost: "lock lost", EventExpired: "expired", EventForwarded: "forwarded",
 	EventPurged: "purged", EventEntityChanged: "entity changed", EventReleased: "released",
+	EventResubmitted: "resubmitted",
 }
 
 // String returns the event's name.

@@ -13,7 +13,7 @@ import (
 //
 // The wrapper fails closed: it embeds nothing, and lists every method of
 // Client and of the optional interfaces it forwards (SessionClient,
-// StatusReporter, Unwrapper), each passed through or refused by decision. A
+// StatusReporter, Unwrapper, ClientLister, SequenceLocker, HistoryReader), each passed through or refused by decision. A
 // method added to Client stops the build until it is decided here, and a
 // test checks the optional interfaces by reflection, that every method of
 // the wrapper belongs to one of them, and that every function that looks
@@ -128,6 +128,16 @@ func (r readOnly) Clients(ctx context.Context) ([]ClientConn, error) {
 		return nil, &Error{Code: CodeNotSupported, Message: "this endpoint does not list its clients"}
 	}
 	return cl.Clients(ctx)
+}
+
+// History passes reading a message's history through: it changes
+// nothing.
+func (r readOnly) History(ctx context.Context, entity string, seq int64) (History, error) {
+	hr, ok := HistoryOf(r.c)
+	if !ok {
+		return History{}, &Error{Code: CodeNotSupported, Message: "this endpoint keeps no message history"}
+	}
+	return hr.History(ctx, entity, seq)
 }
 
 // LockSequence is refused: a lock keeps the message from other receivers.

@@ -138,6 +138,11 @@ func (r *recorder) Clients(context.Context) ([]broker.ClientConn, error) {
 	return []broker.ClientConn{{ID: "c1"}}, nil
 }
 
+func (r *recorder) History(_ context.Context, entity string, seq int64) (broker.History, error) {
+	r.calls++
+	return broker.History{Entity: entity, Sequence: seq}, nil
+}
+
 func (r *recorder) CloseClient(context.Context, string, string) error {
 	r.calls++
 	return nil
@@ -153,7 +158,7 @@ func (r *recorder) LockSequence(context.Context, string, []int64) ([]*broker.Mes
 var readOnlyPasses = map[string]bool{
 	"Endpoint": true, "Capabilities": true, "Entities": true, "Browse": true, "Events": true,
 	"Close": true, "State": true, "Notice": true, "SessionState": true, "Unwrap": true,
-	"Clients": true,
+	"Clients": true, "History": true,
 }
 
 // TestReadOnlyFailsClosed calls every method of every interface the
@@ -192,6 +197,21 @@ func TestReadOnlyFailsClosed(t *testing.T) {
 	}
 }
 
+// Reading a message's history passes through a read-only wrapper, and a
+// client that keeps none is found to keep none through it.
+func TestReadOnlyHistory(t *testing.T) {
+	hr, ok := broker.HistoryOf(broker.ReadOnly(&recorder{}))
+	if !ok {
+		t.Fatal("read-only wrapper hides the history")
+	}
+	if h, err := hr.History(context.Background(), "q", 7); err != nil || h.Sequence != 7 {
+		t.Errorf("History = %+v, %v", h, err)
+	}
+	if _, ok := broker.HistoryOf(broker.ReadOnly(&sessionFake{})); ok {
+		t.Error("HistoryOf finds a history in a client without one")
+	}
+}
+
 // Listing the connected clients passes through a read-only wrapper, and a
 // client that lists none is found to have none through it.
 func TestReadOnlyClients(t *testing.T) {
@@ -213,7 +233,7 @@ var readOnlyInterfaces = []reflect.Type{
 	reflect.TypeFor[broker.Client](), reflect.TypeFor[broker.SessionClient](),
 	reflect.TypeFor[broker.StatusReporter](), reflect.TypeFor[broker.Unwrapper](),
 	reflect.TypeFor[broker.ClientLister](), reflect.TypeFor[broker.SequenceLocker](),
-	reflect.TypeFor[broker.ClientCloser](),
+	reflect.TypeFor[broker.ClientCloser](), reflect.TypeFor[broker.HistoryReader](),
 }
 
 // Every method of the read-only wrapper belongs to an interface that
@@ -242,6 +262,7 @@ func TestReadOnlyMethodsAreDecided(t *testing.T) {
 var unwrapWalkers = map[string]string{
 	"RulesOf":          "RuleReader only reads",
 	"ClientsOf":        "ClientLister only reads",
+	"HistoryOf":        "HistoryReader only reads",
 	"SequenceLockerOf": "ReadOnly implements SequenceLocker itself (refused), found before the wrapped client",
 	"ClientCloserOf":   "ReadOnly implements ClientCloser itself (refused), found before the wrapped client",
 }

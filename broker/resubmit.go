@@ -24,7 +24,7 @@ func Resubmit(ctx context.Context, c Client, dlq string, m *Message, target stri
 	if !m.Locked() {
 		return Errorf(CodeInvalid, "resubmit needs the dead-lettered message locked (sequence number %d)", m.SequenceNumber)
 	}
-	if err := c.Send(ctx, target, []*Message{m.CopyForSend()}); err != nil {
+	if err := c.Send(WithResubmitOf(ctx, dlq, m.SequenceNumber), target, []*Message{m.CopyForSend()}); err != nil {
 		// Give the original back; its lock may be gone already, which is fine.
 		_ = c.Settle(context.WithoutCancel(ctx), Settlement{Kind: Abandon, Entity: dlq, Token: m.LockToken})
 		return fmt.Errorf("resubmit of sequence number %d: send to %q failed, original kept: %w", m.SequenceNumber, target, err)

@@ -143,6 +143,7 @@ func (m *Model) onLocked(msg lockedMsg) tea.Cmd {
 	seqs := make([]string, 0, len(msg.msgs))
 	for _, x := range msg.msgs {
 		seqs = append(seqs, fmt.Sprint(x.SequenceNumber))
+		m.noteOwn(msg.address, x.SequenceNumber, "locked until "+ownAt(x.LockedUntil))
 	}
 	path, sub := broker.SplitAddress(msg.address)
 	from := ""

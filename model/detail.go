@@ -20,6 +20,12 @@ type detailState struct {
 	// state is the session state of a message of a session-aware entity,
 	// once read (nil before).
 	state *[]byte
+	// history is the message's history once read (endpoints that keep
+	// histories), or the error reading it; historyStale asks to read it
+	// again (the message changed).
+	history      *broker.History
+	historyErr   error
+	historyStale bool
 }
 
 // openDetail opens the detail view of the message under the cursor.
@@ -30,7 +36,7 @@ func (m *Model) openDetail() tea.Cmd {
 	}
 	m.detail = &detailState{pane: m.focus, address: msgAddress(m.entity, m.focus, cur), msg: cur}
 	m.rerenderDetail()
-	return m.sessionStateCmd(cur)
+	return tea.Batch(m.sessionStateCmd(cur), m.historyCmd())
 }
 
 // rerenderDetail renders the body section again (new width or theme).
@@ -52,6 +58,10 @@ func (m *Model) rerenderDetail() {
 func (m *Model) refreshDetail(rows []*broker.Message) {
 	for _, x := range rows {
 		if x.SequenceNumber == m.detail.msg.SequenceNumber {
+			old := m.detail.msg
+			if old.LockToken != x.LockToken || old.DeliveryCount != x.DeliveryCount || old.State != x.State || old.SubQueue != x.SubQueue {
+				m.detail.historyStale = true
+			}
 			m.detail.msg = x
 			return
 		}
@@ -98,6 +108,7 @@ func (m *Model) detailLines() []string {
 	} else if n > 0 {
 		info.Hints = append(info.Hints, "esc twice: back to the request")
 	}
+	info.History = m.detailHistory()
 	return ui.DetailLines(m.common(), msg, info, d.body, d.width)
 }
 

@@ -207,6 +207,7 @@ func (m *Model) onRenewed(msg renewedMsg) tea.Cmd {
 	if !msg.auto {
 		m.setInfo(fmt.Sprintf("renewed lock on sequence number %d until %s", msg.key.seq, msg.until.UTC().Format("15:04:05")))
 	}
+	m.noteOwn(msg.key.address, msg.key.seq, "renewed the lock until "+ownAt(msg.until))
 	return m.requestRefresh()
 }
 
@@ -225,6 +226,7 @@ func (m *Model) onSettled(msg settledMsg) tea.Cmd {
 	}
 	delete(m.held, msg.key)
 	m.setInfo(fmt.Sprintf("%s: sequence number %d", pastTense(msg.kind), msg.key.seq))
+	m.noteOwn(msg.key.address, msg.key.seq, pastTense(msg.kind))
 	return m.requestRefresh()
 }
 

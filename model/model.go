@@ -81,6 +81,9 @@ type Model struct {
 
 	// Views over the panes.
 	detail *detailState
+	// own is what this dashboard did to messages, by message, for the
+	// detail view of an endpoint that keeps no history (noteOwn).
+	own map[ownKey][]ui.OwnAction
 	// entInfo is the open entity information view (nil when closed); it is
 	// drawn over the panes and the detail view. infoSeq numbers its rule
 	// reads; entGen counts the entity lists taken, so that the view knows

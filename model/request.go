@@ -172,7 +172,7 @@ func (m *Model) openRequest(entity string, i int, x *broker.Message) tea.Cmd {
 	m.jumps = append(m.jumps, from)
 	m.setInfo(fmt.Sprintf("request %q: %s › %s › %d, found among %d messages (esc goes back)",
 		ui.Sanitize(s.CorrelationID), entity, category(i), x.SequenceNumber, s.Scanned()))
-	return tea.Batch(m.requestRefresh(), m.sessionStateCmd(x))
+	return tea.Batch(m.requestRefresh(), m.sessionStateCmd(x), m.historyCmd())
 }
 
 // cancelSearch stops the search (esc).

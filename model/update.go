@@ -58,7 +58,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		if m.paused {
 			return m.tickCmd()
 		}
-		return tea.Batch(m.tickCmd(), m.startRefresh(), m.readClients())
+		return tea.Batch(m.tickCmd(), m.startRefresh(), m.readClients(), m.historyTick())
 	case kickMsg:
 		if msg.id != m.kickID {
 			return nil
@@ -105,6 +105,9 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		return m.onClosedClient(msg)
 	case sessionStateMsg:
 		m.onSessionState(msg)
+		return nil
+	case historyMsg:
+		m.onHistory(msg)
 		return nil
 	case sentMsg:
 		return m.onSent(msg)

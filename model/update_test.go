@@ -947,7 +947,7 @@ func TestSanitisedEverywhere(t *testing.T) {
 	evil := &broker.Message{MessageID: "id\x1b]52;c;aGk=\x07", Subject: "s\u202eevil\x1b[2J", ContentType: "text/plain",
 		ApplicationProperties: map[string]any{"k\x1b[1m": "v\u009b31m"}, Body: []byte("body\x1b]8;;http://x\x1b\\")}
 	send(t, c, "orders", evil)
-	h := newHarness(t, c, clock, Options{}, 120, 40)
+	h := newHarness(t, c, clock, Options{}, 120, 50)
 	check := func(where string) {
 		s := h.screen()
 		for _, r := range s {

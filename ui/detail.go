@@ -25,6 +25,9 @@ type DetailInfo struct {
 	// DeadLettered is set for a message of the Dead-lettered pane: the view
 	// opens with why it is there (see DeadLetterLines).
 	DeadLettered bool
+	// History is shown under the properties (see HistoryLines); nil shows
+	// no History section.
+	History *HistoryInfo
 }
 
 // detailKeyW is the width of the property names of the detail view: the
@@ -242,6 +245,9 @@ func DetailLines(c *Common, m *broker.Message, info DetailInfo, body []string, w
 		v := m.ApplicationProperties[k]
 		lines = append(lines, PropLines(c, Sanitize(k), Sanitize(PropertyValue(v)), st.Faint.Render("("+PropertyType(v)+")"),
 			keyW, w, st.Text.Render)...)
+	}
+	if info.History != nil {
+		lines = append(lines, HistoryLines(c, *info.History, w)...)
 	}
 
 	return append(lines, body...)

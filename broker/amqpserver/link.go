@@ -87,7 +87,7 @@ type link struct {
 // newLink makes the link of a peer's attach, keeping what the answer
 // echoes (copied: the attach aliases the read buffer).
 func (s *session) newLink(a *wire.Attach) *link {
-	ctx, cancel := context.WithCancel(s.c.ctx)
+	ctx, cancel := context.WithCancel(broker.WithActor(s.c.ctx, s.c.actor(a.Name)))
 	return &link{
 		s:       s,
 		name:    a.Name,

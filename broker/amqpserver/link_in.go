@@ -162,7 +162,7 @@ func (l *link) store(list []*inDelivery) {
 	c := l.s.c
 	// Deliveries the client handed over are stored even if the connection
 	// drops meanwhile.
-	ctx := context.WithoutCancel(c.ctx)
+	ctx := context.WithoutCancel(l.ctx)
 	errs := make([]error, len(list))
 	msgs := make([]*broker.Message, len(list))
 	var run []int

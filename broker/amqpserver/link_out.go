@@ -285,7 +285,7 @@ func (l *link) giveBack(msgs []*broker.Message) {
 	for i, m := range msgs {
 		ss[i] = broker.Settlement{Kind: broker.Release, Entity: l.entity, Token: m.LockToken}
 	}
-	c.eng.SettleMany(context.WithoutCancel(c.ctx), ss)
+	c.eng.SettleMany(context.WithoutCancel(l.ctx), ss)
 }
 
 // deliverExit cleans up after the link ended: a session receiver gives its

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,7 +25,12 @@ func benchLoop(b *testing.B, st store.Store, workers int) {
 // benchLoopWith is benchLoop on a queue with settings s; with duplicate
 // detection on, every message has its own MessageId.
 func benchLoopWith(b *testing.B, st store.Store, workers int, s broker.EntitySettings) {
-	e, err := New(Options{Store: st})
+	benchLoopOpts(b, Options{Store: st}, workers, s)
+}
+
+// benchLoopOpts is benchLoopWith on an engine opened with opts.
+func benchLoopOpts(b *testing.B, opts Options, workers int, s broker.EntitySettings) {
+	e, err := New(opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -38,6 +44,7 @@ func benchLoopWith(b *testing.B, st store.Store, workers int, s broker.EntitySet
 	const batch = 64
 	b.ResetTimer()
 	start := time.Now()
+	cpu0 := processCPU()
 	var wg sync.WaitGroup
 	per := (b.N + workers - 1) / workers
 	for range workers {
@@ -80,11 +87,50 @@ func benchLoopWith(b *testing.B, st store.Store, workers int, s broker.EntitySet
 	wg.Wait()
 	el := time.Since(start)
 	b.ReportMetric(float64(per*workers)/el.Seconds(), "msg/s")
+	// The process's CPU time per message (all goroutines, the GC and the
+	// store's included) tells costs apart on a busy machine, where the
+	// wall-clock rate varies with the other load.
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(per*workers), "cpu-ns/msg")
+}
+
+// processCPU returns the CPU time the process has used, user and system,
+// in nanoseconds.
+func processCPU() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 func BenchmarkMemoryLoop(b *testing.B) {
 	for _, w := range []int{1, 2, 8} {
 		b.Run("workers="+itoa(w), func(b *testing.B) { benchLoop(b, store.NewMemory(), w) })
+	}
+}
+
+// BenchmarkHistoryLoop is the memory and durable loops with the message
+// histories on and off, in one run, so that the cost of the history can be
+// compared (benchstat with -col /history).
+func BenchmarkHistoryLoop(b *testing.B) {
+	for _, c := range []struct {
+		store   string
+		workers int
+	}{{"memory", 1}, {"memory", 8}, {"pebble", 16}, {"pebble", 64}} {
+		for _, on := range []bool{false, true} {
+			name := "store=" + c.store + "/workers=" + itoa(c.workers) + "/history=" + strconv.FormatBool(on)
+			b.Run(name, func(b *testing.B) {
+				var st store.Store = store.NewMemory()
+				if c.store == "pebble" {
+					p, err := store.OpenPebble(b.TempDir(), store.PebbleOptions{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					st = p
+				}
+				benchLoopOpts(b, Options{Store: st, NoHistory: !on}, c.workers, broker.EntitySettings{})
+			})
+		}
 	}
 }
 
@@ -172,4 +218,75 @@ func (nullStore) Get(store.Loc) (*broker.Message, error) {
 func (nullStore) Apply(*store.Batch) (store.Pending, error)         { return store.Done{}, nil }
 func (nullStore) Bodies(_ []store.Loc, out []*broker.Message) error { clear(out); return nil }
 func (nullStore) Durable() bool                                     { return false }
-func (nullStore) Close() error                                      { return nil }
+func (nullStore) History(store.HistoryKey) (uint16, []store.HistoryEvent, error) {
+	return 0, nil, nil
+}
+func (nullStore) Close() error { return nil }
+
+// TestHistoryMemoryPerMessage measures the engine's heap per stored message
+// with the message histories on, for messages delivered once (each has a
+// send and a hand-out in its history), and checks that completing them
+// leaves nothing of their histories: the engine keeps only an event count per message (the store
+// keeps the events: on disk with Pebble), so the budget of
+// TestMemoryPerMessage holds. It also reports what the memory store
+// spends on the histories of those messages (history on against off).
+func TestHistoryMemoryPerMessage(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("stores many messages")
+	}
+	const n = 100_000
+	per := func(st store.Store, history, complete bool) float64 {
+		e, err := New(Options{Store: st, NoHistory: !history})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		ctx := context.Background()
+		e.CreateEntity(ctx, broker.Entity{Path: "q", Settings: broker.EntitySettings{LockDuration: time.Hour}})
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		msgs := make([]*broker.Message, 1000)
+		var locked []*broker.Message
+		for i := 0; i < n; i += len(msgs) {
+			for j := range msgs {
+				msgs[j] = &broker.Message{MessageID: "6f1c2a3b-4d5e-4f60-8a9b-0c1d2e3f" + itoa(1000+(i+j)%9000)}
+			}
+			if err := e.Send(ctx, "q", msgs); err != nil {
+				t.Fatal(err)
+			}
+			got, err := e.Receive(ctx, broker.ReceiveRequest{Entity: "q", Max: len(msgs)})
+			if err != nil || len(got) != len(msgs) && st != (nullStore{}) {
+				t.Fatalf("receive: %d, %v", len(got), err)
+			}
+			locked = append(locked, got...)
+		}
+		if complete {
+			ss := make([]broker.Settlement, len(locked))
+			for i, m := range locked {
+				ss[i] = broker.Settlement{Kind: broker.Complete, Entity: "q", Token: m.LockToken}
+			}
+			if errs := e.SettleMany(ctx, ss); errs != nil {
+				t.Fatal(errs[0])
+			}
+		}
+		locked = nil
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(e)
+		return (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / n
+	}
+	engineOwn := per(nullStore{}, true, false)
+	t.Logf("engine memory per stored message delivered once, history on: %.0f bytes", engineOwn)
+	if engineOwn > 256 {
+		t.Errorf("%.0f bytes per message, budget 256", engineOwn)
+	}
+	// Completed, the messages leave no history behind: what is left is the
+	// buckets of the memory store's maps, which Go does not shrink (about
+	// 40 bytes per message of its history map).
+	if on, off := per(store.NewMemory(), true, true), per(store.NewMemory(), false, true); on-off > 64 {
+		t.Errorf("%.0f bytes per message left after completing them all with history, %.0f without", on, off)
+	}
+	on, off := per(store.NewMemory(), true, false), per(store.NewMemory(), false, false)
+	t.Logf("memory store: %.0f bytes per message delivered once with history, %.0f without: %.0f for the history", on, off, on-off)
+}

@@ -37,9 +37,18 @@ func (e *Engine) Browse(ctx context.Context, req broker.BrowseRequest) ([]*broke
 	if cat > broker.CategoryDeadLettered {
 		return nil, newErr(broker.CodeInvalid, en.path, "unknown category %d", cat)
 	}
-	if _, err := e.lockedDue(en); err != nil {
+	var hs []handout
+	if err := e.withDue(en, func(int64) error {
+		hs = en.browse(req, sub, cat)
+		return nil
+	}); err != nil {
 		return nil, err
 	}
+	return e.bodies(hs), nil
+}
+
+// browse picks Browse's messages. Called with en locked; it only reads.
+func (en *entity) browse(req broker.BrowseRequest, sub broker.SubQueue, cat broker.Category) []handout {
 	var trees []*tree
 	m := &en.q[broker.SubQueueMain]
 	switch cat {
@@ -87,8 +96,7 @@ func (e *Engine) Browse(ctx context.Context, req broker.BrowseRequest) ([]*broke
 			hs[i].until = x.at
 		}
 	}
-	e.unlock(en)
-	return e.bodies(hs), nil
+	return hs
 }
 
 // scheduledByDue returns up to max scheduled messages in due order (time,

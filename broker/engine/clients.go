@@ -20,25 +20,15 @@ type listerSet struct {
 // Clients lists its connections; the returned function removes it. The
 // AMQP listener registers itself while it serves.
 func (e *Engine) AddClientLister(l broker.ClientLister) (remove func()) {
-	e.listers.mu.Lock()
-	e.listers.list = append(e.listers.list, l)
-	e.listers.mu.Unlock()
-	return func() {
-		e.listers.mu.Lock()
-		if i := slices.Index(e.listers.list, l); i >= 0 {
-			e.listers.list = slices.Delete(e.listers.list, i, i+1)
-		}
-		e.listers.mu.Unlock()
-	}
+	e.listers.add(l)
+	return func() { e.listers.remove(l) }
 }
 
 // Clients lists the connections of every listener registered with
 // AddClientLister (broker.ClientLister). With none it fails with
 // CodeNotSupported: the engine alone has no clients to show.
 func (e *Engine) Clients(ctx context.Context) ([]broker.ClientConn, error) {
-	e.listers.mu.Lock()
-	ls := slices.Clone(e.listers.list)
-	e.listers.mu.Unlock()
+	ls := e.listers.snapshot()
 	if len(ls) == 0 {
 		return nil, broker.Errorf(broker.CodeNotSupported, "no AMQP listener is open: start peeklock with --amqp to see its clients")
 	}
@@ -57,9 +47,7 @@ func (e *Engine) Clients(ctx context.Context) ([]broker.ClientConn, error) {
 // AddClientLister has it (broker.ClientCloser). With no listener it fails
 // with CodeNotSupported; when none has the connection, with CodeNotFound.
 func (e *Engine) CloseClient(ctx context.Context, id, reason string) error {
-	e.listers.mu.Lock()
-	ls := slices.Clone(e.listers.list)
-	e.listers.mu.Unlock()
+	ls := e.listers.snapshot()
 	if len(ls) == 0 {
 		return broker.Errorf(broker.CodeNotSupported, "no AMQP listener is open: start peeklock with --amqp to see its clients")
 	}
@@ -74,4 +62,24 @@ func (e *Engine) CloseClient(ctx context.Context, id, reason string) error {
 		}
 	}
 	return broker.Errorf(broker.CodeNotFound, "no open connection has the id %s (it may have closed already)", id)
+}
+
+func (s *listerSet) add(l broker.ClientLister) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.list = append(s.list, l)
+}
+
+func (s *listerSet) remove(l broker.ClientLister) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i := slices.Index(s.list, l); i >= 0 {
+		s.list = slices.Delete(s.list, i, i+1)
+	}
+}
+
+func (s *listerSet) snapshot() []broker.ClientLister {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.list)
 }

@@ -56,4 +56,20 @@
 // session operation, cancel or update; for a topic, none on its
 // subscriptions either) is deleted by the sweeper. Idleness is kept in
 // memory beside AccessedAt and counts from the start after a restart.
+//
+// # Message histories
+//
+// Every stored message has a history (History, broker.HistoryReader): who
+// sent it (the actor a caller puts on its context with broker.WithActor;
+// the listener names the connection, container and link) and from where
+// (fan-out, forward, resubmit), each hand-out with its lock, renewals,
+// abandons with the properties changed, lock expiries and losses with why,
+// deferral, dead-lettering (by a client or by the broker), resubmission and
+// activation. The events are written to the store in the batch of the
+// change they describe; a hand-out or renewal, which changes nothing else
+// in the store, rides with the entity's next change (see entity.riders).
+// The engine keeps only a 16-bit event count per message, so a history
+// costs no memory beyond the store's; it is bounded (Options.HistoryLimit,
+// the oldest folded into a count) and deleted with its message, and
+// Options.NoHistory turns it off.
 package engine

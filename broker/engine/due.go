@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/engine/store"
 )
 
 // processDue does, in this order, what is due at now: session locks that ran
@@ -27,7 +28,7 @@ func (en *entity) processDue(now int64) {
 		if !ok || x.at > now {
 			break
 		}
-		en.release(x, now, broker.EventLockExpired, nil)
+		en.release(x, now, broker.EventLockExpired, "", nil)
 	}
 	for {
 		x, ok := en.schedAt.Min()
@@ -57,6 +58,9 @@ func (en *entity) activate(x *entry) {
 	x.at = 0
 	en.index(x)
 	en.emit(broker.EventActivated, x, "")
+	if en.eng.histLimit > 0 {
+		en.note(x, store.HistoryEvent{Kind: broker.EventActivated, Actor: broker.ActorBroker})
+	}
 	en.notify(x)
 }
 
@@ -83,11 +87,18 @@ func (en *entity) notify(x *entry) {
 // Otherwise it is available again in sequence order (at or near the head), in
 // its state (a deferred message stays deferred). props, if any, are merged
 // into its application properties.
-func (en *entity) release(x *entry, now int64, kind broker.EventKind, props map[string]any) {
+func (en *entity) release(x *entry, now int64, kind broker.EventKind, why string, props map[string]any) {
 	en.unindex(x)
 	token := x.token
 	x.token, x.owner, x.at = broker.LockToken{}, 0, 0
 	en.emitToken(kind, x, token, "")
+	if en.eng.histLimit > 0 {
+		count := x.deliveryCount()
+		if x.sub == broker.SubQueueMain && kind != broker.EventReleased {
+			count++ // the count this failed delivery leaves, counted below
+		}
+		en.noteEnded(x, kind, token, why, props, count)
+	}
 	if x.sub == broker.SubQueueMain {
 		counted := kind != broker.EventReleased
 		if counted {
@@ -120,6 +131,9 @@ func (en *entity) release(x *entry, now int64, kind broker.EventKind, props map[
 // dropped, or dead-lettered when DeadLetteringOnMessageExpiration is on.
 func (en *entity) expire(x *entry) {
 	en.emit(broker.EventExpired, x, "")
+	if en.eng.histLimit > 0 && en.settings.DeadLetteringOnMessageExpiration {
+		en.note(x, store.HistoryEvent{Kind: broker.EventExpired, Actor: broker.ActorBroker})
+	}
 	if en.settings.DeadLetteringOnMessageExpiration {
 		en.deadLetter(x, broker.ReasonTTLExpired, "The message expired and was dead lettered.", nil)
 		return
@@ -137,7 +151,13 @@ func (en *entity) deadLetter(x *entry, reason, description string, props map[str
 		broker.PropDeadLetterReason:           reason,
 		broker.PropDeadLetterErrorDescription: description,
 	}
+	ev := store.HistoryEvent{Kind: broker.EventDeadLettered, Reason: reason, Detail: description}
+	if reason == broker.ReasonMaxDeliveryCountExceeded || reason == broker.ReasonTTLExpired {
+		ev.Actor = broker.ActorBroker
+	}
 	if to := en.settings.ForwardDeadLetteredMessagesTo; to != "" && x.sub == broker.SubQueueMain {
+		ev.Detail = description + "; forwarded to " + to
+		en.note(x, ev)
 		// Leave the index now; the message stays in the store until the
 		// target has accepted the copy.
 		x.gone = true
@@ -149,6 +169,7 @@ func (en *entity) deadLetter(x *entry, reason, description string, props map[str
 	en.leaveMain(x)
 	x.sub = broker.SubQueueDeadLetter
 	x.state = broker.StateActive
+	en.note(x, ev)
 	en.index(x)
 	en.emit(broker.EventDeadLettered, x, reason)
 	en.notify(x)

@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -13,13 +15,13 @@ import (
 	"github.com/peeklock/peeklock/broker/engine/store"
 )
 
-// Lock order (write it down the day a second mutex appears):
+// Lock order (nats-server keeps the same list in locksordering.txt):
 //
 //  1. Engine.life   (RWMutex, read-held for the whole of every public operation;
 //     Close takes it for writing to wait for operations in flight)
 //  2. Engine.mu     (RWMutex over the entity maps and each topic's subscription list)
 //  3. entity.mu     (one per entity). One path holds several: a topic send
-//     (sendTopic) holds the topic and all its subscriptions, taken in
+//     (fanOutStored) holds the topic and all its subscriptions, taken in
 //     ascending entity id (lockAll), and takes no other mutex of this level
 //     while it holds them. Every other path holds one entity mutex at a time:
 //     forwarding (to ForwardTo, and of dead-lettered messages through the
@@ -31,6 +33,16 @@ import (
 //
 // Engine.mu is never taken while an entity mutex is held. Store.Pending.Wait
 // is never called while holding any engine mutex.
+//
+// Every mutex is released by a deferred call, so that a panic inside a
+// locked section (the listener recovers panics and keeps serving) leaves
+// no entity hung: an entity mutex is taken through withLocked or withDue
+// (or, where a deleted entity's waiter must still go, en.mu.Lock followed
+// at once by defer release), and the topic fan-out's through fanOutStored (lockAll,
+// defer releaseAll). release and releaseAll drop the store changes a
+// panicking section left in the batch. Work that must not run under the
+// mutex (waiting for the disk, forwarding, fetching bodies) runs in the
+// caller after the locked helper returns.
 
 // DefaultNamespace is the namespace name the engine reports when Options
 // names none; it is the Service Bus emulator's.
@@ -56,6 +68,12 @@ type Options struct {
 	// Namespace is the namespace name shown by Endpoint; "" means
 	// DefaultNamespace.
 	Namespace string
+	// NoHistory turns the message histories off (see History): nothing is
+	// recorded, and History fails with CodeNotSupported.
+	NoHistory bool
+	// HistoryLimit is how many events of each message's history are kept
+	// (older ones are folded into a count); 0 means DefaultHistoryLimit.
+	HistoryLimit int
 }
 
 // Engine is the embedded broker. It implements broker.Client; every method is
@@ -65,6 +83,9 @@ type Engine struct {
 	clock clockwork.Clock
 	log   *slog.Logger
 	ns    string
+	// histLimit bounds each message's history; 0: histories are off.
+	histLimit int
+	started   int64 // unix ns when the engine opened
 
 	life   sync.RWMutex
 	closed atomic.Bool
@@ -115,6 +136,10 @@ func New(opts Options) (*Engine, error) {
 	if e.ns == "" {
 		e.ns = DefaultNamespace
 	}
+	if !opts.NoHistory {
+		e.histLimit = cmp.Or(min(opts.HistoryLimit, histMax/2), DefaultHistoryLimit)
+	}
+	e.started = e.now()
 	e.events.buffer = opts.EventBuffer
 	if e.events.buffer <= 0 {
 		e.events.buffer = DefaultEventBuffer
@@ -139,11 +164,23 @@ func (e *Engine) Close() error {
 	e.wg.Wait()
 	e.life.Lock()
 	defer e.life.Unlock()
+	e.flushAllRiders()
 	e.events.closeAll()
 	if err := e.store.Close(); err != nil {
 		return storeErr("close the store", "", err)
 	}
 	return nil
+}
+
+// flushAllRiders stores the history events still waiting for a change of
+// their entity (see entity.riders), as the engine closes.
+func (e *Engine) flushAllRiders() {
+	for _, en := range e.entityList() {
+		_ = e.withLocked(en, func() error { // a deleted entity has none
+			en.flushRiders()
+			return nil
+		})
+	}
 }
 
 // enter starts a public operation; leave must follow. Internal code never
@@ -182,17 +219,37 @@ func (e *Engine) now() int64 { return e.clock.Now().UnixNano() }
 // lookup finds the entity of an address and its sub-queue.
 func (e *Engine) lookup(addr string) (*entity, broker.SubQueue, error) {
 	path, sub := broker.SplitAddress(addr)
-	e.mu.RLock()
-	en := e.entities[pathKey(path)]
-	e.mu.RUnlock()
+	en := e.entityAt(pathKey(path))
 	if en == nil {
 		return nil, sub, errNotFound(path)
 	}
 	return en, sub, nil
 }
 
+// entityAt returns the entity whose path key is key, or nil.
+func (e *Engine) entityAt(key string) *entity {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.entities[key]
+}
+
+// subscriptions returns a snapshot of topic t's subscriptions.
+func (e *Engine) subscriptions(t *entity) []*entity {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return slices.Clone(t.subs)
+}
+
+// withSubscriptions returns a snapshot of topic t and its subscriptions.
+func (e *Engine) withSubscriptions(t *entity) []*entity {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	list := make([]*entity, 0, len(t.subs)+1)
+	return append(append(list, t), t.subs...)
+}
+
 // lockEntity locks en and reports ErrNotFound when it was deleted meanwhile.
-// On success the caller holds en.mu and must call e.unlock(en).
+// On success the caller holds en.mu and must defer e.release(en).
 func (e *Engine) lockEntity(en *entity) error {
 	en.mu.Lock()
 	if en.deleted {
@@ -205,6 +262,7 @@ func (e *Engine) lockEntity(en *entity) error {
 // unlock schedules the entity's next deadline with the sweeper, releases its
 // mutex, and then forwards what dead-lettering queued for another entity.
 func (e *Engine) unlock(en *entity) {
+	en.actor, en.via = "", ""
 	en.scheduleNext()
 	out := en.outbox
 	en.outbox = nil
@@ -218,14 +276,41 @@ func (e *Engine) unlock(en *entity) {
 	}
 }
 
-// lockedDue locks en (ErrNotFound when deleted) and processes what is due.
-func (e *Engine) lockedDue(en *entity) (int64, error) {
-	if err := e.lockEntity(en); err != nil {
-		return 0, err
+// release is unlock for a defer statement, the one way an entity mutex is
+// released: on every path, a panic included. When the locked section
+// panicked, the store changes it had added to en's batch are dropped (they
+// describe a change that did not finish), the mutex is released as unlock
+// does, and the panic goes on: the listener recovers it and keeps serving,
+// and the entity must go on serving too.
+func (e *Engine) release(en *entity) {
+	if r := recover(); r != nil {
+		en.resetBatch()
+		e.unlock(en)
+		panic(r)
 	}
+	e.unlock(en)
+}
+
+// withLocked runs fn with en locked (ErrNotFound when it was deleted
+// meanwhile) and releases the mutex on every path (release).
+func (e *Engine) withLocked(en *entity, fn func() error) error {
+	if err := e.lockEntity(en); err != nil {
+		return err
+	}
+	defer e.release(en)
+	return fn()
+}
+
+// withDue is withLocked that first processes what is due at now, the time fn
+// gets.
+func (e *Engine) withDue(en *entity, fn func(now int64) error) error {
+	if err := e.lockEntity(en); err != nil {
+		return err
+	}
+	defer e.release(en)
 	now := e.now()
 	en.processDue(now)
-	return now, nil
+	return fn(now)
 }
 
 // Tick processes everything due at Clock.Now() in every entity now: expired
@@ -243,14 +328,12 @@ func (e *Engine) Tick() {
 	}
 	var idle []*entity
 	for _, en := range e.entityList() {
-		now, err := e.lockedDue(en)
-		if err != nil {
-			continue
-		}
-		if d := en.idleDeadline(); d != 0 && d <= now {
-			idle = append(idle, en)
-		}
-		e.unlock(en)
+		_ = e.withDue(en, func(now int64) error {
+			if d := en.idleDeadline(); d != 0 && d <= now {
+				idle = append(idle, en)
+			}
+			return nil
+		})
 	}
 	e.deleteIdle(idle)
 	e.leave()

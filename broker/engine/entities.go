@@ -314,11 +314,7 @@ func (e *Engine) createEntity(ent broker.Entity) (store.Pending, error) {
 		if topic == nil || topic.kind != broker.KindTopic {
 			return nil, newErr(broker.CodeNotFound, ent.Path, "the topic %q of this subscription could not be found", topicPath)
 		}
-		topic.mu.Lock()
-		ent.Settings.MaxSizeInMegabytes = topic.settings.MaxSizeInMegabytes
-		ent.Settings.MaxMessageSizeInKilobytes = topic.settings.MaxMessageSizeInKilobytes
-		ent.Settings.EnablePartitioning = topic.settings.EnablePartitioning
-		topic.mu.Unlock()
+		ent.Settings = topic.inheritedBy(ent.Settings)
 	}
 	en := newEntity(e, e.nextID, ent)
 	en.topic = topic
@@ -380,27 +376,46 @@ func (e *Engine) UpdateEntity(ctx context.Context, ent broker.Entity) error {
 	if sub != broker.SubQueueMain {
 		return newErr(broker.CodeInvalid, ent.Path, "a %s has no settings of its own", sub)
 	}
-	now, err := e.lockedDue(en)
-	if err != nil {
+	var p store.Pending
+	var settings broker.EntitySettings
+	if err := e.withDue(en, func(now int64) (err error) {
+		p, settings, err = en.update(ent, now)
+		return err
+	}); err != nil {
 		return err
 	}
+	if err := p.Wait(); err != nil {
+		return storeErr("store the entity", en.path, err)
+	}
+	if en.kind == broker.KindTopic {
+		for _, s := range e.subscriptions(en) {
+			if err := e.inheritLimits(s, settings); err != nil {
+				return err
+			}
+		}
+	}
+	e.emitEntity(broker.EventEntityChanged, en.path, broker.SubQueueMain, "updated")
+	return nil
+}
+
+// update is UpdateEntity's work under en's mutex: the new definition
+// applied and committed (or en as it was), the locks lost. It returns the
+// pending store change and the settings now in force.
+func (en *entity) update(ent broker.Entity, now int64) (store.Pending, broker.EntitySettings, error) {
 	if en.kind != ent.Kind {
-		e.unlock(en)
-		return newErr(broker.CodeInvalid, en.path, "%q is a %s, not a %s", en.path, en.kind, ent.Kind)
+		return nil, broker.EntitySettings{}, newErr(broker.CodeInvalid, en.path, "%q is a %s, not a %s", en.path, en.kind, ent.Kind)
 	}
 	settings := ent.Settings.Normalize()
 	if settings.RequiresSession != en.settings.RequiresSession {
-		e.unlock(en)
 		// Service Bus's words (the Go SDK's admin tests check them).
-		return newErr(broker.CodeInvalid, en.path, "The value for the RequiresSession property of an existing %s cannot be changed.", kindTitle(en.kind))
+		return nil, broker.EntitySettings{}, newErr(broker.CodeInvalid, en.path, "The value for the RequiresSession property of an existing %s cannot be changed.", kindTitle(en.kind))
 	}
 	if en.topic != nil {
 		settings.MaxSizeInMegabytes = en.topic.settings.MaxSizeInMegabytes
 		settings.MaxMessageSizeInKilobytes = en.topic.settings.MaxMessageSizeInKilobytes
 		settings.EnablePartitioning = en.settings.EnablePartitioning
 	} else if settings.EnablePartitioning != en.settings.EnablePartitioning {
-		e.unlock(en)
-		return newErr(broker.CodeInvalid, en.path, "Partitioning cannot be changed for %s", kindTitle(en.kind))
+		return nil, broker.EntitySettings{}, newErr(broker.CodeInvalid, en.path, "Partitioning cannot be changed for %s", kindTitle(en.kind))
 	}
 	// A change the store refuses leaves the entity as it was.
 	oldSettings, oldMetadata, oldRules, oldMatch, oldUpdated, oldAuth := en.settings, en.userMetadata, en.rules, en.match, en.updatedAt, en.authRules
@@ -417,8 +432,7 @@ func (e *Engine) UpdateEntity(ctx context.Context, ent broker.Entity) error {
 	p, err := en.commit()
 	if err != nil {
 		en.settings, en.userMetadata, en.rules, en.match, en.updatedAt, en.authRules = oldSettings, oldMetadata, oldRules, oldMatch, oldUpdated, oldAuth
-		e.unlock(en)
-		return err
+		return nil, broker.EntitySettings{}, err
 	}
 	en.status.Store(uint32(settings.Status))
 	en.use(now)
@@ -427,39 +441,35 @@ func (e *Engine) UpdateEntity(ctx context.Context, ent broker.Entity) error {
 	if settings.Status != oldSettings.Status {
 		en.wakeAll()
 	}
-	var subs []*entity
-	isTopic := en.kind == broker.KindTopic
-	e.unlock(en)
-	if err := p.Wait(); err != nil {
-		return storeErr("store the entity", en.path, err)
-	}
-	if isTopic {
-		e.mu.RLock()
-		subs = slices.Clone(en.subs)
-		e.mu.RUnlock()
-		for _, s := range subs {
-			if err := e.inheritLimits(s, settings); err != nil {
-				return err
-			}
-		}
-	}
-	e.emitEntity(broker.EventEntityChanged, en.path, broker.SubQueueMain, "updated")
-	return nil
+	return p, settings, nil
+}
+
+// inheritedBy returns the settings of a new subscription of the topic t with
+// the limits it inherits from t, under t's mutex.
+func (t *entity) inheritedBy(s broker.EntitySettings) broker.EntitySettings {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s.MaxSizeInMegabytes = t.settings.MaxSizeInMegabytes
+	s.MaxMessageSizeInKilobytes = t.settings.MaxMessageSizeInKilobytes
+	s.EnablePartitioning = t.settings.EnablePartitioning
+	return s
 }
 
 // inheritLimits gives a subscription its topic's size limits, and wakes
 // its waiting receivers, which look at the topic's status again.
 func (e *Engine) inheritLimits(s *entity, topic broker.EntitySettings) error {
-	if err := e.lockEntity(s); err != nil {
-		return nil // deleted meanwhile
-	}
-	s.wakeAll()
-	s.settings.MaxSizeInMegabytes = topic.MaxSizeInMegabytes
-	s.settings.MaxMessageSizeInKilobytes = topic.MaxMessageSizeInKilobytes
-	s.batch.PutEntity(store.EntityRecord{ID: s.id, Entity: stored(s.public())})
-	p, err := s.commit()
-	e.unlock(s)
-	if err != nil {
+	var p store.Pending
+	if err := e.withLocked(s, func() (err error) {
+		s.wakeAll()
+		s.settings.MaxSizeInMegabytes = topic.MaxSizeInMegabytes
+		s.settings.MaxMessageSizeInKilobytes = topic.MaxMessageSizeInKilobytes
+		s.batch.PutEntity(store.EntityRecord{ID: s.id, Entity: stored(s.public())})
+		p, err = s.commit()
+		return err
+	}); err != nil {
+		if broker.CodeOf(err) == broker.CodeNotFound {
+			return nil // deleted meanwhile
+		}
 		return err
 	}
 	return p.Wait()
@@ -482,7 +492,7 @@ func (en *entity) loseMessageLocks(now int64) {
 	var locked []*entry
 	en.lockAt.Scan(func(x *entry) bool { locked = append(locked, x); return true })
 	for _, x := range locked {
-		en.release(x, now, broker.EventLockLost, nil)
+		en.release(x, now, broker.EventLockLost, "the entity was changed", nil)
 	}
 }
 
@@ -510,19 +520,39 @@ func (e *Engine) DeleteEntity(ctx context.Context, path string) error {
 // the mutexes, so that an operation that came meanwhile keeps it); deleted
 // says whether it did.
 func (e *Engine) deleteEntity(p string, idle *entity, why string) (deleted bool, err error) {
+	gone, pending, err := e.detach(p, idle)
+	if gone == nil {
+		return false, err
+	}
+	e.forgetEntities(gone)
+	if err != nil {
+		return true, storeErr("delete the entity", p, err)
+	}
+	if err := pending.Wait(); err != nil {
+		return true, storeErr("delete the entity", p, err)
+	}
+	for _, x := range gone {
+		e.emitEntity(broker.EventEntityChanged, x.path, broker.SubQueueMain, why)
+	}
+	return true, nil
+}
+
+// detach is deleteEntity's work under Engine.mu: it takes the entity at p
+// and its subscriptions out of the maps, marks them deleted and applies
+// their deletion to the store. It returns them (nil: nothing deleted, with
+// ErrNotFound or, for idle, nil) and the pending store change, or the
+// store's error.
+func (e *Engine) detach(p string, idle *entity) ([]*entity, store.Pending, error) {
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	en := e.entities[pathKey(p)]
 	if en == nil {
-		e.mu.Unlock()
-		return false, errNotFound(p)
+		return nil, nil, errNotFound(p)
 	}
 	if idle != nil {
-		en.mu.Lock()
-		d := en.idleDeadline()
-		en.mu.Unlock()
+		d := en.lockedIdleDeadline()
 		if en != idle || d == 0 || d > e.now() {
-			e.mu.Unlock()
-			return false, nil
+			return nil, nil, nil
 		}
 	}
 	gone := append([]*entity{en}, en.subs...)
@@ -537,35 +567,44 @@ func (e *Engine) deleteEntity(p string, idle *entity, why string) (deleted bool,
 	// in flight writes for them afterwards (every store write of an entity
 	// happens under its mutex after checking deleted).
 	for _, x := range gone {
-		x.mu.Lock()
-		x.deleted = true
-		x.batch = store.Batch{}
-		x.outbox = nil
-		for i := range x.waiters {
-			x.waiters[i].wakeAll()
-		}
-		for _, s := range x.sessions {
-			s.waiters.wakeAll()
-		}
-		x.mu.Unlock()
+		x.markDeleted()
 	}
 	var b store.Batch
 	for _, x := range gone {
 		b.DeleteEntity(x.id)
 	}
 	pending, err := e.store.Apply(&b)
-	e.mu.Unlock()
-	e.forgetEntities(gone)
-	if err != nil {
-		return true, storeErr("delete the entity", p, err)
+	return gone, pending, err
+}
+
+// markDeleted marks the entity deleted, drops its pending store changes and
+// forwards, and wakes every waiting receiver, under its mutex.
+func (en *entity) markDeleted() {
+	en.mu.Lock()
+	defer en.mu.Unlock()
+	en.deleted = true
+	en.batch, en.riders, en.histBuf = store.Batch{}, 0, nil
+	en.outbox = nil
+	for i := range en.waiters {
+		en.waiters[i].wakeAll()
 	}
-	if err := pending.Wait(); err != nil {
-		return true, storeErr("delete the entity", p, err)
+	for _, s := range en.sessions {
+		s.waiters.wakeAll()
 	}
-	for _, x := range gone {
-		e.emitEntity(broker.EventEntityChanged, x.path, broker.SubQueueMain, why)
-	}
-	return true, nil
+}
+
+// lockedIdleDeadline is idleDeadline under the entity's mutex.
+func (en *entity) lockedIdleDeadline() int64 {
+	en.mu.Lock()
+	defer en.mu.Unlock()
+	return en.idleDeadline()
+}
+
+// autoDeleteOnIdle returns the entity's AutoDeleteOnIdle, under its mutex.
+func (en *entity) autoDeleteOnIdle() time.Duration {
+	en.mu.Lock()
+	defer en.mu.Unlock()
+	return en.settings.AutoDeleteOnIdle
 }
 
 // deleteIdle deletes entities that have been idle for their
@@ -573,9 +612,7 @@ func (e *Engine) deleteEntity(p string, idle *entity, why string) (deleted bool,
 // topic goes with its subscriptions.
 func (e *Engine) deleteIdle(list []*entity) {
 	for _, en := range list {
-		en.mu.Lock()
-		idle := en.settings.AutoDeleteOnIdle
-		en.mu.Unlock()
+		idle := en.autoDeleteOnIdle()
 		why := "deleted: idle for " + atom.FormatDuration(idle) + " (AutoDeleteOnIdle)"
 		deleted, err := e.deleteEntity(en.path, en, why)
 		switch {
@@ -612,12 +649,12 @@ func (e *Engine) Entity(ctx context.Context, path string) (broker.Entity, error)
 	if err != nil {
 		return broker.Entity{}, err
 	}
-	if _, err := e.lockedDue(en); err != nil {
-		return broker.Entity{}, err
-	}
-	ent := en.public()
-	e.unlock(en)
-	return ent, nil
+	var ent broker.Entity
+	err = e.withDue(en, func(int64) error {
+		ent = en.public()
+		return nil
+	})
+	return ent, err
 }
 
 // Entities lists every queue, topic and subscription with its counts, sorted
@@ -633,11 +670,10 @@ func (e *Engine) Entities(ctx context.Context) ([]broker.Entity, error) {
 	list := e.entityList()
 	out := make([]broker.Entity, 0, len(list))
 	for _, en := range list {
-		if _, err := e.lockedDue(en); err != nil {
-			continue
-		}
-		out = append(out, en.public())
-		e.unlock(en)
+		_ = e.withDue(en, func(int64) error { // a deleted entity is left out
+			out = append(out, en.public())
+			return nil
+		})
 	}
 	slices.SortFunc(out, func(a, b broker.Entity) int { return strings.Compare(pathKey(a.Path), pathKey(b.Path)) })
 	return out, nil

@@ -79,7 +79,22 @@ type entity struct {
 
 	registered int64       // deadline registered with the sweeper; 0: none
 	batch      store.Batch // store changes made under mu, applied by commit
-	outbox     []outItem   // dead-lettered messages to forward after mu is released
+	// riders counts the ops in batch that change no state of their own
+	// (the history events of hand-outs and renewals, which write nothing
+	// else): commit leaves a batch of riders only for the next change, and
+	// they go to the store with it, in order.
+	riders int
+	// histBuf holds the history events of batch's ops (PutHistory keeps a
+	// pointer until the batch is applied), so that an event costs no
+	// allocation; emptied with the batch.
+	histBuf []store.HistoryEvent
+	outbox  []outItem // dead-lettered messages to forward after mu is released
+
+	// actor and via describe, for the message histories, who does what the
+	// entity's mutex is held for (a connection and link, the dashboard) and
+	// where the messages it stores come from; "" for the broker itself.
+	// Set by the operation under the mutex, cleared when it is released.
+	actor, via string
 }
 
 // numSubQueues is the number of sub-queues of an entity: the main queue, the
@@ -367,6 +382,7 @@ func (en *entity) remove(x *entry) {
 
 // forget uncounts an entry that has already been unindexed.
 func (en *entity) forget(x *entry) {
+	en.dropHistory(x)
 	x.gone = true
 	en.size -= int64(x.size)
 	en.leaveMain(x)
@@ -386,18 +402,57 @@ func (en *entity) leaveMain(x *entry) {
 // commit applies the store changes made under mu. The caller may Wait on the
 // result after releasing mu.
 func (en *entity) commit() (store.Pending, error) {
+	if en.batch.Len() == en.riders {
+		return store.Done{}, nil
+	}
+	return en.apply()
+}
+
+// apply applies the batch, riders included.
+func (en *entity) apply() (store.Pending, error) {
 	if en.batch.Len() == 0 {
 		return store.Done{}, nil
 	}
 	// Apply consumes the batch before it returns (Store.Apply makes the
 	// changes visible at once), so its ops slice is reused.
 	p, err := en.eng.store.Apply(&en.batch)
-	en.batch.Reset()
+	en.resetBatch()
 	if err != nil {
 		en.eng.log.Error("store apply failed", "entity", en.path, "err", err)
 		return nil, storeErr("store the change", en.path, err)
 	}
 	return p, nil
+}
+
+// resetBatch empties the batch, riders included.
+func (en *entity) resetBatch() {
+	en.batch.Reset()
+	if cap(en.batch.Ops) > maxKeptOps || cap(en.batch.Hist) > maxKeptOps {
+		en.batch = store.Batch{} // a huge batch (a purge, a settlement of thousands) keeps no memory
+	}
+	en.riders = 0
+	en.resetHistBuf()
+}
+
+// maxKeptOps is the capacity of a batch (and of histBuf) that an entity
+// keeps for reuse.
+const maxKeptOps = 1024
+
+// resetHistBuf empties histBuf, once no batch points into it.
+func (en *entity) resetHistBuf() {
+	clear(en.histBuf)
+	en.histBuf = en.histBuf[:0]
+	if cap(en.histBuf) > maxKeptOps {
+		en.histBuf = nil
+	}
+}
+
+// flushRiders applies a batch of riders alone (a history is read, the
+// engine closes), and logs a failure.
+func (en *entity) flushRiders() {
+	if _, err := en.apply(); err != nil {
+		en.eng.log.Error("storing history events failed", "entity", en.path, "err", err)
+	}
 }
 
 // commitQuiet applies pending store changes of background work (expiry,
@@ -461,12 +516,17 @@ func (en *entity) noteOwner(owner uint64) {
 		en.owners = make(map[uint64]struct{})
 	}
 	en.owners[owner] = struct{}{}
-	en.eng.ownersMu.Lock()
-	set := en.eng.owners[owner]
+	en.eng.addOwner(owner, en)
+}
+
+// addOwner records in the registry that owner holds locks in en.
+func (e *Engine) addOwner(owner uint64, en *entity) {
+	e.ownersMu.Lock()
+	defer e.ownersMu.Unlock()
+	set := e.owners[owner]
 	if set == nil {
 		set = make(map[*entity]struct{})
-		en.eng.owners[owner] = set
+		e.owners[owner] = set
 	}
 	set[en] = struct{}{}
-	en.eng.ownersMu.Unlock()
 }

@@ -30,7 +30,15 @@ type entry struct {
 	sub    broker.SubQueue
 	// gone is set when the entry has left the index for good (settled,
 	// deleted, or on its way to another entity).
-	gone    bool
+	gone bool
+	// hist counts the events of the message's history (the next event's
+	// index); histUnknown for a message loaded from the store. rider is
+	// where the put of its newest event waits in the entity's batch (an
+	// index of batch.Hist plus one; 0: none), checked before use: a
+	// completion cancels it (see cancelPending). Both fit in what was
+	// padding.
+	hist    uint16
+	rider   uint16
 	session string
 	msgID   string
 }
@@ -74,6 +82,7 @@ func entryFromMeta(loc store.Loc, m store.Meta) *entry {
 		sub:      loc.Sub,
 		session:  m.SessionID,
 		msgID:    m.MessageID,
+		hist:     histUnknown,
 	}
 	if x.state == broker.StateScheduled {
 		x.at = m.ScheduledTime

@@ -54,48 +54,65 @@ func (h *hub) active() bool { return h.n.Load() != 0 }
 
 func (h *hub) publish(ev broker.Event) {
 	h.mu.RLock()
+	defer h.mu.RUnlock()
 	for _, s := range h.subs {
 		s.send(ev)
 	}
-	h.mu.RUnlock()
 }
 
 func (h *hub) subscribe() (<-chan broker.Event, func()) {
 	s := &subscriber{ch: make(chan broker.Event, h.buffer)}
-	h.mu.Lock()
-	if h.closed {
-		h.mu.Unlock()
+	if !h.add(s) {
 		s.close()
 		return s.ch, func() {}
 	}
-	h.subs = append(h.subs, s)
-	h.n.Store(int32(len(h.subs)))
-	h.mu.Unlock()
 	var once sync.Once
 	return s.ch, func() {
 		once.Do(func() {
-			h.mu.Lock()
-			for i, x := range h.subs {
-				if x == s {
-					h.subs = append(h.subs[:i], h.subs[i+1:]...)
-					break
-				}
-			}
-			h.n.Store(int32(len(h.subs)))
-			h.mu.Unlock()
+			h.remove(s)
 			s.close()
 		})
 	}
 }
 
-func (h *hub) closeAll() {
+// add adds s to the subscribers; false when the hub is closed.
+func (h *hub) add(s *subscriber) bool {
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return false
+	}
+	h.subs = append(h.subs, s)
+	h.n.Store(int32(len(h.subs)))
+	return true
+}
+
+// remove takes s out of the subscribers.
+func (h *hub) remove(s *subscriber) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i, x := range h.subs {
+		if x == s {
+			h.subs = append(h.subs[:i], h.subs[i+1:]...)
+			break
+		}
+	}
+	h.n.Store(int32(len(h.subs)))
+}
+
+// close closes the hub and returns the subscribers it had.
+func (h *hub) close() []*subscriber {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	subs := h.subs
 	h.subs = nil
 	h.closed = true
 	h.n.Store(0)
-	h.mu.Unlock()
-	for _, s := range subs {
+	return subs
+}
+
+func (h *hub) closeAll() {
+	for _, s := range h.close() {
 		s.close()
 	}
 }

@@ -52,62 +52,29 @@ type fanCopy struct {
 // consecutive numbers as the most copies any subscription takes of it: the
 // first copy has the message's number (the one Send and Schedule report),
 // the next ones the numbers after it, so copies stay in send order.
-func (e *Engine) sendTopic(t *entity, msgs []*broker.Message, hop int) ([]int64, error) {
-	e.mu.RLock()
-	held := make([]*entity, 0, len(t.subs)+1)
-	held = append(held, t)
-	held = append(held, t.subs...)
-	e.mu.RUnlock()
+func (e *Engine) sendTopic(t *entity, msgs []*broker.Message, hop int, o origin) ([]int64, error) {
+	held := e.withSubscriptions(t)
 	slices.SortFunc(held, func(a, b *entity) int { return cmp.Compare(a.id, b.id) })
-	held, err := e.lockAll(held, t)
+	parts, seqs, p, shown, err := e.fanOutStored(t, held, msgs, o)
 	if err != nil {
 		return nil, err
 	}
-	now := e.now()
-	lastSeq := t.lastSeq
-	parts, seqs, recorded, err := e.fanOut(t, held, msgs, now)
-	if err != nil {
-		e.unlockAll(held)
-		return nil, err
-	}
-	for _, s := range held {
-		if s != t {
-			t.batch.Ops = append(t.batch.Ops, s.batch.Ops...)
-			s.batch.Reset()
-		}
-	}
-	p, err := t.commit()
-	if err != nil {
-		for _, pt := range parts {
-			pt.en.size -= pt.size
-		}
-		t.lastSeq = lastSeq
-		for _, id := range recorded {
-			delete(t.dup, id)
-		}
-		e.unlockAll(held)
-		return nil, err
-	}
-	if _, ok := p.(store.Done); ok {
-		for _, pt := range parts {
-			pt.en.show(pt.entries)
-		}
-		e.unlockAll(held)
-	} else {
-		e.unlockAll(held)
+	if !shown {
 		if err := p.Wait(); err != nil {
 			for _, pt := range parts {
-				if e.lockEntity(pt.en) == nil {
+				_ = e.withLocked(pt.en, func() error { // a deleted entity counts nothing
 					pt.en.size -= pt.size
-					e.unlock(pt.en)
-				}
+					return nil
+				})
 			}
 			return nil, storeErr("store the messages", t.path, err)
 		}
 		for _, pt := range parts {
-			if len(pt.entries) > 0 && e.lockEntity(pt.en) == nil {
-				pt.en.show(pt.entries)
-				e.unlock(pt.en)
+			if len(pt.entries) > 0 {
+				_ = e.withLocked(pt.en, func() error { // a deleted entity shows nothing
+					pt.en.show(pt.entries, broker.EventSent, "")
+					return nil
+				})
 			}
 		}
 	}
@@ -116,11 +83,61 @@ func (e *Engine) sendTopic(t *entity, msgs []*broker.Message, hop int) ([]int64,
 		if len(pt.fw) == 0 {
 			continue
 		}
-		if err := e.passOn(pt.en, pt.forward, pt.fw, pt.fwSeqs, hop, true); err != nil && firstErr == nil {
+		if err := e.passOn(pt.en, pt.forward, pt.fw, pt.fwSeqs, hop, true, o); err != nil && firstErr == nil {
 			firstErr = err
 		}
 	}
 	return seqs, firstErr
+}
+
+// fanOutStored locks t and its subscriptions list (sorted by entity id),
+// fans msgs out (fanOut), commits the one batch and releases the mutexes on
+// every path (releaseAll). When the store was done at once, the copies are
+// shown already (shown).
+func (e *Engine) fanOutStored(t *entity, list []*entity, msgs []*broker.Message, o origin) (parts []fanPart, seqs []int64, p store.Pending, shown bool, err error) {
+	held, err := e.lockAll(list, t)
+	if err != nil {
+		return nil, nil, nil, false, err
+	}
+	defer e.releaseAll(held)
+	for _, s := range held {
+		s.from(origin{actor: o.actor, via: cmp.Or(o.via, "fanned out from "+t.path)})
+	}
+	now := e.now()
+	lastSeq := t.lastSeq
+	parts, seqs, recorded, err := e.fanOut(t, held, msgs, now)
+	if err != nil {
+		return nil, nil, nil, false, err
+	}
+	for _, s := range held {
+		if s != t {
+			t.batch.Ops = append(t.batch.Ops, s.batch.Ops...)
+			t.batch.Hist = append(t.batch.Hist, s.batch.Hist...)
+			s.batch.Reset() // its history events stay in s.histBuf until t's batch is applied
+			s.riders = 0
+		}
+	}
+	p, err = t.commit()
+	for _, s := range held {
+		s.resetHistBuf()
+	}
+	if err != nil {
+		for _, pt := range parts {
+			pt.en.size -= pt.size
+		}
+		t.lastSeq = lastSeq
+		for _, id := range recorded {
+			delete(t.dup, id)
+		}
+		return nil, nil, nil, false, err
+	}
+	if _, ok := p.(store.Done); ok {
+		for _, pt := range parts {
+			pt.en.show(pt.entries, broker.EventSent, "")
+		}
+		shown = true
+	}
+	return parts, seqs, p, shown, nil
 }
 
 // fanOut does sendTopic's work under the mutexes of t and its subscriptions
@@ -216,12 +233,27 @@ func (e *Engine) lockAll(list []*entity, must *entity) ([]*entity, error) {
 	return held, nil
 }
 
+// releaseAll is unlockAll for a defer statement, as release is unlock's:
+// when the section panicked, the batches of held are dropped before the
+// mutexes go, and the panic goes on.
+func (e *Engine) releaseAll(held []*entity) {
+	if r := recover(); r != nil {
+		for _, en := range held {
+			en.resetBatch()
+		}
+		e.unlockAll(held)
+		panic(r)
+	}
+	e.unlockAll(held)
+}
+
 // unlockAll releases the mutexes of held as unlock does, and forwards what
 // dead-lettering queued for other entities only once every one of them is
 // released, so that no entity mutex is taken while another is held.
 func (e *Engine) unlockAll(held []*entity) {
 	var outs [][]outItem
 	for i, en := range held {
+		en.actor, en.via = "", ""
 		en.scheduleNext()
 		if len(en.outbox) > 0 {
 			if outs == nil {

@@ -120,6 +120,7 @@ type batchLog struct {
 	store.Store
 	failNext bool
 	batches  [][]store.Op
+	hist     [][]store.HistoryOp
 }
 
 func (s *batchLog) Apply(b *store.Batch) (store.Pending, error) {
@@ -127,6 +128,7 @@ func (s *batchLog) Apply(b *store.Batch) (store.Pending, error) {
 		return s.Store.Apply(b)
 	}
 	s.batches = append(s.batches, slices.Clone(b.Ops))
+	s.hist = append(s.hist, slices.Clone(b.Hist))
 	if s.failNext {
 		s.failNext = false
 		return nil, errors.New("disk on fire")
@@ -135,7 +137,8 @@ func (s *batchLog) Apply(b *store.Batch) (store.Pending, error) {
 }
 
 // TestTopicSendIsOneBatch: a topic send writes the topic's sequence and
-// every subscription's copy in one store batch; when the store refuses it,
+// every subscription's copy, with the start of its history, in one store
+// batch; when the store refuses it,
 // no subscription shows the message or counts its size, and the sequence
 // number is used again.
 func TestTopicSendIsOneBatch(t *testing.T) {
@@ -168,12 +171,14 @@ func TestTopicSendIsOneBatch(t *testing.T) {
 		entity uint32
 		seq    int64
 	}
+	// Each copy's history starts in the batch that stores it.
 	want := []put{
 		{store.OpSetSequence, ids["t"], 1},
 		{store.OpPutMessage, ids["t/Subscriptions/a"], 1},
 		{store.OpPutMessage, ids["t/Subscriptions/b"], 1},
 		{store.OpPutMessage, ids["t/Subscriptions/c"], 1},
 	}
+	wantHist := []store.HistoryKey{{Entity: ids["t/Subscriptions/a"], Seq: 1}, {Entity: ids["t/Subscriptions/b"], Seq: 1}, {Entity: ids["t/Subscriptions/c"], Seq: 1}}
 	for i, ops := range st.batches {
 		var got []put
 		for _, op := range ops {
@@ -181,6 +186,15 @@ func TestTopicSendIsOneBatch(t *testing.T) {
 		}
 		if !slices.Equal(got, want) {
 			t.Fatalf("batch %d: %+v, want %+v", i, got, want)
+		}
+		var hist []store.HistoryKey
+		for _, op := range st.hist[i] {
+			if op.Event != nil {
+				hist = append(hist, op.Key)
+			}
+		}
+		if !slices.Equal(hist, wantHist) {
+			t.Fatalf("batch %d puts the history events of %+v, want %+v", i, hist, wantHist)
 		}
 	}
 	for _, s := range []string{"a", "b", "c"} {

@@ -160,13 +160,14 @@ func (e *Engine) load() error {
 		// delete the expired records. Then apply the dead-letter moves,
 		// register the deadlines, and forward dead-lettered messages where
 		// ForwardDeadLetteredMessagesTo says.
-		en.mu.Lock()
-		if !slices.IsSortedFunc(en.dupq, compareDupEnd) {
-			slices.SortStableFunc(en.dupq, compareDupEnd)
-		}
-		en.pruneDup(l.now)
-		en.commitQuiet()
-		e.unlock(en)
+		_ = e.withLocked(en, func() error { // not deleted: the engine is opening
+			if !slices.IsSortedFunc(en.dupq, compareDupEnd) {
+				slices.SortStableFunc(en.dupq, compareDupEnd)
+			}
+			en.pruneDup(l.now)
+			en.commitQuiet()
+			return nil
+		})
 	}
 	return nil
 }

@@ -44,12 +44,21 @@ func (e *Engine) LockSequenceAs(ctx context.Context, owner uint64, entity string
 	case sub == broker.SubQueueMain && en.requiresSession():
 		return nil, newErr(broker.CodeInvalid, en.path, "the entity requires sessions: accept a session and receive from it")
 	}
-	now, err := e.lockedDue(en)
-	if err != nil {
+	var hs []handout
+	if err := e.withDue(en, func(now int64) (err error) {
+		en.by(ctx, "locked by sequence number")
+		hs, err = en.lockSequence(owner, sub, seqs, now)
+		return err
+	}); err != nil {
 		return nil, err
 	}
+	return e.bodies(hs), nil
+}
+
+// lockSequence is LockSequenceAs's work under en's mutex: all the messages
+// locked and committed, or none.
+func (en *entity) lockSequence(owner uint64, sub broker.SubQueue, seqs []int64, now int64) ([]handout, error) {
 	if err := en.receiveRefused(); err != nil {
-		e.unlock(en)
 		return nil, err
 	}
 	en.touch(now)
@@ -76,7 +85,6 @@ func (e *Engine) LockSequenceAs(ctx context.Context, owner uint64, entity string
 				msg = "the message with sequence number %d in the %s is deferred: receive it as a deferred message"
 			}
 			en.commitQuiet()
-			e.unlock(en)
 			return nil, newErr(broker.CodeMessageNotFound, en.path, msg, seq, sub)
 		}
 		xs = append(xs, x)
@@ -85,10 +93,8 @@ func (e *Engine) LockSequenceAs(ctx context.Context, owner uint64, entity string
 	for _, x := range xs {
 		hs = append(hs, en.lock(x, owner, now))
 	}
-	_, err = en.commit()
-	e.unlock(en)
-	if err != nil {
+	if _, err := en.commit(); err != nil {
 		return nil, err
 	}
-	return e.bodies(hs), nil
+	return hs, nil
 }

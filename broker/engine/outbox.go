@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/engine/store"
 )
 
 // outItem is a dead-lettered message on its way to the entity named by
@@ -31,17 +32,17 @@ type flushes struct {
 // begin counts a flush; the caller still holds the entity's mutex.
 func (f *flushes) begin() {
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.n++
-	f.mu.Unlock()
 }
 
 // end counts a flush done.
 func (f *flushes) end() {
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.n--; f.n == 0 && f.idle != nil {
 		f.idle.Broadcast()
 	}
-	f.mu.Unlock()
 }
 
 // wait returns when no flush is under way.
@@ -71,10 +72,10 @@ func (e *Engine) flushOutbox(src *entity, items []outItem) {
 		msg, err := e.store.Get(loc)
 		if err != nil {
 			e.log.Error("dead-lettered message missing", "entity", src.path, "seq", x.seq, "err", err)
-			if src.mu.Lock(); !src.deleted {
+			_ = e.withLocked(src, func() error { // a deleted entity counts nothing
 				src.size -= int64(x.size)
-			}
-			src.mu.Unlock()
+				return nil
+			})
 			continue
 		}
 		c := acceptCopy(msg)
@@ -87,35 +88,48 @@ func (e *Engine) flushOutbox(src *entity, items []outItem) {
 		if lerr != nil {
 			ferr = newErr(broker.CodeNotFound, src.path, "the target %q of ForwardDeadLetteredMessagesTo does not exist", it.to)
 		} else {
-			_, ferr = e.deliver(target, []*broker.Message{c}, 1, true)
+			_, ferr = e.deliver(target, []*broker.Message{c}, 1, true,
+				origin{actor: broker.ActorBroker, via: fmt.Sprintf("dead-lettered in %s (sequence number %d) and forwarded", src.path, x.seq)})
 		}
-		if e.lockEntity(src) != nil {
-			continue
-		}
-		if ferr == nil {
-			src.size -= int64(x.size)
-			src.batch.DeleteMessage(loc)
-			src.commitQuiet()
-			src.emit(broker.EventDeadLettered, x, it.reason)
-			src.emit(broker.EventForwarded, x, target.path)
-			e.unlock(src)
-			continue
-		}
-		to, set, reason := broker.SubQueueDeadLetter, it.set, it.reason
-		if r, d, ok := transferFailure(ferr); ok {
-			to, reason = broker.SubQueueTransferDeadLetter, r
-			set = transferSet(r, fmt.Sprintf("%s (dead-lettered with reason %q)", d, it.reason))
-		}
-		e.log.Warn("forwarding a dead-lettered message failed; kept in a sub-queue of the source",
-			"entity", src.path, "seq", x.seq, "to", it.to, "sub-queue", to, "err", ferr)
-		x.gone = false
-		x.state = broker.StateActive
-		src.rewriteTo(x, to, it.props, set)
-		x.sub = to
-		src.index(x)
-		src.commitQuiet()
-		src.emit(broker.EventDeadLettered, x, reason)
-		src.notify(x)
-		e.unlock(src)
+		_ = e.withLocked(src, func() error { // a deleted entity keeps nothing
+			src.forwarded(it, ferr, target)
+			return nil
+		})
 	}
+}
+
+// forwarded records in src, under its mutex, how the forward of a
+// dead-lettered message ended: gone to target (ferr nil), or kept in a
+// sub-queue of src.
+func (src *entity) forwarded(it outItem, ferr error, target *entity) {
+	x := it.x
+	loc := x.loc(src.id)
+	if ferr == nil {
+		src.size -= int64(x.size)
+		src.dropHistory(x)
+		src.batch.DeleteMessage(loc)
+		src.commitQuiet()
+		src.emit(broker.EventDeadLettered, x, it.reason)
+		src.emit(broker.EventForwarded, x, target.path)
+		return
+	}
+	to, set, reason := broker.SubQueueDeadLetter, it.set, it.reason
+	if r, d, ok := transferFailure(ferr); ok {
+		to, reason = broker.SubQueueTransferDeadLetter, r
+		set = transferSet(r, fmt.Sprintf("%s (dead-lettered with reason %q)", d, it.reason))
+	}
+	src.eng.log.Warn("forwarding a dead-lettered message failed; kept in a sub-queue of the source",
+		"entity", src.path, "seq", x.seq, "to", it.to, "sub-queue", to, "err", ferr)
+	x.gone = false
+	x.state = broker.StateActive
+	src.rewriteTo(x, to, it.props, set)
+	x.sub = to
+	src.index(x)
+	if src.eng.histLimit > 0 {
+		src.note(x, store.HistoryEvent{Kind: broker.EventDeadLettered, Actor: broker.ActorBroker, Reason: reason,
+			Detail: "kept here: forwarding to " + it.to + " failed"})
+	}
+	src.commitQuiet()
+	src.emit(broker.EventDeadLettered, x, reason)
+	src.notify(x)
 }

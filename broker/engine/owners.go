@@ -14,26 +14,35 @@ func (e *Engine) DropOwner(owner uint64) {
 		return
 	}
 	defer e.leave()
+	for en := range e.takeOwner(owner) {
+		_ = e.withDue(en, func(now int64) error { // a deleted entity has nothing to give back
+			en.dropOwner(owner, now)
+			return nil
+		})
+	}
+}
+
+// takeOwner removes owner from the registry and returns the entities where
+// it holds locks.
+func (e *Engine) takeOwner(owner uint64) map[*entity]struct{} {
 	e.ownersMu.Lock()
+	defer e.ownersMu.Unlock()
 	set := e.owners[owner]
 	delete(e.owners, owner)
-	e.ownersMu.Unlock()
-	for en := range set {
-		now, err := e.lockedDue(en)
-		if err != nil {
-			continue
+	return set
+}
+
+// dropOwner is DropOwner's work in one entity, under its mutex.
+func (en *entity) dropOwner(owner uint64, now int64) {
+	delete(en.owners, owner)
+	var sessions []*session
+	for _, s := range en.sessions {
+		if s.isLocked() && s.owner == owner {
+			sessions = append(sessions, s)
 		}
-		delete(en.owners, owner)
-		var sessions []*session
-		for _, s := range en.sessions {
-			if s.isLocked() && s.owner == owner {
-				sessions = append(sessions, s)
-			}
-		}
-		for _, s := range sessions {
-			en.loseSession(s, now, broker.EventLockLost, "session lock of "+quoteID(s.id)+" lost: its owner went away")
-		}
-		en.commitQuiet()
-		e.unlock(en)
 	}
+	for _, s := range sessions {
+		en.loseSession(s, now, broker.EventLockLost, "session lock of "+quoteID(s.id)+" lost: its owner went away")
+	}
+	en.commitQuiet()
 }

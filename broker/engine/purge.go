@@ -37,9 +37,7 @@ func (e *Engine) Purge(ctx context.Context, addr string, sub broker.SubQueue) (i
 	}
 	targets := []*entity{en}
 	if en.kind == broker.KindTopic {
-		e.mu.RLock()
-		targets = append([]*entity(nil), en.subs...)
-		e.mu.RUnlock()
+		targets = e.subscriptions(en)
 	}
 	var n int64
 	for _, t := range targets {
@@ -53,9 +51,26 @@ func (e *Engine) Purge(ctx context.Context, addr string, sub broker.SubQueue) (i
 }
 
 func (e *Engine) purge(en *entity, sub broker.SubQueue) (int64, error) {
-	if _, err := e.lockedDue(en); err != nil {
-		return 0, err
+	var n int64
+	var pend []store.Pending
+	if err := e.withDue(en, func(int64) (err error) {
+		n, pend, err = en.purge(sub)
+		return err
+	}); err != nil {
+		return n, err
 	}
+	for _, p := range pend {
+		if err := p.Wait(); err != nil {
+			return n, storeErr("purge", en.path, err)
+		}
+	}
+	e.emitEntity(broker.EventPurged, en.path, sub, "")
+	return n, nil
+}
+
+// purge removes every message of the sub-queue, committing in chunks, and
+// returns how many and the pending batches. Called with en locked.
+func (en *entity) purge(sub broker.SubQueue) (int64, []store.Pending, error) {
 	var xs []*entry
 	collect := func(t *tree) {
 		t.Scan(func(x *entry) bool { xs = append(xs, x); return true })
@@ -76,23 +91,14 @@ func (e *Engine) purge(en *entity, sub broker.SubQueue) (int64, error) {
 		if (i+1)%purgeChunk == 0 {
 			p, err := en.commit()
 			if err != nil {
-				e.unlock(en)
-				return int64(i + 1), err
+				return int64(i + 1), pend, err
 			}
 			pend = append(pend, p)
 		}
 	}
 	p, err := en.commit()
-	e.unlock(en)
 	if err != nil {
-		return int64(len(xs)), err
+		return int64(len(xs)), pend, err
 	}
-	pend = append(pend, p)
-	for _, p := range pend {
-		if err := p.Wait(); err != nil {
-			return int64(len(xs)), storeErr("purge", en.path, err)
-		}
-	}
-	e.emitEntity(broker.EventPurged, en.path, sub, "")
-	return int64(len(xs)), nil
+	return int64(len(xs)), append(pend, p), nil
 }

@@ -79,6 +79,53 @@ func (en *entity) requiresSession() bool {
 	return en.settings.RequiresSession
 }
 
+// taken is what one look into an entity by receive found: the messages
+// (out in ReceiveAndDelete mode, hs in PeekLock mode), or, when there were
+// none to wait for, the waiter w added to list (of session s, or nil).
+type taken struct {
+	out  []*broker.Message
+	hs   []handout
+	w    *waiter
+	list *waitList
+	s    *session
+}
+
+// take is one look of receive under en's mutex: it takes what is
+// available and commits, or, when nothing is and req waits, adds a waiter.
+func (en *entity) take(owner uint64, req broker.ReceiveRequest, sub broker.SubQueue, sessionID *string, now int64) (taken, error) {
+	if err := en.receiveRefused(); err != nil {
+		return taken{}, err
+	}
+	en.touch(now)
+	src := en.q[sub].active
+	list := &en.waiters[sub]
+	var s *session
+	if sessionID != nil {
+		s = en.sessions[*sessionID]
+		if s == nil || !s.isLocked() || s.owner != owner {
+			return taken{}, errSessionLockLost(en.path, *sessionID)
+		}
+		src, list = s.active, &s.waiters
+	}
+	if req.Mode == broker.ReceiveAndDelete {
+		out := en.takeAndDelete(src, req.Max, now)
+		if len(out) > 0 || req.MaxWait == 0 {
+			_, err := en.commit()
+			return taken{out: out}, err
+		}
+	} else {
+		hs := en.takeLocked(src, req.Max, owner, now)
+		if len(hs) > 0 || req.MaxWait == 0 {
+			if _, err := en.commit(); err != nil {
+				return taken{}, err
+			}
+			return taken{hs: hs}, nil
+		}
+	}
+	en.commitQuiet()
+	return taken{w: list.add(), list: list, s: s}, nil
+}
+
 // receive takes messages from the sub-queue, or from session s (by id) when
 // sessionID is non-nil, waiting up to req.MaxWait for the first.
 func (e *Engine) receive(ctx context.Context, en *entity, owner uint64, req broker.ReceiveRequest, sub broker.SubQueue, sessionID *string) ([]*broker.Message, error) {
@@ -92,60 +139,34 @@ func (e *Engine) receive(ctx context.Context, en *entity, owner uint64, req brok
 		if err := checkCtx(ctx); err != nil {
 			return nil, err
 		}
-		now, err := e.lockedDue(en)
-		if err != nil {
+		var t taken
+		if err := e.withDue(en, func(now int64) (err error) {
+			en.by(ctx, "")
+			t, err = en.take(owner, req, sub, sessionID, now)
+			if err == nil && t.w != nil && dt.c == nil {
+				dt = e.newDeadline(req.MaxWait)
+			}
+			return err
+		}); err != nil {
 			return nil, err
 		}
-		if err := en.receiveRefused(); err != nil {
-			e.unlock(en)
-			return nil, err
-		}
-		en.touch(now)
-		src := en.q[sub].active
-		list := &en.waiters[sub]
-		var s *session
-		if sessionID != nil {
-			s = en.sessions[*sessionID]
-			if s == nil || !s.isLocked() || s.owner != owner {
-				e.unlock(en)
-				return nil, errSessionLockLost(en.path, *sessionID)
-			}
-			src, list = s.active, &s.waiters
-		}
-		if req.Mode == broker.ReceiveAndDelete {
-			out := en.takeAndDelete(src, req.Max, now)
-			if len(out) > 0 || req.MaxWait == 0 {
-				_, err := en.commit()
-				e.unlock(en)
-				return out, err
-			}
-		} else {
-			hs := en.takeLocked(src, req.Max, owner, now)
-			if len(hs) > 0 || req.MaxWait == 0 {
-				_, err := en.commit()
-				e.unlock(en)
-				if err != nil {
-					return nil, err
-				}
-				return e.bodies(hs), nil
-			}
+		switch {
+		case t.w == nil && req.Mode == broker.ReceiveAndDelete:
+			return t.out, nil
+		case t.w == nil:
+			return e.bodies(t.hs), nil
 		}
 		// Nothing available: wait for a wake-up, the deadline, ctx or Close.
-		en.commitQuiet()
-		if dt.c == nil {
-			dt = e.newDeadline(req.MaxWait)
-		}
-		w := list.add()
-		e.unlock(en)
+		list, s, w := t.list, t.s, t.w
 		r := e.block(ctx, w, dt, func() {
-			en.mu.Lock()
+			en.mu.Lock() // deleted or not: the waiter goes
+			defer e.release(en)
 			if !list.remove(w) {
 				list.wake(1) // pass the wake-up on
 			}
 			if s != nil {
 				en.maybeDropSession(s)
 			}
-			e.unlock(en)
 		})
 		switch r {
 		case waitTimeout:
@@ -196,6 +217,9 @@ func (en *entity) lock(x *entry, owner uint64, now int64) handout {
 	en.index(x)
 	en.noteOwner(owner)
 	en.emit(broker.EventLocked, x, "")
+	if en.eng.histLimit > 0 {
+		en.noteRider(x, store.HistoryEvent{Kind: broker.EventLocked, Time: now, Token: x.token, Until: x.at, Detail: en.via})
+	}
 	return handout{loc: x.loc(en.id), token: x.token, until: x.at, delivery: x.deliveryCount(), state: x.state}
 }
 
@@ -316,24 +340,32 @@ func (e *Engine) ReceiveDeferredAs(ctx context.Context, owner uint64, entity str
 	if sub == broker.SubQueueMain && en.requiresSession() {
 		return nil, newErr(broker.CodeInvalid, en.path, "the entity requires sessions: receive deferred messages through the session (ReceiveSessionDeferred)")
 	}
-	return e.receiveDeferred(en, owner, sub, seqs, nil)
+	return e.receiveDeferred(ctx, en, owner, sub, seqs, nil)
 }
 
 // receiveDeferred locks deferred messages; with sessionID set they must
 // belong to that session, whose lock owner must hold.
-func (e *Engine) receiveDeferred(en *entity, owner uint64, sub broker.SubQueue, seqs []int64, sessionID *string) ([]*broker.Message, error) {
-	now, err := e.lockedDue(en)
-	if err != nil {
+func (e *Engine) receiveDeferred(ctx context.Context, en *entity, owner uint64, sub broker.SubQueue, seqs []int64, sessionID *string) ([]*broker.Message, error) {
+	var hs []handout
+	if err := e.withDue(en, func(now int64) (err error) {
+		en.by(ctx, "deferred message received by sequence number")
+		hs, err = en.receiveDeferred(owner, sub, seqs, sessionID, now)
+		return err
+	}); err != nil {
 		return nil, err
 	}
+	return e.bodies(hs), nil
+}
+
+// receiveDeferred is Engine.receiveDeferred's work under en's mutex: all
+// the messages locked and committed, or none.
+func (en *entity) receiveDeferred(owner uint64, sub broker.SubQueue, seqs []int64, sessionID *string, now int64) ([]handout, error) {
 	if err := en.receiveRefused(); err != nil {
-		e.unlock(en)
 		return nil, err
 	}
 	en.touch(now)
 	if sessionID != nil {
 		if s := en.sessions[*sessionID]; s == nil || !s.isLocked() || s.owner != owner {
-			e.unlock(en)
 			return nil, errSessionLockLost(en.path, *sessionID)
 		}
 	}
@@ -352,7 +384,6 @@ func (e *Engine) receiveDeferred(en *entity, owner uint64, sub broker.SubQueue, 
 			if y, ok := q.locked.Get(probe); ok && y.state == broker.StateDeferred {
 				msg = "the deferred message with sequence number %d is locked by another receiver"
 			}
-			e.unlock(en)
 			return nil, newErr(broker.CodeMessageNotFound, en.path, msg, seq)
 		}
 		xs = append(xs, x)
@@ -361,10 +392,8 @@ func (e *Engine) receiveDeferred(en *entity, owner uint64, sub broker.SubQueue, 
 	for _, x := range xs {
 		hs = append(hs, en.lock(x, owner, now))
 	}
-	_, err = en.commit()
-	e.unlock(en)
-	if err != nil {
+	if _, err := en.commit(); err != nil {
 		return nil, err
 	}
-	return e.bodies(hs), nil
+	return hs, nil
 }

@@ -86,17 +86,29 @@ func (e *Engine) editRules(ctx context.Context, path, why string, edit func(sub 
 	if en.kind != broker.KindSubscription {
 		return newErr(broker.CodeInvalid, en.path, "%q is a %s; only subscriptions have rules", en.path, en.kind)
 	}
-	now, err := e.lockedDue(en)
-	if err != nil {
+	var p store.Pending
+	if err := e.withDue(en, func(now int64) (err error) {
+		p, err = en.editRules(edit, now)
+		return err
+	}); err != nil {
 		return err
 	}
+	if err := p.Wait(); err != nil {
+		return storeErr("store the rules", en.path, err)
+	}
+	e.emitEntity(broker.EventEntityChanged, en.path, broker.SubQueueMain, why)
+	return nil
+}
+
+// editRules is Engine.editRules's work under en's mutex: the new rules
+// applied and their store change committed, or en as it was.
+func (en *entity) editRules(edit func(sub string, cur []broker.Rule) ([]broker.Rule, error), now int64) (store.Pending, error) {
 	rules, err := edit(en.path, en.rules)
 	if err == nil {
 		err = checkRules(en.path, rules)
 	}
 	if err != nil {
-		e.unlock(en)
-		return err
+		return nil, err
 	}
 	oldRules, oldMatch, oldUpdated := en.rules, en.match, en.updatedAt
 	at := time.Unix(0, now).UTC()
@@ -111,16 +123,8 @@ func (e *Engine) editRules(ctx context.Context, path, why string, edit func(sub 
 	if err != nil {
 		// Nothing was stored: the subscription keeps its rules.
 		en.rules, en.match, en.updatedAt = oldRules, oldMatch, oldUpdated
-	} else {
-		en.use(now)
+		return nil, err
 	}
-	e.unlock(en)
-	if err != nil {
-		return err
-	}
-	if err := p.Wait(); err != nil {
-		return storeErr("store the rules", en.path, err)
-	}
-	e.emitEntity(broker.EventEntityChanged, en.path, broker.SubQueueMain, why)
-	return nil
+	en.use(now)
+	return p, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
@@ -87,7 +86,12 @@ func (e *Engine) send(ctx context.Context, addr string, msgs []*broker.Message, 
 		}
 		copies[i] = c
 	}
-	return e.deliver(en, copies, 0, false)
+	o := originOf(ctx)
+	seqs, err := e.deliver(en, copies, 0, false, o)
+	if err == nil {
+		e.noteResubmitted(ctx, en.path, seqs)
+	}
+	return seqs, err
 }
 
 // checkIDLengths refuses message i of a send when its MessageId, SessionId
@@ -138,7 +142,9 @@ func acceptCopy(m *broker.Message) *broker.Message {
 // sub-queue instead. A send straight to an entity is not accepted yet, and a
 // failing forward fails the send (nothing stored, nothing lost); a topic's
 // fan-out and the forwarding of dead-lettered messages are.
-func (e *Engine) deliver(en *entity, msgs []*broker.Message, hop int, accepted bool) ([]int64, error) {
+//
+// o says who sent the messages, for their histories.
+func (e *Engine) deliver(en *entity, msgs []*broker.Message, hop int, accepted bool, o origin) ([]int64, error) {
 	if err := en.sendRefused(); err != nil {
 		return nil, err
 	}
@@ -149,7 +155,7 @@ func (e *Engine) deliver(en *entity, msgs []*broker.Message, hop int, accepted b
 	}
 	switch en.kind {
 	case broker.KindTopic:
-		return e.sendTopic(en, msgs, hop)
+		return e.sendTopic(en, msgs, hop, o)
 	case broker.KindSubscription:
 		// A subscription's sequence numbers come from its topic, so that they
 		// stay unique when messages arrive both by fan-out and directly.
@@ -157,7 +163,7 @@ func (e *Engine) deliver(en *entity, msgs []*broker.Message, hop int, accepted b
 		if err != nil {
 			return nil, err
 		}
-		if _, err := e.storeOrForward(en, msgs, seqs, hop, accepted); err != nil {
+		if _, err := e.storeOrForward(en, msgs, seqs, hop, accepted, o); err != nil {
 			return nil, err
 		}
 		if err := p.Wait(); err != nil {
@@ -165,7 +171,7 @@ func (e *Engine) deliver(en *entity, msgs []*broker.Message, hop int, accepted b
 		}
 		return seqs, nil
 	}
-	return e.storeOrForward(en, msgs, nil, hop, accepted)
+	return e.storeOrForward(en, msgs, nil, hop, accepted, o)
 }
 
 // topicAccept checks sizes against the topic's limit, drops duplicates (when
@@ -174,18 +180,18 @@ func (e *Engine) deliver(en *entity, msgs []*broker.Message, hop int, accepted b
 // span, when not nil, asks for span[i] consecutive numbers for message i
 // (at least one); seqs[i] is the first.
 func (e *Engine) topicAccept(t *entity, msgs []*broker.Message, dedupe bool, span []int) ([]int64, store.Pending, error) {
-	if err := e.lockEntity(t); err != nil {
-		return nil, nil, err
-	}
-	now := e.now()
-	t.pruneDup(now)
-	if err := t.checkSizes(msgs); err != nil {
-		e.unlock(t)
-		return nil, nil, err
-	}
-	seqs, _ := t.number(msgs, dedupe, span, now)
-	p, err := t.commit()
-	e.unlock(t)
+	var seqs []int64
+	var p store.Pending
+	err := e.withLocked(t, func() (err error) {
+		now := e.now()
+		t.pruneDup(now)
+		if err := t.checkSizes(msgs); err != nil {
+			return err
+		}
+		seqs, _ = t.number(msgs, dedupe, span, now)
+		p, err = t.commit()
+		return err
+	})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -239,12 +245,42 @@ func errTooLarge(en *entity, i int, m *broker.Message) error {
 // sequence numbers are assigned and the batch applied under the entity mutex;
 // a durable store is waited on outside it, and only then do the messages
 // become visible.
-func (e *Engine) storeOrForward(en *entity, msgs []*broker.Message, pre []int64, hop int, accepted bool) ([]int64, error) {
-	if err := e.lockEntity(en); err != nil {
+func (e *Engine) storeOrForward(en *entity, msgs []*broker.Message, pre []int64, hop int, accepted bool, o origin) ([]int64, error) {
+	var st storeResult
+	if err := e.withDue(en, func(now int64) (err error) {
+		en.from(o)
+		st, err = en.store(msgs, pre, now)
+		return err
+	}); err != nil {
 		return nil, err
 	}
-	now := e.now()
-	en.processDue(now)
+	if st.forwardTo != "" {
+		return e.forward(en, st, msgs, hop, accepted, o)
+	}
+	if st.shown {
+		return st.seqs, nil
+	}
+	if err := e.showWhenStored(en, st.p, st.total, st.entries, broker.EventSent, "", "store the messages"); err != nil {
+		return nil, err
+	}
+	return st.seqs, nil
+}
+
+// storeResult is what entity.store did under the entity mutex.
+type storeResult struct {
+	seqs      []int64
+	p         store.Pending
+	forwardTo string   // not "": the messages are to be forwarded there
+	entries   []*entry // stored, shown once p is durable
+	total     int64    // their bytes, counted in the entity's size
+	shown     bool     // entries are visible already (p was Done)
+}
+
+// store is storeOrForward's work under en's mutex: the checks, the
+// numbers, and the messages added to the batch and committed (or, for an
+// entity with ForwardTo, its sequence number committed). On an error
+// nothing is numbered, counted or written.
+func (en *entity) store(msgs []*broker.Message, pre []int64, now int64) (storeResult, error) {
 	st := en.settings
 	forward := st.ForwardTo != ""
 	var total int64
@@ -253,20 +289,17 @@ func (e *Engine) storeOrForward(en *entity, msgs []*broker.Message, pre []int64,
 			continue
 		}
 		if pre == nil && m.Size > en.maxMessageSize() {
-			e.unlock(en)
-			return nil, errTooLarge(en, i, m)
+			return storeResult{}, errTooLarge(en, i, m)
 		}
 		if st.RequiresSession && !m.HasSessionID() && !forward {
-			e.unlock(en)
 			err := newErr(broker.CodeInvalid, en.path, "message %d has no SessionId but the entity requires sessions", i)
 			err.Err = errNoSessionID
-			return nil, err
+			return storeResult{}, err
 		}
 		total += m.Size
 	}
 	if !forward && en.size+total > en.maxTotalSize() {
-		e.unlock(en)
-		return nil, newErr(broker.CodeQuotaExceeded, en.path, "the entity is full: %d bytes stored, %d more do not fit in %d MB",
+		return storeResult{}, newErr(broker.CodeQuotaExceeded, en.path, "the entity is full: %d bytes stored, %d more do not fit in %d MB",
 			en.size, total, st.MaxSizeInMegabytes)
 	}
 	seqs := pre
@@ -288,7 +321,8 @@ func (e *Engine) storeOrForward(en *entity, msgs []*broker.Message, pre []int64,
 		en.batch.SetSequence(en.id, en.lastSeq)
 	}
 	if forward {
-		return e.forward(en, msgs, seqs, hop, accepted)
+		p, err := en.commit()
+		return storeResult{seqs: seqs, p: p, forwardTo: st.ForwardTo}, err
 	}
 	entries := make([]*entry, 0, len(msgs))
 	for i, m := range msgs {
@@ -305,28 +339,32 @@ func (e *Engine) storeOrForward(en *entity, msgs []*broker.Message, pre []int64,
 		for _, id := range dups {
 			delete(en.dup, id)
 		}
-		e.unlock(en)
-		return nil, err
+		return storeResult{}, err
 	}
+	out := storeResult{seqs: seqs, p: p, entries: entries, total: total}
 	if _, ok := p.(store.Done); ok {
-		en.show(entries)
-		e.unlock(en)
-		return seqs, nil
+		en.show(entries, broker.EventSent, "")
+		out.shown = true
 	}
-	e.unlock(en)
+	return out, nil
+}
+
+// showWhenStored waits, with no mutex held, until p is durable and then
+// shows entries, the messages it stores, with the event kind (and reason)
+// of show. When the wait fails it gives their total bytes back to en's
+// quota and returns the store's error, saying it failed to do what.
+func (e *Engine) showWhenStored(en *entity, p store.Pending, total int64, entries []*entry, kind broker.EventKind, reason, what string) error {
 	if err := p.Wait(); err != nil {
-		if e.lockEntity(en) == nil {
+		_ = e.withLocked(en, func() error { // a deleted entity counts nothing
 			en.size -= total
-			e.unlock(en)
-		}
-		return nil, storeErr("store the messages", en.path, err)
+			return nil
+		})
+		return storeErr(what, en.path, err)
 	}
-	if err := e.lockEntity(en); err != nil {
-		return nil, err
-	}
-	en.show(entries)
-	e.unlock(en)
-	return seqs, nil
+	return e.withLocked(en, func() error {
+		en.show(entries, kind, reason)
+		return nil
+	})
 }
 
 // accept fills in the broker properties of m as stored in en's sub-queue sub
@@ -365,39 +403,45 @@ func (en *entity) accept(m *broker.Message, seq, now int64, sub broker.SubQueue)
 		x.at = start
 	}
 	en.batch.PutMessage(x.loc(en.id), x.meta(), m)
+	if en.eng.histLimit > 0 {
+		ev := store.HistoryEvent{Kind: broker.EventSent, Time: now, Detail: en.via}
+		switch {
+		case sub != broker.SubQueueMain:
+			ev.Kind = broker.EventDeadLettered
+			ev.Reason, _ = m.ApplicationProperties[broker.PropDeadLetterReason].(string)
+		case state == broker.StateScheduled:
+			ev.Kind = broker.EventScheduled
+		}
+		en.note(x, ev)
+	}
 	return x
 }
 
-// show makes accepted entries visible.
-func (en *entity) show(entries []*entry) {
+// show makes accepted entries visible, with the event kind and reason
+// given (a scheduled message's event is EventScheduled).
+func (en *entity) show(entries []*entry, kind broker.EventKind, reason string) {
 	for _, x := range entries {
 		en.add(x)
 		if x.state == broker.StateScheduled {
 			en.emit(broker.EventScheduled, x, "")
 		} else {
-			en.emit(broker.EventSent, x, "")
+			en.emit(kind, x, reason)
 		}
 		en.notify(x)
 	}
 }
 
-// forward passes msgs on to en's ForwardTo target (see passOn). Called with
-// en locked; returns with it released, once en's own store changes (its
-// sequence number) are stored.
-func (e *Engine) forward(en *entity, msgs []*broker.Message, seqs []int64, hop int, accepted bool) ([]int64, error) {
-	to := en.settings.ForwardTo
-	p, err := en.commit()
-	e.unlock(en)
-	if err != nil {
+// forward passes msgs on to st.forwardTo, en's ForwardTo target (see
+// passOn), with no mutex held, and returns once en's own store change (its
+// sequence number) is stored.
+func (e *Engine) forward(en *entity, st storeResult, msgs []*broker.Message, hop int, accepted bool, o origin) ([]int64, error) {
+	if err := e.passOn(en, st.forwardTo, msgs, st.seqs, hop, accepted, o); err != nil {
 		return nil, err
 	}
-	if err := e.passOn(en, to, msgs, seqs, hop, accepted); err != nil {
-		return nil, err
-	}
-	if err := p.Wait(); err != nil {
+	if err := st.p.Wait(); err != nil {
 		return nil, storeErr("store the sequence number", en.path, err)
 	}
-	return seqs, nil
+	return st.seqs, nil
 }
 
 // passOn delivers msgs, which en numbered seqs (0: dropped), to to, en's
@@ -405,7 +449,7 @@ func (e *Engine) forward(en *entity, msgs []*broker.Message, seqs []int64, hop i
 // got in en. Called with no mutex held. When the forward fails for a reason
 // transferFailure knows and the messages are accepted already, they go to
 // en's transfer dead-letter sub-queue and passOn succeeds.
-func (e *Engine) passOn(en *entity, to string, msgs []*broker.Message, seqs []int64, hop int, accepted bool) error {
+func (e *Engine) passOn(en *entity, to string, msgs []*broker.Message, seqs []int64, hop int, accepted bool, o origin) error {
 	fw := make([]*broker.Message, 0, len(msgs))
 	for i, m := range msgs {
 		if seqs[i] == 0 {
@@ -421,7 +465,7 @@ func (e *Engine) passOn(en *entity, to string, msgs []*broker.Message, seqs []in
 	if ferr != nil {
 		ferr = newErr(broker.CodeNotFound, en.path, "the auto-forwarding target %q does not exist", to)
 	} else if len(fw) > 0 {
-		_, ferr = e.deliver(target, fw, hop+1, accepted)
+		_, ferr = e.deliver(target, fw, hop+1, accepted, origin{actor: o.actor, via: "forwarded from " + en.path})
 	}
 	if ferr != nil {
 		reason, description, ok := transferFailure(ferr)
@@ -430,7 +474,7 @@ func (e *Engine) passOn(en *entity, to string, msgs []*broker.Message, seqs []in
 		}
 		e.log.Warn("auto-forwarding failed; the messages go to the transfer dead-letter sub-queue",
 			"entity", en.path, "to", to, "reason", reason, "err", ferr)
-		return e.transferDeadLetter(en, msgs, seqs, reason, description)
+		return e.transferDeadLetter(en, msgs, seqs, reason, description, o)
 	}
 	if e.events.active() {
 		for i, m := range msgs {
@@ -526,9 +570,7 @@ func (e *Engine) CancelScheduled(ctx context.Context, entity string, seqs []int6
 		_, err := e.cancelIn(en, seqs, true)
 		return err
 	}
-	e.mu.RLock()
-	subs := slices.Clone(en.subs)
-	e.mu.RUnlock()
+	subs := e.subscriptions(en)
 	found := make(map[int64]bool, len(seqs))
 	for _, s := range subs {
 		got, err := e.cancelIn(s, seqs, false)
@@ -550,18 +592,29 @@ func (e *Engine) CancelScheduled(ctx context.Context, entity string, seqs []int6
 // cancelIn cancels the scheduled messages of en among seqs and returns the
 // numbers it found; with all, a missing number cancels nothing.
 func (e *Engine) cancelIn(en *entity, seqs []int64, all bool) ([]int64, error) {
-	now, err := e.lockedDue(en)
-	if err != nil {
+	var found []int64
+	var p store.Pending
+	if err := e.withDue(en, func(now int64) (err error) {
+		found, p, err = en.cancel(seqs, all, now)
+		return err
+	}); err != nil {
 		return nil, err
 	}
+	if err := p.Wait(); err != nil {
+		return nil, storeErr("cancel scheduled messages", en.path, err)
+	}
+	return found, nil
+}
+
+// cancel is cancelIn's work under en's mutex.
+func (en *entity) cancel(seqs []int64, all bool, now int64) ([]int64, store.Pending, error) {
 	en.use(now)
 	var xs []*entry
 	for _, q := range seqs {
 		x, ok := en.scheduled.Get(&entry{seq: q})
 		if !ok {
 			if all {
-				e.unlock(en)
-				return nil, newErr(broker.CodeMessageNotFound, en.path, "no scheduled message with sequence number %d", q)
+				return nil, nil, newErr(broker.CodeMessageNotFound, en.path, "no scheduled message with sequence number %d", q)
 			}
 			continue
 		}
@@ -577,12 +630,8 @@ func (e *Engine) cancelIn(en *entity, seqs []int64, all bool) ([]int64, error) {
 		found = append(found, x.seq)
 	}
 	p, err := en.commit()
-	e.unlock(en)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := p.Wait(); err != nil {
-		return nil, storeErr("cancel scheduled messages", en.path, err)
-	}
-	return found, nil
+	return found, p, nil
 }

@@ -79,6 +79,32 @@ func (e *Engine) AcceptNamedSession(ctx context.Context, owner uint64, entity, s
 	return e.acceptSession(ctx, owner, entity, &sessionID, maxWait)
 }
 
+// acceptSession locks session *sessionID, or the next available one when
+// sessionID is nil, under en's mutex; a zero lock means none is available.
+func (en *entity) acceptSession(owner uint64, sessionID *string, now int64) (SessionLock, error) {
+	if err := en.receiveRefused(); err != nil {
+		return SessionLock{}, err
+	}
+	en.use(now)
+	var s *session
+	if sessionID != nil {
+		s = en.session(*sessionID)
+		if s.isLocked() {
+			return SessionLock{}, newErr(broker.CodeSessionCannotLock, en.path, "the session %q is locked by another receiver", *sessionID)
+		}
+	} else if f, ok := en.free.Min(); ok {
+		s = f
+	}
+	if s == nil {
+		return SessionLock{}, nil
+	}
+	token := en.newToken()
+	en.setSessionLock(s, owner, token, lockExpiry(now, en.settings.LockDuration))
+	en.noteOwner(owner)
+	en.emitSession(broker.EventLocked, s.id, token, "session "+quoteID(s.id)+" accepted")
+	return SessionLock{Entity: en.path, SessionID: s.id, Token: token, LockedUntil: time.Unix(0, s.lockedUntil).UTC()}, nil
+}
+
 // acceptSession is AcceptSession: of session *sessionID, or of the next
 // available session when sessionID is nil.
 func (e *Engine) acceptSession(ctx context.Context, owner uint64, entity string, sessionID *string, maxWait time.Duration) (SessionLock, error) {
@@ -100,50 +126,34 @@ func (e *Engine) acceptSession(ctx context.Context, owner uint64, entity string,
 		if err := checkCtx(ctx); err != nil {
 			return SessionLock{}, err
 		}
-		now, err := e.lockedDue(en)
-		if err != nil {
-			return SessionLock{}, err
-		}
-		if err := en.receiveRefused(); err != nil {
-			e.unlock(en)
-			return SessionLock{}, err
-		}
-		en.use(now)
-		var s *session
-		if sessionID != nil {
-			s = en.session(*sessionID)
-			if s.isLocked() {
-				e.unlock(en)
-				return SessionLock{}, newErr(broker.CodeSessionCannotLock, en.path, "the session %q is locked by another receiver", *sessionID)
+		var lock SessionLock
+		var w *waiter
+		list := &en.waiters[broker.SubQueueMain]
+		if err := e.withDue(en, func(now int64) (err error) {
+			lock, err = en.acceptSession(owner, sessionID, now)
+			if err != nil || !lock.Token.IsZero() {
+				return err
 			}
-		} else if f, ok := en.free.Min(); ok {
-			s = f
+			if maxWait <= 0 {
+				return newErr(broker.CodeTimeout, en.path, "no unlocked session has messages available")
+			}
+			if dt.c == nil {
+				dt = e.newDeadline(maxWait)
+			}
+			w = list.add()
+			return nil
+		}); err != nil {
+			return SessionLock{}, err
 		}
-		if s != nil {
-			token := en.newToken()
-			en.setSessionLock(s, owner, token, lockExpiry(now, en.settings.LockDuration))
-			en.noteOwner(owner)
-			en.emitSession(broker.EventLocked, s.id, token, "session "+quoteID(s.id)+" accepted")
-			lock := SessionLock{Entity: en.path, SessionID: s.id, Token: token, LockedUntil: time.Unix(0, s.lockedUntil).UTC()}
-			e.unlock(en)
+		if w == nil {
 			return lock, nil
 		}
-		if maxWait <= 0 {
-			e.unlock(en)
-			return SessionLock{}, newErr(broker.CodeTimeout, en.path, "no unlocked session has messages available")
-		}
-		list := &en.waiters[broker.SubQueueMain]
-		if dt.c == nil {
-			dt = e.newDeadline(maxWait)
-		}
-		w := list.add()
-		e.unlock(en)
 		r := e.block(ctx, w, dt, func() {
-			en.mu.Lock()
+			en.mu.Lock() // deleted or not: the waiter goes
+			defer e.release(en)
 			if !list.remove(w) {
 				list.wake(1) // pass the wake-up on
 			}
-			e.unlock(en)
 		})
 		switch r {
 		case waitTimeout:
@@ -193,7 +203,7 @@ func (e *Engine) ReceiveSessionDeferred(ctx context.Context, owner uint64, entit
 	if err != nil {
 		return nil, err
 	}
-	return e.receiveDeferred(en, owner, broker.SubQueueMain, seqs, &sessionID)
+	return e.receiveDeferred(ctx, en, owner, broker.SubQueueMain, seqs, &sessionID)
 }
 
 // inSessionEntity runs fn under the mutex of the session-aware entity at
@@ -210,12 +220,7 @@ func (e *Engine) inSessionEntity(ctx context.Context, path string, fn func(en *e
 	if err != nil {
 		return err
 	}
-	now, err := e.lockedDue(en)
-	if err != nil {
-		return err
-	}
-	defer e.unlock(en)
-	return fn(en, now)
+	return e.withDue(en, func(now int64) error { return fn(en, now) })
 }
 
 // heldSession runs fn on a session whose lock owner holds, under the entity

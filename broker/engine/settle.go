@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/engine/store"
 )
 
 // Settle completes, abandons, dead-letters, defers or releases one locked
@@ -22,7 +23,7 @@ func (e *Engine) Settle(ctx context.Context, s broker.Settlement) error {
 		return err
 	}
 	var one [1]error
-	e.settleGroup([]broker.Settlement{s}, one[:])
+	e.settleGroup(ctx, []broker.Settlement{s}, one[:])
 	return one[0]
 }
 
@@ -44,7 +45,7 @@ func (e *Engine) SettleMany(ctx context.Context, ss []broker.Settlement) []error
 		for j < len(ss) && ss[j].Entity == ss[i].Entity {
 			j++
 		}
-		e.settleGroup(ss[i:j], errs[i:j])
+		e.settleGroup(ctx, ss[i:j], errs[i:j])
 		i = j
 	}
 	for _, err := range errs {
@@ -64,40 +65,41 @@ func fill(n int, err error) []error {
 }
 
 // settleGroup settles settlements that all address the same entity.
-func (e *Engine) settleGroup(ss []broker.Settlement, errs []error) {
+func (e *Engine) settleGroup(ctx context.Context, ss []broker.Settlement, errs []error) {
 	en, sub, err := e.lookup(ss[0].Entity)
-	if err == nil {
-		var now int64
-		now, err = e.lockedDue(en)
-		if err == nil {
-			if err = en.receiveRefused(); err != nil {
-				e.unlock(en)
-				fillErrs(errs, err)
-				return
-			}
-			en.use(now)
-			for i := range ss {
-				errs[i] = en.settle(&ss[i], sub, now)
-			}
-			p, cerr := en.commit()
-			e.unlock(en)
-			if cerr == nil {
-				cerr = p.Wait()
-				if cerr != nil {
-					cerr = storeErr("store the settlement", en.path, cerr)
-				}
-			}
-			if cerr != nil {
-				for i := range errs {
-					if errs[i] == nil {
-						errs[i] = cerr
-					}
-				}
-			}
-			return
+	if err != nil {
+		fillErrs(errs, err)
+		return
+	}
+	var p store.Pending
+	var cerr error // the commit's, when the settlements themselves were made
+	if err := e.withDue(en, func(now int64) error {
+		if err := en.receiveRefused(); err != nil {
+			return err
+		}
+		en.use(now)
+		en.by(ctx, "")
+		for i := range ss {
+			errs[i] = en.settle(&ss[i], sub, now)
+		}
+		p, cerr = en.commit()
+		return nil
+	}); err != nil {
+		fillErrs(errs, err)
+		return
+	}
+	if cerr == nil {
+		if cerr = p.Wait(); cerr != nil {
+			cerr = storeErr("store the settlement", en.path, cerr)
 		}
 	}
-	fillErrs(errs, err)
+	if cerr != nil {
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = cerr
+			}
+		}
+	}
 }
 
 // fillErrs sets every error of errs to err.
@@ -118,9 +120,9 @@ func (en *entity) settle(s *broker.Settlement, sub broker.SubQueue, now int64) e
 		en.remove(x)
 		en.emit(broker.EventCompleted, x, "")
 	case broker.Abandon:
-		en.release(x, now, broker.EventAbandoned, s.PropertiesToModify)
+		en.release(x, now, broker.EventAbandoned, "", s.PropertiesToModify)
 	case broker.Release:
-		en.release(x, now, broker.EventReleased, nil)
+		en.release(x, now, broker.EventReleased, "", nil)
 	case broker.DeadLetter:
 		if x.sub != broker.SubQueueMain {
 			return newErr(broker.CodeInvalid, en.path, "the message with sequence number %d is in the %s already; it cannot be dead-lettered again", x.seq, x.sub)
@@ -139,6 +141,7 @@ func (en *entity) settle(s *broker.Settlement, sub broker.SubQueue, now int64) e
 		}
 		en.index(x)
 		en.emitToken(broker.EventDeferred, x, token, "")
+		en.noteEnded(x, broker.EventDeferred, token, "", s.PropertiesToModify, 0)
 	default:
 		return newErr(broker.CodeInvalid, en.path, "unknown settlement kind %d", s.Kind)
 	}
@@ -163,7 +166,7 @@ func (e *Engine) RenewLock(ctx context.Context, entity string, token broker.Lock
 	if err := checkCtx(ctx); err != nil {
 		return time.Time{}, err
 	}
-	ts, err := e.renewLocks(entity, []broker.LockToken{token})
+	ts, err := e.renewLocks(ctx, entity, []broker.LockToken{token})
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -181,19 +184,25 @@ func (e *Engine) RenewLocks(ctx context.Context, entity string, tokens []broker.
 	if err := checkCtx(ctx); err != nil {
 		return nil, err
 	}
-	return e.renewLocks(entity, tokens)
+	return e.renewLocks(ctx, entity, tokens)
 }
 
-func (e *Engine) renewLocks(entity string, tokens []broker.LockToken) ([]time.Time, error) {
+func (e *Engine) renewLocks(ctx context.Context, entity string, tokens []broker.LockToken) ([]time.Time, error) {
 	en, sub, err := e.lookup(entity)
 	if err != nil {
 		return nil, err
 	}
-	now, err := e.lockedDue(en)
-	if err != nil {
-		return nil, err
-	}
-	defer e.unlock(en)
+	var out []time.Time
+	err = e.withDue(en, func(now int64) (err error) {
+		en.by(ctx, "")
+		out, err = en.renewLocks(sub, tokens, now)
+		return err
+	})
+	return out, err
+}
+
+// renewLocks is renewLocks's work under en's mutex.
+func (en *entity) renewLocks(sub broker.SubQueue, tokens []broker.LockToken, now int64) ([]time.Time, error) {
 	if err := en.receiveRefused(); err != nil {
 		return nil, err
 	}
@@ -216,6 +225,9 @@ func (e *Engine) renewLocks(entity string, tokens []broker.LockToken) ([]time.Ti
 		}
 		out[i] = time.Unix(0, until).UTC()
 		en.emit(broker.EventRenewed, x, "")
+		if en.eng.histLimit > 0 {
+			en.noteRider(x, store.HistoryEvent{Kind: broker.EventRenewed, Time: now, Token: x.token, Until: until})
+		}
 	}
 	return out, nil
 }

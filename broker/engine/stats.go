@@ -52,14 +52,15 @@ func (e *Engine) Stats(ctx context.Context) ([]EntityStats, error) {
 	list := e.entityList()
 	out := make([]EntityStats, 0, len(list))
 	for _, en := range list {
-		if _, err := e.lockedDue(en); err != nil {
-			continue
-		}
 		st := EntityStats{Path: en.path, Kind: en.kind}
-		if en.kind != broker.KindTopic {
-			st.Counts = en.counts()
+		if err := e.withDue(en, func(int64) error {
+			if en.kind != broker.KindTopic {
+				st.Counts = en.counts()
+			}
+			return nil
+		}); err != nil {
+			continue // deleted meanwhile
 		}
-		e.unlock(en)
 		for i := range st.Events {
 			st.Events[i] = en.tally[i].Load()
 		}

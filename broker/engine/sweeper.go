@@ -41,19 +41,24 @@ func (s *sweeper) init() { s.wake = make(chan struct{}, 1) }
 
 // register asks for en to be processed at (unix ns).
 func (s *sweeper) register(en *entity, at int64) {
-	s.mu.Lock()
-	heap.Push(&s.h, deadline{at: at, en: en})
-	early := s.next == 0 || at < s.next
-	if early {
-		s.next = at
-	}
-	s.mu.Unlock()
-	if early {
+	if s.push(en, at) {
 		select {
 		case s.wake <- struct{}{}:
 		default:
 		}
 	}
+}
+
+// push adds the deadline and reports whether it is the earliest.
+func (s *sweeper) push(en *entity, at int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	heap.Push(&s.h, deadline{at: at, en: en})
+	early := s.next == 0 || at < s.next
+	if early {
+		s.next = at
+	}
+	return early
 }
 
 // takeDue pops the entities due at now and returns the next deadline.
@@ -123,20 +128,17 @@ func (e *Engine) sweepLoop() {
 func (e *Engine) sweepEntities(due []*entity, now int64) {
 	var idle []*entity
 	for _, en := range due {
-		en.mu.Lock()
-		if en.deleted {
-			en.mu.Unlock()
-			continue
-		}
-		if en.registered <= now {
-			en.registered = 0
-		}
-		t := e.now()
-		en.processDue(t)
-		if d := en.idleDeadline(); d != 0 && d <= t {
-			idle = append(idle, en)
-		}
-		e.unlock(en)
+		_ = e.withLocked(en, func() error { // a deleted entity is skipped
+			if en.registered <= now {
+				en.registered = 0
+			}
+			t := e.now()
+			en.processDue(t)
+			if d := en.idleDeadline(); d != 0 && d <= t {
+				idle = append(idle, en)
+			}
+			return nil
+		})
 	}
 	if len(idle) > 0 && e.enter() == nil {
 		e.deleteIdle(idle)

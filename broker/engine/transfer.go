@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/engine/store"
 )
 
 // The transfer dead-letter sub-queue (<entity>/$Transfer/$DeadLetterQueue)
@@ -63,47 +64,32 @@ func transferSet(reason, description string) map[string]any {
 // sub-queue, with the reason and description set. The quota is not checked:
 // the messages were accepted, and refusing them now would lose them. It
 // returns when they are stored (durable stores: on disk).
-func (e *Engine) transferDeadLetter(en *entity, msgs []*broker.Message, seqs []int64, reason, description string) error {
-	if err := e.lockEntity(en); err != nil {
-		return err
-	}
-	now := e.now()
+func (e *Engine) transferDeadLetter(en *entity, msgs []*broker.Message, seqs []int64, reason, description string, o origin) error {
 	set := transferSet(reason, description)
-	entries := make([]*entry, 0, len(msgs))
+	var entries []*entry
 	var total int64
-	for i, m := range msgs {
-		if seqs[i] == 0 {
-			continue
+	var p store.Pending
+	if err := e.withLocked(en, func() (err error) {
+		en.from(origin{actor: o.actor, via: description})
+		now := e.now()
+		entries = make([]*entry, 0, len(msgs))
+		for i, m := range msgs {
+			if seqs[i] == 0 {
+				continue
+			}
+			c := *m
+			c.ApplicationProperties = mergeProps(m.ApplicationProperties, nil, set)
+			c.Size = broker.MessageSize(&c)
+			entries = append(entries, en.accept(&c, seqs[i], now, broker.SubQueueTransferDeadLetter))
+			total += c.Size
 		}
-		c := *m
-		c.ApplicationProperties = mergeProps(m.ApplicationProperties, nil, set)
-		c.Size = broker.MessageSize(&c)
-		entries = append(entries, en.accept(&c, seqs[i], now, broker.SubQueueTransferDeadLetter))
-		total += c.Size
-	}
-	en.size += total
-	p, err := en.commit()
-	if err != nil {
-		en.size -= total
-		e.unlock(en)
-		return err
-	}
-	e.unlock(en)
-	if err := p.Wait(); err != nil {
-		if e.lockEntity(en) == nil {
+		en.size += total
+		if p, err = en.commit(); err != nil {
 			en.size -= total
-			e.unlock(en)
 		}
-		return storeErr("store the messages in the transfer dead-letter sub-queue", en.path, err)
-	}
-	if err := e.lockEntity(en); err != nil {
+		return err
+	}); err != nil {
 		return err
 	}
-	for _, x := range entries {
-		en.add(x)
-		en.emit(broker.EventDeadLettered, x, reason)
-		en.notify(x)
-	}
-	e.unlock(en)
-	return nil
+	return e.showWhenStored(en, p, total, entries, broker.EventDeadLettered, reason, "store the messages in the transfer dead-letter sub-queue")
 }

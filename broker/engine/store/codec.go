@@ -1086,3 +1086,46 @@ func (d *decoder) value() any {
 		return nil
 	}
 }
+
+// appendHistoryEvent appends the encoding of a history event to dst.
+func appendHistoryEvent(dst []byte, ev *HistoryEvent) []byte {
+	e := encoder{buf: dst}
+	e.byte(codecVersion)
+	e.byte(byte(ev.Kind))
+	e.byte(byte(ev.Sub))
+	e.uvarint(uint64(ev.DeliveryCount))
+	e.varint(ev.Time)
+	e.varint(ev.Until)
+	if ev.Token.IsZero() {
+		e.byte(0)
+	} else {
+		e.byte(1)
+		e.fixed(ev.Token[:])
+	}
+	e.string(ev.Actor)
+	e.string(ev.Reason)
+	e.string(ev.Detail)
+	return e.buf
+}
+
+// decodeHistoryEvent decodes an event written by appendHistoryEvent.
+func decodeHistoryEvent(b []byte) (HistoryEvent, error) {
+	d := decoder{b: b, what: "history event"}
+	d.version()
+	var ev HistoryEvent
+	ev.Kind = broker.EventKind(d.byte())
+	ev.Sub = broker.SubQueue(d.byte())
+	ev.DeliveryCount = d.uint32()
+	ev.Time = d.varint()
+	ev.Until = d.varint()
+	if d.byte() == 1 {
+		copy(ev.Token[:], d.fixed(len(ev.Token)))
+	}
+	ev.Actor = d.string()
+	ev.Reason = d.string()
+	ev.Detail = d.string()
+	if err := d.finish(); err != nil {
+		return HistoryEvent{}, err
+	}
+	return ev, nil
+}

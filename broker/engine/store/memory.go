@@ -17,6 +17,8 @@ type Memory struct {
 	messages map[Loc]*memoryRecord
 	states   map[stateKey]storedState
 	dups     map[DuplicateRecord]struct{}
+	history  map[HistoryKey]memoryHistory
+	histPeak int // most histories since the map was made (see shrinkHistory)
 	orphans  int // metas put for messages that were not stored
 }
 
@@ -45,6 +47,7 @@ func NewMemory() *Memory {
 		messages: make(map[Loc]*memoryRecord),
 		states:   make(map[stateKey]storedState),
 		dups:     make(map[DuplicateRecord]struct{}),
+		history:  make(map[HistoryKey]memoryHistory),
 	}
 }
 
@@ -181,6 +184,11 @@ func (s *Memory) Apply(b *Batch) (Pending, error) {
 					delete(s.dups, r)
 				}
 			}
+			for k := range s.history {
+				if k.Entity == op.Loc.Entity {
+					delete(s.history, k)
+				}
+			}
 		case OpSetSequence:
 			s.seqs[op.Loc.Entity] = op.Loc.Seq
 		case OpPutMessage:
@@ -203,7 +211,65 @@ func (s *Memory) Apply(b *Batch) (Pending, error) {
 			delete(s.dups, DuplicateRecord{Entity: op.Loc.Entity, ID: op.ID, End: op.End})
 		}
 	}
+	for i := range b.Hist {
+		s.applyHistory(&b.Hist[i])
+	}
 	return Done{}, nil
+}
+
+// applyHistory applies one history change. Called with mu held.
+func (s *Memory) applyHistory(op *HistoryOp) {
+	if op.Event == nil && op.Count == 0 {
+		return // cancelled
+	}
+	h, ok := s.history[op.Key]
+	if op.Event != nil {
+		h.put(op.Index, *op.Event)
+		s.history[op.Key] = h
+		s.histPeak = max(s.histPeak, len(s.history))
+		return
+	}
+	if !ok {
+		return
+	}
+	if h.drop(op.Index, op.Count); h.n == 0 {
+		delete(s.history, op.Key)
+		s.shrinkHistory()
+	} else {
+		s.history[op.Key] = h
+	}
+}
+
+// shrinkHistory makes the history map again when it holds far fewer
+// histories than it once did: a Go map keeps its memory, and the values
+// are kept in it.
+func (s *Memory) shrinkHistory() {
+	if n := len(s.history); s.histPeak > 1024 && n < s.histPeak/8 {
+		m := make(map[HistoryKey]memoryHistory, n) // maps.Clone would keep the size
+		for k, h := range s.history {
+			m[k] = h
+		}
+		s.history, s.histPeak = m, n
+	}
+}
+
+// History returns a copy of the stored history of a message.
+func (s *Memory) History(k HistoryKey) (uint16, []HistoryEvent, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	h, ok := s.history[k]
+	if !ok {
+		return 0, nil, nil
+	}
+	return h.first, h.events(), nil
+}
+
+// HistoryCount returns how many messages have a stored history, so that
+// tests can check that histories go with their messages.
+func (s *Memory) HistoryCount() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.history)
 }
 
 // OrphanMetas returns how many metas were put for messages that were not

@@ -286,6 +286,41 @@ func (s *Pebble) Load(l Loader) error {
 	})
 }
 
+// History reads the stored events of a message's history in index order.
+func (s *Pebble) History(k HistoryKey) (uint16, []HistoryEvent, error) {
+	if err := s.lock(); err != nil {
+		return 0, nil, err
+	}
+	defer s.unlock()
+	lo, hi := makeHistoryKey(k, 0), makeHistoryKey(k, 0xffff)
+	iter, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo[:], UpperBound: hi[:]})
+	if err != nil {
+		return 0, nil, pebbleError("read a history", err)
+	}
+	defer iter.Close()
+	var first uint16
+	var out []HistoryEvent
+	for ok := iter.First(); ok; ok = iter.Next() {
+		key := iter.Key()
+		if len(key) != historyKeyLen {
+			return 0, nil, corrupt("bad history key %x", key)
+		}
+		v, err := iter.ValueAndErr()
+		if err != nil {
+			return 0, nil, pebbleError("read a history", err)
+		}
+		ev, err := decodeHistoryEvent(v)
+		if err != nil {
+			return 0, nil, err
+		}
+		if len(out) == 0 {
+			first = binary.BigEndian.Uint16(key[13:])
+		}
+		out = append(out, ev)
+	}
+	return first, out, nil
+}
+
 // scan calls fn for every key of a key space, in key order. The slices are
 // valid only during the call.
 func (s *Pebble) scan(space byte, fn func(k, v []byte) error) error {
@@ -321,7 +356,7 @@ func (s *Pebble) Apply(b *Batch) (Pending, error) {
 		return nil, err
 	}
 	defer s.unlock()
-	if len(b.Ops) == 0 {
+	if b.Len() == 0 {
 		return Done{}, nil
 	}
 	pb := s.db.NewBatch()
@@ -375,7 +410,7 @@ func (s *Pebble) build(pb *pebble.Batch, b *Batch) error {
 			err = pb.Set(k[:], buf, nil)
 		case OpDeleteEntity:
 			id := op.Loc.Entity
-			for _, space := range [...]byte{spaceBody, spaceMeta, spaceState, spaceDuplicate} {
+			for _, space := range [...]byte{spaceBody, spaceMeta, spaceState, spaceDuplicate, spaceHistory} {
 				lo, hi := entitySpan(space, id)
 				if err = pb.DeleteRange(lo, hi, nil); err != nil {
 					break
@@ -435,6 +470,26 @@ func (s *Pebble) build(pb *pebble.Batch, b *Batch) error {
 		}
 		if err != nil {
 			return pebbleError("build a batch", err)
+		}
+	}
+	for i := range b.Hist {
+		if err := buildHistory(pb, &b.Hist[i], buf); err != nil {
+			return pebbleError("build a batch", err)
+		}
+	}
+	return nil
+}
+
+// buildHistory adds a history change to pb; buf is scratch space.
+func buildHistory(pb *pebble.Batch, op *HistoryOp, buf []byte) error {
+	if op.Event != nil {
+		k := makeHistoryKey(op.Key, op.Index)
+		return pb.Set(k[:], appendHistoryEvent(buf[:0], op.Event), nil)
+	}
+	for i := range int(op.Count) {
+		k := makeHistoryKey(op.Key, op.Index+uint16(i))
+		if err := pb.Delete(k[:], nil); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 //	b | entity(4) | sub(1) | seq(8) -> message (the body record, written once)
 //	d | entity(4) | end(8) | id     -> codec version (a duplicate-detection record)
 //	e | entity(4)                   -> EntityRecord
+//	h | entity(4) | seq(8) | index(2) -> codec version, a history event
 //	m | entity(4) | sub(1) | seq(8) -> Meta
 //	s | entity(4)                   -> uvarint codec version, varint last sequence
 //	t | entity(4) | session id      -> state version 2, varint set time, session state bytes
@@ -24,6 +25,9 @@ import (
 // as they are. A session state written before its set time was kept has
 // codec version 1 and no time.
 //
+// Load skips the h space too: a history is read by History. It was added
+// as d and t were, without a new layout version.
+//
 // The d and t spaces were added without a new layout version: a store
 // written before them has none of their keys and loads as it did, with no
 // session state and no duplicate-detection history beyond its stored
@@ -34,6 +38,7 @@ const (
 	spaceBody      = 'b'
 	spaceDuplicate = 'd'
 	spaceEntity    = 'e'
+	spaceHistory   = 'h'
 	spaceMeta      = 'm'
 	spaceSequence  = 's'
 	spaceState     = 't'
@@ -105,6 +110,20 @@ func entitySpan(space byte, id uint32) (start, end []byte) {
 // spaceSpan returns the bounds [start, end) of a whole key space.
 func spaceSpan(space byte) (start, end []byte) {
 	return []byte{space}, []byte{space + 1}
+}
+
+// historyKeyLen is the length of a history event's key.
+const historyKeyLen = 1 + 4 + 8 + 2
+
+// makeHistoryKey returns the key of event index of a message's history;
+// with the index left off (prefix), the start of all of them.
+func makeHistoryKey(k HistoryKey, index uint16) [historyKeyLen]byte {
+	var out [historyKeyLen]byte
+	out[0] = spaceHistory
+	binary.BigEndian.PutUint32(out[1:5], k.Entity)
+	binary.BigEndian.PutUint64(out[5:13], uint64(k.Seq)^(1<<63))
+	binary.BigEndian.PutUint16(out[13:], index)
+	return out
 }
 
 // makeStateKey returns the key of a session's state.

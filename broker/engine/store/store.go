@@ -95,9 +95,12 @@ type DuplicateRecord struct {
 	End    int64
 }
 
-// Batch is a list of changes applied atomically, in order.
+// Batch is a list of changes applied atomically, in order: Ops, then the
+// message history changes of Hist (see PutHistory), which are kept apart
+// because they are many and small.
 type Batch struct {
-	Ops []Op
+	Ops  []Op
+	Hist []HistoryOp
 }
 
 // PutEntity stores an entity definition.
@@ -168,10 +171,15 @@ func (b *Batch) DeleteDuplicate(r DuplicateRecord) {
 }
 
 // Len returns the number of changes in the batch.
-func (b *Batch) Len() int { return len(b.Ops) }
+func (b *Batch) Len() int { return len(b.Ops) + len(b.Hist) }
 
 // Reset empties the batch for reuse.
-func (b *Batch) Reset() { clear(b.Ops); b.Ops = b.Ops[:0] }
+func (b *Batch) Reset() {
+	clear(b.Ops)
+	b.Ops = b.Ops[:0]
+	clear(b.Hist)
+	b.Hist = b.Hist[:0]
+}
 
 // Loader receives the stored state at start, in this order: entities (by
 // id), then sequences, then session states in (entity, session id) order,
@@ -219,6 +227,10 @@ type Store interface {
 	// shares one disk sync among concurrent batches (group commit): Wait on
 	// the result before acknowledging anything that must survive a crash.
 	Apply(b *Batch) (Pending, error)
+	// History returns the stored history of message (k.Entity, k.Seq): its
+	// events oldest first, and the index of the first (the number of events
+	// folded away before it). A message without history has none.
+	History(k HistoryKey) (first uint16, events []HistoryEvent, err error)
 	// Durable reports whether the store survives a restart.
 	Durable() bool
 	// Close flushes and closes the store.

@@ -1,0 +1,147 @@
+package broker
+
+import (
+	"context"
+	"strings"
+	"time"
+)
+
+// HistoryReader is implemented by clients that keep each stored message's
+// history (the embedded engine): who sent it and from where, each delivery
+// with its lock, renewals, abandons, lock expiries and losses, deferral,
+// dead-lettering and resubmission. Remote endpoints do not implement it
+// (Service Bus keeps no history). Use HistoryOf to find it through
+// wrappers; reading a history changes nothing, so a read-only wrapper
+// passes it through.
+type HistoryReader interface {
+	// History returns the history of the message with sequence number seq
+	// in entity (an address: a sub-queue's carries its suffix, though the
+	// history is the message's wherever it is now). A message that is not
+	// stored (settled, expired, purged) has no history:
+	// ErrMessageNotFound. An engine with history turned off fails with
+	// CodeNotSupported.
+	History(ctx context.Context, entity string, seq int64) (History, error)
+}
+
+// History is the recorded life of one stored message, oldest event first.
+type History struct {
+	Entity   string
+	Sequence int64
+	// Folded counts the oldest events that were dropped to keep the
+	// history bounded; the events shown are the newest.
+	Folded int
+	Events []HistoryEvent
+}
+
+// HistoryEvent is one thing that happened to a message.
+type HistoryEvent struct {
+	Kind EventKind
+	Time time.Time
+	// SubQueue is where the message was when it happened.
+	SubQueue SubQueue
+	// Actor says who did it: a connection and link of the listener, the
+	// dashboard, or ActorBroker for what the broker did on its own (lock
+	// expiry, time to live, the delivery limit).
+	Actor string
+	// Token and LockedUntil are the lock of a delivery or renewal, and the
+	// lock an abandon, release, deferral, expiry or loss ended.
+	Token       LockToken
+	LockedUntil time.Time
+	// DeliveryCount is the message's delivery count after the event.
+	DeliveryCount uint32
+	// Reason is the dead-letter reason, or why a lock was lost.
+	Reason string
+	// Detail says more: where a message was forwarded or fanned out from,
+	// the properties an abandon changed, the copy a resubmit made.
+	Detail string
+}
+
+// ActorBroker is the Actor of what the broker does on its own.
+const ActorBroker = "broker"
+
+// ActorDashboard is the Actor of what the dashboard does, and of an
+// engine call whose context names no actor.
+const ActorDashboard = "dashboard"
+
+type actorKey struct{}
+
+// WithActor returns ctx carrying actor, a short description of who calls
+// (the listener names the connection, container and link), for the
+// histories of the messages the call touches.
+func WithActor(ctx context.Context, actor string) context.Context {
+	return context.WithValue(ctx, actorKey{}, actor)
+}
+
+// ActorOf returns the actor ctx carries, or ActorDashboard.
+func ActorOf(ctx context.Context) string {
+	if a, ok := ctx.Value(actorKey{}).(string); ok && a != "" {
+		return a
+	}
+	return ActorDashboard
+}
+
+type resubmitKey struct{}
+
+// resubmitOf is the original of a resubmitted copy.
+type resubmitOf struct {
+	entity string
+	seq    int64
+}
+
+// WithResubmitOf returns ctx saying that the messages it sends are copies of
+// the message seq of entity (a dead-letter sub-queue's address), so that the
+// histories of the copy and of the original point at each other.
+func WithResubmitOf(ctx context.Context, entity string, seq int64) context.Context {
+	return context.WithValue(ctx, resubmitKey{}, resubmitOf{entity, seq})
+}
+
+// ResubmitOf returns the original WithResubmitOf put on ctx; ok is false when
+// there is none.
+func ResubmitOf(ctx context.Context) (entity string, seq int64, ok bool) {
+	r, ok := ctx.Value(resubmitKey{}).(resubmitOf)
+	return r.entity, r.seq, ok
+}
+
+// HistoryOf returns the HistoryReader of c: c itself when it implements it,
+// or the first client down the chain of wrapped clients (Unwrapper) that
+// does. ok is true only when a client that is not a wrapper implements it
+// (a wrapper's own History only passes the call on).
+func HistoryOf(c Client) (hr HistoryReader, ok bool) {
+	var outer HistoryReader
+	for range 8 { // wrappers nest a few levels at most
+		h, is := c.(HistoryReader)
+		if is && outer == nil {
+			outer = h
+		}
+		u, isWrapper := c.(Unwrapper)
+		if !isWrapper {
+			if is {
+				return outer, true
+			}
+			return nil, false
+		}
+		c = u.Unwrap()
+	}
+	return nil, false
+}
+
+// Summary is the event's particulars in one line, for a table or a
+// timeline: the reason, the detail, the lock's expiry, and where the
+// message was when not in the main queue (not the lock token, which a
+// caller that wants it adds). It is not sanitized.
+func (ev HistoryEvent) Summary() string {
+	var parts []string
+	if ev.Reason != "" {
+		parts = append(parts, ev.Reason)
+	}
+	if ev.Detail != "" {
+		parts = append(parts, ev.Detail)
+	}
+	if !ev.LockedUntil.IsZero() {
+		parts = append(parts, "locked until "+ev.LockedUntil.UTC().Format("15:04:05.000"))
+	}
+	if ev.SubQueue != SubQueueMain {
+		parts = append(parts, "in the "+ev.SubQueue.String())
+	}
+	return strings.Join(parts, "; ")
+}
