@@ -209,10 +209,12 @@ func (s *session) onDisposition(d *wire.Disposition) error {
 	if !d.Settled {
 		return nil
 	}
+	run := s.newDispositionRun(wire.RoleReceiver)
+	defer run.flushLocked()
 	visit := func(id uint32) {
 		if st, ok := s.inSecond[id]; ok {
 			delete(s.inSecond, id)
-			s.sendLocked(&wire.Disposition{Role: wire.RoleReceiver, First: id, Settled: true, State: st})
+			run.addLocked(id, true, st)
 		}
 	}
 	if last-d.First < maxDispositionRange {
