@@ -2,6 +2,7 @@ package amqpserver
 
 import (
 	"context"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -55,6 +56,7 @@ type writer struct {
 	nc      net.Conn
 	clock   clockwork.Clock
 	timeout time.Duration // real-time write deadline per write
+	log     *slog.Logger  // may be nil
 
 	mu            sync.Mutex
 	queue         []queued
@@ -126,7 +128,7 @@ func (w *writer) push(b []byte, delivery bool) bool {
 		w.controlBytes += len(b)
 		if w.controlBytes > maxControlBacklog {
 			w.mu.Unlock()
-			w.fail()
+			w.failWith("closing a connection whose peer does not read its frames", "backlog", maxControlBacklog)
 			return false
 		}
 	}
@@ -228,7 +230,11 @@ func (w *writer) shutdown() {
 
 // fail drops what is queued and closes the connection (the reader sees
 // it and tears the connection down).
-func (w *writer) fail() {
+func (w *writer) fail() { w.failWith("") }
+
+// failWith is fail with a line for the log (none when msg is empty),
+// written by the goroutine that closes the connection, never by the caller.
+func (w *writer) failWith(msg string, args ...any) {
 	if w.failed.Swap(true) {
 		return
 	}
@@ -242,7 +248,12 @@ func (w *writer) fail() {
 	w.mu.Unlock()
 	// Close may wait for a write in progress (TLS); never on the caller,
 	// which can hold a session lock.
-	go func() { _ = w.nc.Close() }()
+	go func() {
+		if msg != "" && w.log != nil {
+			w.log.Info(msg, args...)
+		}
+		_ = w.nc.Close()
+	}()
 }
 
 func (w *writer) run() {
