@@ -199,12 +199,19 @@ func (w *writer) written(items []queued) {
 	}
 }
 
+// maxSpare bounds the array recycle keeps, so that a burst does not pin
+// its queue's memory for the life of the connection.
+const maxSpare = 1024
+
 // recycle keeps the array of a written batch for the next one.
 func (w *writer) recycle(items []queued) {
+	if cap(items) > maxSpare {
+		return
+	}
 	clear(items)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.spare == nil {
+	if w.spare == nil && !w.closed {
 		w.spare = items[:0]
 	}
 }
