@@ -93,6 +93,7 @@ func newConn(srv *Server, nc net.Conn, owner uint64) *conn {
 		c.grants.all = sas.AllRights
 		c.authed.Store(true)
 	}
+	c.w.log = c.log
 	c.info.at = c.clock.Now()
 	c.touch()
 	return c

@@ -9,16 +9,20 @@
 // configured key name and key) or directly with the AMQP header, then opens,
 // and carries many sessions, each with many links. Every connection has one
 // goroutine that reads and handles frames in order and one that writes them
-// from a bounded queue (and sends heartbeats at half the peer's idle
-// timeout); a watchdog closes a connection whose peer stays silent past the
+// from a queue (and sends heartbeats at half the peer's idle timeout); a
+// watchdog closes a connection whose peer stays silent past the
 // listener's idle timeout. Link work that may wait (receiving from the
 // engine, storing sends, settling, management operations) runs in goroutines
 // bounded by link credit, so the reader never blocks on the engine.
 //
 // Lock order: a session's mutex (which also guards its links), then the
 // connection's reply/session-link table or its token grants, then the
-// engine's own locks. The writer takes no lock, so holding a session's
-// mutex while queueing a frame cannot deadlock.
+// engine's own locks; the writer's queue mutex is a leaf under all of them.
+// Queueing a frame never waits, so frames are queued under a session's
+// mutex, in the order of its state, but never written or waited on there:
+// a deliverer waits for room in the connection's delivery budget before it
+// locks, and the reader never waits on a peer that reads slowly (a peer
+// that lets other frames pile up past a few MiB is disconnected).
 //
 // A connection must authenticate, with SASL PLAIN and a configured key or
 // with a valid token put on $cbs, within Options.AuthTimeout, or it is

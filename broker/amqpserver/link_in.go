@@ -107,13 +107,20 @@ func (l *link) dispatchLocked(d *inDelivery) {
 // pre-settled one; settled in rcv-settle-mode first; unsettled in second,
 // to be settled when the peer settles.
 func (l *link) outcomeLocked(d *inDelivery, state wire.DeliveryState) {
+	run := l.s.newDispositionRun(wire.RoleReceiver)
+	l.outcomeToLocked(run, d, state)
+	run.flushLocked()
+}
+
+// outcomeToLocked is outcomeLocked for a run of outcomes sent as ranges.
+func (l *link) outcomeToLocked(run *dispositionRun, d *inDelivery, state wire.DeliveryState) {
 	if d.settled || l.state != linkAttached {
 		return
 	}
 	if d.second {
 		l.s.inSecond[d.id] = state
 	}
-	l.s.sendLocked(&wire.Disposition{Role: wire.RoleReceiver, First: d.id, Settled: !d.second, State: state})
+	run.addLocked(d.id, !d.second, state)
 }
 
 // replenishLocked gives the peer credit again when half of it is used.
@@ -207,16 +214,18 @@ func (l *link) store(list []*inDelivery) {
 	s := l.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	answers := s.newDispositionRun(wire.RoleReceiver)
 	for i, d := range list {
 		if errs[i] != nil {
 			if d.settled {
 				c.log.Warn("a pre-settled message could not be stored and is lost", "entity", logsafe.Clip(l.entity), "err", logsafe.Err(errs[i]))
 			}
-			l.outcomeLocked(d, wire.Rejected{Error: l.wireError(errs[i])})
+			l.outcomeToLocked(answers, d, wire.Rejected{Error: l.wireError(errs[i])})
 		} else {
-			l.outcomeLocked(d, wire.Accepted{})
+			l.outcomeToLocked(answers, d, wire.Accepted{})
 		}
 	}
+	answers.flushLocked()
 	l.inflight -= len(list)
 	l.replenishLocked()
 }

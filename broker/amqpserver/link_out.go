@@ -197,6 +197,11 @@ func (l *link) deliver(msgs []*broker.Message) []*broker.Message {
 			t := wire.DeliveryTag(m.LockToken)
 			tag = t[:]
 		}
+		// Wait for the writer here, holding no lock: under the lock the
+		// delivery is only queued (issue 17 item 1).
+		if !s.c.w.awaitRoom(l.ctx) {
+			return msgs[i:]
+		}
 		s.mu.Lock()
 		need := s.framesFor(len(payload))
 		for s.remoteIncomingWindow < need && !s.done && l.state == linkAttached {
@@ -235,8 +240,11 @@ func (s *session) framesFor(n int) uint32 {
 	return min(frames, sessionWindow/2)
 }
 
-// transferLocked sends one delivery on l and returns its delivery id. The
-// caller holds s.mu and has checked credit and window.
+// transferLocked queues one delivery on l and returns its delivery id. The
+// caller holds s.mu and has checked credit and window; nothing waits here
+// (the deliverer waited for the writer's room before it locked), so the
+// delivery id, the credit and the window are taken and the frames queued
+// in one step, in the order of the session's other frames.
 func (s *session) transferLocked(l *link, tag, payload []byte, settled bool) (uint32, bool) {
 	id := s.nextDeliveryID
 	t := &wire.Transfer{
@@ -268,12 +276,13 @@ func (s *session) transferLocked(l *link, tag, payload []byte, settled bool) (ui
 	return id, true
 }
 
-// sendBytesLocked queues encoded frames unless the session is done.
+// sendBytesLocked queues the encoded frames of a delivery unless the
+// session is done; it never waits.
 func (s *session) sendBytesLocked(b []byte) bool {
 	if s.done {
 		return false
 	}
-	return s.c.w.send(b)
+	return s.c.w.sendDelivery(b)
 }
 
 // giveBack releases peek-locked messages that could not be sent (credit

@@ -18,8 +18,11 @@ const sessionWindow = 5000
 const maxDispositionRange = 1 << 12
 
 // session is one AMQP session. mu guards every field and the state of its
-// links; the reader goroutine and the link goroutines all take it. cond
-// (on mu) wakes link goroutines waiting for the peer's incoming window.
+// links; the reader goroutine and the link goroutines all take it, for
+// short steps only: frames are queued under it in order but never written
+// or waited on (see writer), so the reader never waits on a slow peer.
+// cond (on mu) wakes link goroutines waiting for the peer's incoming
+// window.
 type session struct {
 	c    *conn
 	ch   uint16
@@ -60,8 +63,8 @@ func newSession(c *conn, ch uint16, b *wire.Begin) *session {
 	return s
 }
 
-// send queues a frame on the session's channel unless the session is done.
-// The caller holds s.mu.
+// sendLocked queues a frame on the session's channel unless the session is
+// done. The caller holds s.mu; queuing never waits on the writer.
 func (s *session) sendLocked(p wire.Performative) bool {
 	if s.done {
 		return false
@@ -206,10 +209,12 @@ func (s *session) onDisposition(d *wire.Disposition) error {
 	if !d.Settled {
 		return nil
 	}
+	run := s.newDispositionRun(wire.RoleReceiver)
+	defer run.flushLocked()
 	visit := func(id uint32) {
 		if st, ok := s.inSecond[id]; ok {
 			delete(s.inSecond, id)
-			s.sendLocked(&wire.Disposition{Role: wire.RoleReceiver, First: id, Settled: true, State: st})
+			run.addLocked(id, true, st)
 		}
 	}
 	if last-d.First < maxDispositionRange {

@@ -139,11 +139,13 @@ func (l *link) settleLoop(q *settleQueue) {
 		}
 		s := l.s
 		s.mu.Lock()
+		run := s.newDispositionRun(wire.RoleSender)
 		for i, r := range list {
 			if !r.peerSettled {
-				s.sendLocked(&wire.Disposition{Role: wire.RoleSender, First: r.id, Settled: true, State: replies[i]})
+				run.addLocked(r.id, true, replies[i])
 			}
 		}
+		run.flushLocked()
 		// closeLocked zeroes the count of a link that ended meanwhile.
 		l.unsettled = max(l.unsettled-len(list), 0)
 		l.notify()

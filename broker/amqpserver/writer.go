@@ -1,6 +1,8 @@
 package amqpserver
 
 import (
+	"context"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -11,9 +13,19 @@ import (
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
 )
 
-// writeQueueLen bounds the frames (or groups of frames) waiting to be
-// written on one connection; producers block when it is full.
-const writeQueueLen = 256
+// deliveryBudget bounds the bytes of deliveries (transfers of entity
+// messages) queued on one connection and not yet written: a deliverer
+// waits for room (awaitRoom) before it takes its session's lock, so a
+// peer that reads slowly slows its own deliveries and nothing else.
+const deliveryBudget = 1 << 20
+
+// maxControlBacklog bounds the bytes of other frames (flows, dispositions,
+// attaches, responses...) queued and not yet written. They are queued
+// without waiting, under the session's lock, in the order the session's
+// state changed; they answer what the peer sends, so a peer that sends on
+// and on without reading what it asked for ends here: the connection is
+// closed.
+const maxControlBacklog = 4 << 20
 
 // maxWriteBatch is how many queued buffers one write system call carries.
 const maxWriteBatch = 64
@@ -22,21 +34,46 @@ const maxWriteBatch = 64
 // peer announcing a tiny idle timeout cannot make it spin.
 const minHeartbeat = 100 * time.Millisecond
 
+// queued is one buffer waiting to be written: one or more whole frames, or
+// a protocol header.
+type queued struct {
+	b        []byte
+	delivery bool // counted in deliveryBytes
+}
+
 // writer is the one goroutine that writes to a connection: frames from a
-// bounded queue, and an empty frame whenever nothing was written for half
-// the peer's idle timeout.
+// queue, and an empty frame whenever nothing was written for half the
+// peer's idle timeout.
+//
+// Queuing never waits, so that it can happen under a session's lock in
+// the order of the session's state: frames are never written, nor waited
+// on, with a session or link lock held, and the reader goroutine never
+// waits on the writer. Deliveries are bounded by deliveryBudget, which
+// deliverers wait on before they lock (awaitRoom); other frames by
+// maxControlBacklog. mu is a leaf lock (taken under a session's mutex,
+// never the other way round) held only to queue and dequeue.
 type writer struct {
 	nc      net.Conn
 	clock   clockwork.Clock
 	timeout time.Duration // real-time write deadline per write
+	log     *slog.Logger  // may be nil
 
-	q        chan []byte
+	mu            sync.Mutex
+	queue         []queued
+	spare         []queued // the previous batch's array, reused
+	deliveryBytes int
+	controlBytes  int
+	closed        bool          // stopped or failed: nothing more is queued
+	room          chan struct{} // closed when deliveryBytes falls below the budget; nil when nobody waits
+	ready         chan struct{} // capacity 1: something was queued
+
 	stop     chan struct{} // closed: write what is queued, then exit
 	stopOnce sync.Once
 	done     chan struct{} // closed when the writer has exited
 	beat     chan time.Duration
 	wrote    atomic.Bool // something was written since the last heartbeat tick
 	failed   atomic.Bool
+	bufs     net.Buffers // scratch for one batch
 
 	// join is set for connections that are not plain TCP sockets (TLS,
 	// WebSockets, a front's wrapper): they have no vectored write, so a
@@ -54,7 +91,7 @@ func newWriter(nc net.Conn, clock clockwork.Clock, timeout time.Duration) *write
 		nc:      nc,
 		clock:   clock,
 		timeout: timeout,
-		q:       make(chan []byte, writeQueueLen),
+		ready:   make(chan struct{}, 1),
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 		beat:    make(chan time.Duration, 1),
@@ -74,21 +111,111 @@ func isTCP(nc net.Conn) bool {
 const joinChunk = 64 << 10
 
 // send queues b (one or more whole frames, or a protocol header) and
-// reports false when the writer has stopped. It blocks while the queue is
-// full.
-func (w *writer) send(b []byte) bool {
-	select {
-	case <-w.stop:
+// reports false when the writer has stopped. It never waits; a peer that
+// lets more than maxControlBacklog pile up is disconnected.
+func (w *writer) send(b []byte) bool { return w.push(b, false) }
+
+// sendDelivery queues the frames of a delivery, counted in the delivery
+// budget; like send it never waits (the deliverer waited in awaitRoom).
+func (w *writer) sendDelivery(b []byte) bool { return w.push(b, true) }
+
+func (w *writer) push(b []byte, delivery bool) bool {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
 		return false
+	}
+	if delivery {
+		w.deliveryBytes += len(b)
+	} else {
+		w.controlBytes += len(b)
+		if w.controlBytes > maxControlBacklog {
+			w.mu.Unlock()
+			w.failWith("closing a connection whose peer does not read its frames", "backlog", maxControlBacklog)
+			return false
+		}
+	}
+	w.queue = append(w.queue, queued{b: b, delivery: delivery})
+	w.mu.Unlock()
+	select {
+	case w.ready <- struct{}{}:
 	default:
 	}
-	select {
-	case w.q <- b:
-		return true
-	case <-w.stop:
-		return false
-	case <-w.done:
-		return false
+	return true
+}
+
+// awaitRoom waits, with no lock held, until the queued deliveries are
+// below the budget; it reports false when the writer or ctx ended.
+func (w *writer) awaitRoom(ctx context.Context) bool {
+	for {
+		w.mu.Lock()
+		if w.closed {
+			w.mu.Unlock()
+			return false
+		}
+		if w.deliveryBytes < deliveryBudget {
+			w.mu.Unlock()
+			return true
+		}
+		if w.room == nil {
+			w.room = make(chan struct{})
+		}
+		room := w.room
+		w.mu.Unlock()
+		select {
+		case <-room:
+		case <-ctx.Done():
+			return false
+		case <-w.done:
+			return false
+		}
+	}
+}
+
+// take removes and returns everything queued.
+func (w *writer) take() []queued {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	items := w.queue
+	w.queue, w.spare = w.spare[:0], nil
+	return items
+}
+
+// written releases the budget of written buffers and wakes deliverers
+// waiting for room.
+func (w *writer) written(items []queued) {
+	var delivery, control int
+	for _, it := range items {
+		if it.delivery {
+			delivery += len(it.b)
+		} else {
+			control += len(it.b)
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.deliveryBytes -= delivery
+	w.controlBytes -= control
+	if w.room != nil && w.deliveryBytes < deliveryBudget {
+		close(w.room)
+		w.room = nil
+	}
+}
+
+// maxSpare bounds the array recycle keeps, so that a burst does not pin
+// its queue's memory for the life of the connection.
+const maxSpare = 1024
+
+// recycle keeps the array of a written batch for the next one.
+func (w *writer) recycle(items []queued) {
+	if cap(items) > maxSpare {
+		return
+	}
+	clear(items)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.spare == nil && !w.closed {
+		w.spare = items[:0]
 	}
 }
 
@@ -100,8 +227,44 @@ func (w *writer) heartbeat(d time.Duration) {
 	}
 }
 
-// shutdown makes the writer write what is queued and exit.
-func (w *writer) shutdown() { w.stopOnce.Do(func() { close(w.stop) }) }
+// shutdown makes the writer write what is queued and exit; nothing queued
+// after it is written.
+func (w *writer) shutdown() {
+	w.stopOnce.Do(func() {
+		w.mu.Lock()
+		w.closed = true
+		w.mu.Unlock()
+		close(w.stop)
+	})
+}
+
+// fail drops what is queued and closes the connection (the reader sees
+// it and tears the connection down).
+func (w *writer) fail() { w.failWith("") }
+
+// failWith is fail with a line for the log (none when msg is empty),
+// written by the goroutine that closes the connection, never by the caller.
+func (w *writer) failWith(msg string, args ...any) {
+	if w.failed.Swap(true) {
+		return
+	}
+	w.mu.Lock()
+	w.closed = true
+	w.queue, w.spare = nil, nil
+	if w.room != nil {
+		close(w.room)
+		w.room = nil
+	}
+	w.mu.Unlock()
+	// Close may wait for a write in progress (TLS); never on the caller,
+	// which can hold a session lock.
+	go func() {
+		if msg != "" && w.log != nil {
+			w.log.Info(msg, args...)
+		}
+		_ = w.nc.Close()
+	}()
+}
 
 func (w *writer) run() {
 	defer close(w.done)
@@ -114,21 +277,13 @@ func (w *writer) run() {
 	}()
 	for {
 		select {
-		case b := <-w.q:
-			if !w.write(b) {
+		case <-w.ready:
+			if !w.flush() {
 				return
 			}
 		case <-w.stop:
-			for {
-				select {
-				case b := <-w.q:
-					if !w.write(b) {
-						return
-					}
-				default:
-					return
-				}
-			}
+			w.flush()
+			return
 		case d := <-w.beat:
 			if ticker != nil {
 				ticker.Stop()
@@ -145,19 +300,30 @@ func (w *writer) run() {
 	}
 }
 
-// write writes b and whatever else is queued, in one system call.
-func (w *writer) write(b []byte) bool {
-	bufs := net.Buffers{b}
-	for len(bufs) < maxWriteBatch {
-		select {
-		case more := <-w.q:
-			bufs = append(bufs, more)
-			continue
-		default:
+// flush writes everything queued, maxWriteBatch buffers per system call,
+// until the queue is empty; it reports false when a write failed.
+func (w *writer) flush() bool {
+	for {
+		all := w.take()
+		if len(all) == 0 {
+			return true
 		}
-		break
+		for items := all; len(items) > 0; {
+			n := min(len(items), maxWriteBatch)
+			w.bufs = w.bufs[:0]
+			for _, it := range items[:n] {
+				w.bufs = append(w.bufs, it.b)
+			}
+			ok := w.writeBuffers(w.bufs)
+			clear(w.bufs[:cap(w.bufs)])
+			w.written(items[:n])
+			if !ok {
+				return false
+			}
+			items = items[n:]
+		}
+		w.recycle(all)
 	}
-	return w.writeBuffers(bufs)
 }
 
 func (w *writer) writeBuffers(bufs net.Buffers) bool {
@@ -181,8 +347,7 @@ func (w *writer) writeBuffers(bufs net.Buffers) bool {
 	}
 	if err != nil {
 		// The reader sees the closed connection and tears it down.
-		w.failed.Store(true)
-		_ = w.nc.Close()
+		w.fail()
 		return false
 	}
 	return true

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"testing"
@@ -67,6 +68,19 @@ func runChild(in io.Reader, out, log io.Writer) int {
 			return 2
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if path := os.Getenv(envServerTrace); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			fmt.Fprintf(log, "loadtest child: %v\n", err)
+			return 2
+		}
+		defer f.Close()
+		if err := trace.Start(f); err != nil {
+			fmt.Fprintf(log, "loadtest child: %v\n", err)
+			return 2
+		}
+		defer trace.Stop()
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()

@@ -56,6 +56,10 @@ const (
 	// envServerProfile names a file to which a child-process listener
 	// writes its CPU profile (each listener started overwrites it).
 	envServerProfile = "PEEKLOCK_LOADTEST_SERVER_CPUPROFILE"
+	// envServerTrace names a file to which a child-process listener
+	// writes an execution trace (go tool trace; -pprof=sched shows where
+	// goroutines waited to run), overwritten like the profile.
+	envServerTrace = "PEEKLOCK_LOADTEST_SERVER_TRACE"
 )
 
 // config is one throughput run's setting, read from the environment.
