@@ -111,9 +111,8 @@ type Model struct {
 	why map[*key.Binding]string
 
 	// clients is the open connected clients view (nil when closed), drawn
-	// over the panes like entInfo; clientsSeq numbers its reads.
-	clients    *clientsState
-	clientsSeq int
+	// over the panes like entInfo.
+	clients *clientsState
 }
 
 // New returns a dashboard over c.

@@ -59,7 +59,7 @@ func (m *Model) onWheel(ms tea.Mouse) tea.Cmd {
 		m.log.scroll(m.common(), d)
 		return nil
 	case overClients:
-		m.clients.top = max(0, min(m.clientsMaxTop(), m.clients.top+d))
+		m.clients.scroll(d, m.viewPage())
 		return nil
 	case overInfo:
 		m.entInfo.scroll(d, m.viewPage())

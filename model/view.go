@@ -58,10 +58,7 @@ func (m *Model) render() string {
 	switch m.areaView() {
 	case overClients:
 		s.DetailOpen = true
-		s.DetailTitle = "connected clients"
-		s.Help = m.clientsHelp()
-		s.DetailLines = m.clients.lines
-		s.DetailTop = min(m.clients.top, max(0, len(s.DetailLines)-1))
+		s.DetailTitle, s.Help, s.DetailLines, s.DetailTop = m.clients.view(&m.keys)
 	case overInfo:
 		s.DetailOpen = true
 		s.DetailTitle, s.Help, s.DetailLines, s.DetailTop = m.entInfo.view(&m.keys)
