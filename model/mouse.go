@@ -65,7 +65,7 @@ func (m *Model) onWheel(ms tea.Mouse) tea.Cmd {
 		m.entInfo.scroll(d, m.viewPage())
 		return nil
 	case overDetail:
-		m.detail.top = max(0, min(m.viewMaxTop(len(m.detailLines())), m.detail.top+d))
+		m.detail.scroll(d, m.viewPage(), len(m.detailLines()))
 		return nil
 	}
 	for _, s := range m.layout().Panes {

@@ -269,6 +269,6 @@ func (m *Model) applyPane(r paneResult, at time.Time) {
 	// Selections of messages that left the window stay: they may come back,
 	// and bulk work checks each one against the broker anyway.
 	if m.detail != nil && m.detail.pane == r.req.index {
-		m.refreshDetail(p.rows)
+		m.detail.refresh(p.rows)
 	}
 }

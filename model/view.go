@@ -64,9 +64,7 @@ func (m *Model) render() string {
 		s.DetailTitle, s.Help, s.DetailLines, s.DetailTop = m.entInfo.view(&m.keys)
 	case overDetail:
 		s.DetailOpen = true
-		s.DetailTitle = fmt.Sprintf("%s › %s › %d", m.detail.address, category(m.detail.pane), m.detail.msg.SequenceNumber)
-		s.DetailLines = m.detailLines()
-		s.DetailTop = min(m.detail.top, max(0, len(s.DetailLines)-1))
+		s.DetailTitle, s.DetailLines, s.DetailTop = m.detail.view(m.detailLines())
 	}
 	switch {
 	case m.isOpen(overDialog):
