@@ -237,3 +237,26 @@ func TestClientsCloseDialogWraps(t *testing.T) {
 		t.Errorf("dialog text %q is not whole", text)
 	}
 }
+
+// The selection follows its connection when a new list moves it, and a
+// list read for a view that has since closed does not reach the one open
+// now.
+func TestClientsSelectionFollowsList(t *testing.T) {
+	le, hc := clientsFixture(t)
+	h := newHarness(t, le, hc, Options{}, 100, 40)
+	h.keys("C", "tab")
+	old := h.m.clients
+	a, b := le.conns[0], le.conns[1]
+	n := broker.ClientConn{ID: "n3", Remote: "10.0.0.7:1234", ConnectedAt: hc.Now()}
+	h.update(clientsMsg{from: old, conns: []broker.ClientConn{n, a, b}})
+	h.settle()
+	if text := clientsText(h); !strings.Contains(text, "── ▸ 10.0.0.9:40000") || !strings.Contains(text, "10.0.0.7:1234") {
+		t.Fatalf("the selection did not follow its connection:\n%s", text)
+	}
+	h.keys("esc", "C")
+	h.update(clientsMsg{from: old, conns: []broker.ClientConn{n}})
+	h.settle()
+	if text := clientsText(h); strings.Contains(text, "10.0.0.7:1234") || !strings.Contains(text, "2 connection(s)") {
+		t.Errorf("a list read for a closed view reached the open one:\n%s", text)
+	}
+}
