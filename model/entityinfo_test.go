@@ -364,3 +364,32 @@ func TestGoldenEntityInfo(t *testing.T) {
 	}
 	_ = tea.WindowSizeMsg{}
 }
+
+// A rules result read for a view closed since, or for an earlier read of
+// the view open, does not reach it; the latest read does.
+func TestInfoDropsStaleRules(t *testing.T) {
+	clock, eng := infoFixture(t)
+	rc := &ruleClient{Client: eng}
+	h := newHarness(t, rc, clock, Options{Entity: "events/Subscriptions/audit"}, 100, 30)
+	h.key("i")
+	old := h.m.entInfo
+	stale := rulesMsg{from: old, seq: old.rulesSeq, path: old.path, rules: []broker.Rule{{Name: "stale-rule", SQL: "1=1"}}}
+	h.keys("esc", "i")
+	h.update(stale)
+	h.settle()
+	if strings.Contains(infoText(h), "stale-rule") {
+		t.Fatal("the rules read for a closed view reached the one open now")
+	}
+	stale.from, stale.seq = h.m.entInfo, h.m.entInfo.rulesSeq-1
+	h.update(stale)
+	h.settle()
+	if strings.Contains(infoText(h), "stale-rule") {
+		t.Fatal("the rules of an earlier read reached the view")
+	}
+	stale.seq++
+	h.update(stale)
+	h.settle()
+	if !strings.Contains(infoText(h), "stale-rule") {
+		t.Fatalf("the latest read did not reach the view:\n%s", infoText(h))
+	}
+}

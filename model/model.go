@@ -85,11 +85,9 @@ type Model struct {
 	// detail view of an endpoint that keeps no history (noteOwn).
 	own map[ownKey][]ui.OwnAction
 	// entInfo is the open entity information view (nil when closed); it is
-	// drawn over the panes and the detail view. infoSeq numbers its rule
-	// reads; entGen counts the entity lists taken, so that the view knows
-	// when to render again.
+	// drawn over the panes and the detail view. entGen counts the entity
+	// lists taken, so that the view knows when to render again.
 	entInfo *infoState
-	infoSeq int
 	entGen  int
 	// help is the help screen and log the message log, over the whole
 	// screen when open.
