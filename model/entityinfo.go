@@ -130,7 +130,7 @@ func (m *Model) entityInfo(in *infoState) ui.EntityInfo {
 	info := ui.EntityInfo{
 		Entity:        e,
 		SettingsKnown: listed && (e.Settings != broker.EntitySettings{} || !e.CreatedAt.IsZero()),
-		Why:           m.notice,
+		Why:           m.bar.notice,
 		Source:        in.source,
 		RulesErr:      in.rulesErr,
 	}

@@ -328,8 +328,8 @@ func TestInfoReadsRulesOnRequest(t *testing.T) {
 	h.key("]")
 	wantLines(t, infoText(h), "rules unavailable: not supported: subscription rules cannot be read: this",
 		"endpoint has no Service Bus admin API (generic AMQP 1.0)")
-	if h.m.lastErr != nil {
-		t.Fatalf("the failure went to the status bar: %v", h.m.lastErr)
+	if h.m.bar.err != nil {
+		t.Fatalf("the failure went to the status bar: %v", h.m.bar.err)
 	}
 	// Queues have no rules to read.
 	h.key("]")

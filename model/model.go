@@ -64,12 +64,10 @@ type Model struct {
 	stopEvents  func()
 	frameID     int
 	frameArmed  bool
-	conn        string
-	lastErr     error
-	info        string
-	notice      string // the endpoint's lasting remark (broker.StatusReporter)
-	infoAt      time.Time
 	quitting    bool
+	// bar is what the status bar says of its own: the connection, the
+	// endpoint's remark, the last error, the passing message.
+	bar statusLine
 
 	// Locks held by this dashboard, and rows flashing after a lock ended.
 	held   map[heldKey]*heldLock
@@ -130,7 +128,7 @@ func New(c broker.Client, opts Options) *Model {
 		entity:   opts.Entity,
 		history:  make(map[string]*depthHistory),
 		held:     make(map[heldKey]*heldLock),
-		conn:     ui.ConnConnecting,
+		bar:      statusLine{conn: ui.ConnConnecting},
 		width:    80,
 		height:   24,
 	}
@@ -141,7 +139,7 @@ func New(c broker.Client, opts Options) *Model {
 	}
 	theme, err := themes.Choose(opts.Theme, true, opts.NoColor)
 	if err != nil {
-		m.lastErr = err
+		m.bar.fail(err)
 	}
 	m.themeFixed = opts.NoColor || (opts.Theme != "" && opts.Theme != "auto" && err == nil)
 	m.setTheme(theme)
@@ -191,17 +189,14 @@ func (m *Model) setErr(err error) {
 	if err == nil {
 		return
 	}
-	m.lastErr = err
-	m.info = ""
+	m.bar.fail(err)
 	m.logErr(err)
 }
 
 // setInfo shows a passing message in the status bar, for infoFor, and
 // clears the last error; the message log keeps it.
 func (m *Model) setInfo(s string) {
-	m.info = s
-	m.infoAt = m.now
-	m.lastErr = nil
+	m.bar.tell(m.now, s)
 	m.logLine(false, s, "")
 }
 

@@ -159,7 +159,7 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 	before := m.layout()
 	switch {
 	case msg.listErr == nil:
-		m.conn = ui.ConnConnected
+		m.bar.conn = ui.ConnConnected
 		m.entities = msg.entities
 		m.keepNamed()
 		m.listed = true
@@ -174,18 +174,18 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 		m.entGen++
 		m.sampleHistory(msg.at)
 	case errors.Is(msg.listErr, broker.ErrNotSupported):
-		m.conn = ui.ConnConnected
+		m.bar.conn = ui.ConnConnected
 		if len(m.entities) == 0 && m.entity != "" {
 			m.entities = []broker.Entity{{Path: m.entity}}
 		}
 	default:
-		m.conn = connState(msg.listErr)
+		m.bar.conn = connState(msg.listErr)
 		m.setErr(msg.listErr)
 	}
 	if msg.state != "" && msg.state != ui.ConnConnected {
-		m.conn = msg.state // e.g. "reconnecting (attempt 3)"
+		m.bar.conn = msg.state // e.g. "reconnecting (attempt 3)"
 	}
-	m.notice = msg.notice
+	m.bar.notice = msg.notice
 	if m.entity == "" {
 		m.entity = msg.entity
 	}

@@ -43,7 +43,7 @@ func (m *Model) render() string {
 			break
 		}
 	}
-	if !m.listed && m.lastErr == nil {
+	if !m.listed && m.bar.err == nil {
 		s.EntityNote = "loading…"
 	}
 	for _, x := range m.entities {
@@ -197,11 +197,9 @@ func (m *Model) withGhosts(rows []ui.Row, n int, p *paneState) []ui.Row {
 func (m *Model) status() ui.Status {
 	s := ui.Status{
 		Endpoint: m.client.Endpoint(),
-		Conn:     m.conn,
 		Refresh:  m.opts.Refresh,
 		Paused:   m.paused,
 		ReadOnly: m.readOnly,
-		Notice:   m.notice,
 		Session:  m.sessionStatus(),
 		LogKey:   m.keys.Log.Help().Key,
 		Zoomed:   m.zoom,
@@ -209,12 +207,6 @@ func (m *Model) status() ui.Status {
 	if m.layout().Sidebar.W == 0 {
 		s.Entity = m.entity
 	}
-	if m.now.Sub(m.infoAt) < infoFor {
-		s.Info = m.info
-	}
-	if m.lastErr != nil {
-		s.Err = m.lastErr.Error()
-		s.TrackingID = broker.TrackingIDOf(m.lastErr)
-	}
+	m.bar.view(m.now, &s)
 	return s
 }
