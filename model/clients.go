@@ -179,8 +179,11 @@ func (m *Model) openClients() tea.Cmd {
 	if !ok {
 		return m.refuse(&m.keys.Clients, noClientsReason)
 	}
-	cc, _ := broker.ClientCloserOf(m.client)
-	m.clients = newClients(cl, cc, !m.readOnly)
+	var closer broker.ClientCloser
+	if cc, ok := broker.ClientCloserOf(m.client); ok {
+		closer = cc
+	}
+	m.clients = newClients(cl, closer, !m.readOnly)
 	return m.readClients()
 }
 
