@@ -52,19 +52,11 @@ type Model struct {
 	sidebar ui.SidebarMode
 
 	// Refresh and events.
-	tickID      int
-	refreshing  bool
-	refreshGen  int
-	wantRefresh bool // events or actions asked for one while busy
-	kickID      int
-	kickArmed   bool
-	lastRefresh time.Time
-	paused      bool
-	events      <-chan broker.Event
-	stopEvents  func()
-	frameID     int
-	frameArmed  bool
-	quitting    bool
+	sched      schedule
+	paused     bool
+	events     <-chan broker.Event
+	stopEvents func()
+	quitting   bool
 	// bar is what the status bar says of its own: the connection, the
 	// endpoint's remark, the last error, the passing message.
 	bar statusLine

@@ -14,7 +14,7 @@ import (
 
 // tickCmd waits one refresh interval on the model's clock.
 func (m *Model) tickCmd() tea.Cmd {
-	id, clock, d := m.tickID, m.clock, m.opts.Refresh
+	id, clock, d := m.sched.tickID, m.clock, m.opts.Refresh
 	return func() tea.Msg {
 		<-clock.After(d)
 		return tickMsg{id: id}
@@ -56,10 +56,6 @@ func waitEvents(ch <-chan broker.Event) tea.Cmd {
 // requestRefresh asks for a refresh now: it starts one unless one is in
 // flight, in which case another follows right after it.
 func (m *Model) requestRefresh() tea.Cmd {
-	if m.refreshing {
-		m.wantRefresh = true
-		return nil
-	}
 	return m.startRefresh()
 }
 
@@ -69,30 +65,25 @@ func (m *Model) eventRefresh() tea.Cmd {
 	if m.paused {
 		return nil
 	}
-	if !m.refreshing && m.now.Sub(m.lastRefresh) >= eventDebounce {
+	start, kick := m.sched.event(m.now)
+	if start {
 		return m.startRefresh()
 	}
-	if m.kickArmed {
+	if kick == 0 {
 		return nil
 	}
-	m.kickArmed = true
-	m.kickID++
-	return after(m.clock, eventDebounce, kickMsg{id: m.kickID})
+	return after(m.clock, eventDebounce, kickMsg{id: kick})
 }
 
 // startRefresh starts a refresh: the entity list with counts, and a Browse
 // window for every visible pane, sized to it. It never runs while another
 // is in flight.
 func (m *Model) startRefresh() tea.Cmd {
-	if m.refreshing {
-		m.wantRefresh = true
+	gen, ok := m.sched.begin(m.now)
+	if !ok {
 		return nil
 	}
-	m.refreshing = true
-	m.wantRefresh = false
-	m.refreshGen++
-	m.lastRefresh = m.now
-	gen, entity := m.refreshGen, m.entity
+	entity := m.entity
 	c, caps, timeout, scan := m.client, m.caps, m.opts.Timeout, m.opts.FilterScan
 	at := m.now
 	var reqs []paneRequest
@@ -152,10 +143,9 @@ func firstEntity(ents []broker.Entity) string {
 
 // applyRefresh takes a refresh result into the state.
 func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
-	if msg.gen != m.refreshGen {
+	if !m.sched.finish(msg.gen) {
 		return nil
 	}
-	m.refreshing = false
 	before := m.layout()
 	switch {
 	case msg.listErr == nil:
@@ -168,7 +158,7 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 			m.remembered = false
 			if _, ok := m.currentEntity(); !ok {
 				m.switchEntity(firstEntity(m.entities))
-				m.wantRefresh = true
+				m.sched.want = true
 			}
 		}
 		m.entGen++
@@ -197,12 +187,12 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 	m.keepEntityVisible()
 	if after := m.layout(); !slices.Equal(before.Panes, after.Panes) {
 		// New counts moved the panes: their windows follow.
-		m.wantRefresh = true
+		m.sched.want = true
 		if after.Main.W != before.Main.W {
 			m.rerenderDetail()
 		}
 	}
-	if m.wantRefresh {
+	if m.sched.want {
 		return m.startRefresh()
 	}
 	return nil

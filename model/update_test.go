@@ -662,7 +662,7 @@ func TestStaleTicksAreDropped(t *testing.T) {
 	f.noEvents = true
 	h := newHarness(t, f, clock, Options{}, 80, 24)
 	before := f.count("Entities")
-	h.update(tickMsg{id: h.m.tickID + 7})
+	h.update(tickMsg{id: h.m.sched.tickID + 7})
 	h.settle()
 	if f.count("Entities") != before {
 		t.Fatal("a stale tick refreshed")
@@ -678,7 +678,7 @@ func TestRefreshNeverRunsTwice(t *testing.T) {
 	f.hold = make(chan struct{})
 	f.mu.Unlock()
 	for i := 0; i < 5; i++ {
-		h.update(tickMsg{id: h.m.tickID})
+		h.update(tickMsg{id: h.m.sched.tickID})
 		h.run(h.m.requestRefresh())
 		h.run(h.m.startRefresh())
 	}
@@ -691,7 +691,7 @@ func TestRefreshNeverRunsTwice(t *testing.T) {
 	if f.maxInFlight != 1 {
 		t.Fatalf("%d refreshes ran at once", f.maxInFlight)
 	}
-	if h.m.refreshing {
+	if h.m.sched.refreshing {
 		t.Fatal("still refreshing")
 	}
 }
