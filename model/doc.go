@@ -29,7 +29,9 @@
 // broker calls and their results (a result names the view that asked, so
 // one for a view closed since is dropped), what the detail view shows of
 // the root (the lock held, the jumps, the dashboard's own actions), and
-// the actions on the message a view shows. Broker workflows (resubmitting
-// chosen dead-lettered messages, the search for a reply's request) live
-// in package broker; the model keeps their progress and notices.
+// the actions on the message a view shows. The bookkeeping of refreshes
+// and of the animation frame is one value too (schedule). Broker
+// workflows (resubmitting chosen dead-lettered messages, the search for a
+// reply's request) live in package broker; the model keeps their progress
+// and notices.
 package model
