@@ -45,8 +45,8 @@ func BenchmarkRefreshCycle(b *testing.B) {
 	m := New(eng, Options{Entity: "big", Clock: clock, Theme: "dark"})
 	defer m.Close()
 	m.Update(tea.WindowSizeMsg{Width: 200, Height: 60})
-	m.refreshing = false // drop the refresh that the resize started
-	m.focus = 1          // the Locked pane with its countdowns is the busiest
+	m.sched.refreshing = false // drop the refresh that the resize started
+	m.focus = 1                // the Locked pane with its countdowns is the busiest
 	cycle := func() {
 		cmd := m.startRefresh()
 		msg := cmd()
@@ -54,7 +54,7 @@ func BenchmarkRefreshCycle(b *testing.B) {
 		_ = m.View()
 	}
 	cycle()
-	m.refreshing = false // the first counts laid the panes out: drop the refresh that asked for
+	m.sched.refreshing = false // the first counts laid the panes out: drop the refresh that asked for
 	cycle()
 	if len(m.panes[0].rows) == 0 || len(m.panes[1].rows) == 0 {
 		b.Fatal("empty panes")

@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -15,18 +16,21 @@ import (
 // endpoint that does not list its clients.
 const noClientsReason = "only the embedded broker lists its clients: Service Bus shows none"
 
-// clientsState is the open connected clients view. It reads the list when
-// it opens and on every refresh tick while open; its lines are rendered
-// when the list, the width or the theme changes.
+// clientsState is the connected clients view, a component: it owns its
+// list, selection, scroll position and rendered lines, reads the list
+// through its own lister, takes its keys in update and draws itself in
+// view. The root model opens it, starts its reads (on opening and on every
+// refresh tick while open) and closes a connection on confirmation. Its
+// lines are rendered when the list, the width, the theme or the second
+// (ages move) changes.
 type clientsState struct {
 	top    int
-	seq    int
-	busy   bool
-	view   ui.Clients
+	busy   bool // a read is under way
+	list   ui.Clients
 	lines  []string
 	width  int
 	dirty  bool
-	at     int64 // m.now (unix s) the lines were rendered at: ages move
+	at     int64 // the time (unix s) the lines were rendered at: ages move
 	lister broker.ClientLister
 	// closer closes the selected connection (nil: the endpoint cannot);
 	// starts are the title lines of the connections, to scroll to the
@@ -41,11 +45,132 @@ type closedClientMsg struct {
 	err        error
 }
 
-// clientsMsg is a list of connected clients read for the view.
+// clientsMsg is a list of connected clients read for the view from.
 type clientsMsg struct {
-	seq   int
+	from  *clientsState
 	conns []broker.ClientConn
 	err   error
+}
+
+// newClients returns a clients view over lister; closer (nil for none)
+// closes connections, when closable.
+func newClients(lister broker.ClientLister, closer broker.ClientCloser, closable bool) *clientsState {
+	cs := &clientsState{lister: lister, closer: closer, dirty: true}
+	cs.list.Closable = closer != nil && closable
+	return cs
+}
+
+// read starts reading the list unless a read is under way (nil then).
+func (cs *clientsState) read(timeout time.Duration) tea.Cmd {
+	if cs.busy {
+		return nil
+	}
+	cs.busy = true
+	cl := cs.lister
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		conns, err := cl.Clients(ctx)
+		return clientsMsg{from: cs, conns: conns, err: err}
+	}
+}
+
+// take takes a list read for the view; the selection follows its
+// connection when the list changes.
+func (cs *clientsState) take(msg clientsMsg) {
+	cs.busy = false
+	cs.list.Loaded = true
+	if msg.err != nil {
+		cs.list.Err = msg.err.Error()
+	} else {
+		var id string
+		if v := cs.list; v.Selected < len(v.Conns) {
+			id = v.Conns[v.Selected].ID
+		}
+		cs.list.Err, cs.list.Conns = "", msg.conns
+		cs.list.Selected = max(0, min(cs.list.Selected, len(msg.conns)-1))
+		for i, c := range msg.conns {
+			if c.ID == id {
+				cs.list.Selected = i
+			}
+		}
+	}
+	cs.dirty = true
+}
+
+// sync renders the view's lines again, width cells wide, when what they
+// show changed; page is how many lines show at once.
+func (cs *clientsState) sync(c *ui.Common, width, page int) {
+	if cs.lines != nil && !cs.dirty && cs.width == width && cs.at == c.Now.Unix() {
+		return
+	}
+	cs.width, cs.at, cs.dirty = width, c.Now.Unix(), false
+	k := c.KeyMap
+	cs.list.Hint = k.NextPane.Help().Key + " selects a connection (▸), " + k.CloseClient.Help().Key + " closes it"
+	cs.lines, cs.starts = ui.ClientsLines(c, cs.list, width)
+	cs.top = min(cs.top, cs.maxTop(page))
+}
+
+// maxTop is the last useful scroll position of the view when page lines
+// show at once.
+func (cs *clientsState) maxTop(page int) int { return max(0, len(cs.lines)-page) }
+
+// update takes a key: esc or the clients key close the view (closed), the
+// pane keys move the selection, the moving keys scroll it by page lines;
+// taken is false for the others, which fall through to the main actions
+// (disabled while the view is open, but for closing a connection).
+func (cs *clientsState) update(msg tea.KeyPressMsg, c *ui.Common, width, page int) (taken, closed bool) {
+	k := c.KeyMap
+	if keymap.Pressed(msg, k.Back) || keymap.Pressed(msg, k.Clients) {
+		return true, true
+	}
+	if keymap.Pressed(msg, k.NextPane) || keymap.Pressed(msg, k.PrevPane) {
+		cs.selectNext(keymap.Pressed(msg, k.NextPane), c, width, page)
+		return true, false
+	}
+	return k.Scroll(msg, &cs.top, cs.maxTop(page), page), false
+}
+
+// selectNext moves the selection to the next (or previous) connection,
+// round, and scrolls its title into sight.
+func (cs *clientsState) selectNext(next bool, c *ui.Common, width, page int) {
+	n := len(cs.list.Conns)
+	if n == 0 {
+		return
+	}
+	d := n - 1
+	if next {
+		d = 1
+	}
+	cs.list.Selected = (cs.list.Selected + d) % n
+	cs.dirty = true
+	cs.sync(c, width, page)
+	if s := cs.list.Selected; s < len(cs.starts) {
+		cs.top = min(max(0, cs.starts[s]-1), cs.maxTop(page))
+	}
+}
+
+// scroll moves the view by d lines (the mouse wheel).
+func (cs *clientsState) scroll(d, page int) { cs.top = max(0, min(cs.maxTop(page), cs.top+d)) }
+
+// selected returns the selected connection (ok false when there is none).
+func (cs *clientsState) selected() (broker.ClientConn, bool) {
+	if cs.list.Selected >= len(cs.list.Conns) {
+		return broker.ClientConn{}, false
+	}
+	return cs.list.Conns[cs.list.Selected], true
+}
+
+// view is what the view draws: its title line, its one-line key help, its
+// lines and the first one shown.
+func (cs *clientsState) view(k *keymap.KeyMap) (title string, help []key.Binding, lines []string, top int) {
+	help = []key.Binding{k.Back, k.Down, k.Bottom, k.Help, k.Quit}
+	if cs.list.Closable {
+		sel := key.NewBinding(key.WithKeys(k.NextPane.Keys()...), key.WithHelp(k.NextPane.Help().Key, "select"))
+		closeKey := key.NewBinding(key.WithKeys(k.CloseClient.Keys()...), key.WithHelp(k.CloseClient.Help().Key, "close it"))
+		help = []key.Binding{k.Back, sel, closeKey, k.Help, k.Quit, k.Down}
+	}
+	return "connected clients", help, cs.lines, min(cs.top, max(0, len(cs.lines)-1))
 }
 
 // openClients opens the connected clients view.
@@ -54,113 +179,46 @@ func (m *Model) openClients() tea.Cmd {
 	if !ok {
 		return m.refuse(&m.keys.Clients, noClientsReason)
 	}
-	m.clients = &clientsState{lister: cl, dirty: true}
+	var closer broker.ClientCloser
 	if cc, ok := broker.ClientCloserOf(m.client); ok {
-		m.clients.closer = cc
+		closer = cc
 	}
+	m.clients = newClients(cl, closer, !m.readOnly)
 	return m.readClients()
 }
 
-// readClients starts reading the list unless a read is under way.
+// readClients starts reading the list of the open view, if any.
 func (m *Model) readClients() tea.Cmd {
-	cs := m.clients
-	if cs == nil || cs.busy {
+	if m.clients == nil {
 		return nil
 	}
-	m.clientsSeq++
-	cs.seq, cs.busy = m.clientsSeq, true
-	seq, cl, timeout := cs.seq, cs.lister, m.opts.Timeout
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
-		conns, err := cl.Clients(ctx)
-		return clientsMsg{seq: seq, conns: conns, err: err}
-	}
+	return m.clients.read(m.opts.Timeout)
 }
 
 // onClients takes a list read for the view; one for a view that has closed
 // or was replaced is dropped.
 func (m *Model) onClients(msg clientsMsg) {
-	cs := m.clients
-	if cs == nil || msg.seq != cs.seq {
-		return
+	if m.clients != nil && msg.from == m.clients {
+		m.clients.take(msg)
 	}
-	cs.busy = false
-	cs.view.Loaded = true
-	if msg.err != nil {
-		cs.view.Err = msg.err.Error()
-	} else {
-		// The selection follows its connection when the list changes.
-		var id string
-		if v := cs.view; v.Selected < len(v.Conns) {
-			id = v.Conns[v.Selected].ID
-		}
-		cs.view.Err, cs.view.Conns = "", msg.conns
-		cs.view.Selected = max(0, min(cs.view.Selected, len(msg.conns)-1))
-		for i, c := range msg.conns {
-			if c.ID == id {
-				cs.view.Selected = i
-			}
-		}
-	}
-	cs.dirty = true
 }
 
-// syncClients renders the view's lines again when what they show changed.
-// Update calls it after every message.
+// syncClients renders the open view's lines again when what they show
+// changed. Update calls it after every message.
 func (m *Model) syncClients() {
-	cs := m.clients
-	if cs == nil {
-		return
+	if m.clients != nil {
+		m.clients.sync(m.common(), m.layout().Main.W, m.viewPage())
 	}
-	w := m.layout().Main.W
-	if cs.lines != nil && !cs.dirty && cs.width == w && cs.at == m.now.Unix() {
-		return
-	}
-	cs.width, cs.at, cs.dirty = w, m.now.Unix(), false
-	k := &m.keys
-	cs.view.Closable = cs.closer != nil && !m.readOnly
-	cs.view.Hint = k.NextPane.Help().Key + " selects a connection (▸), " + k.CloseClient.Help().Key + " closes it"
-	cs.lines, cs.starts = ui.ClientsLines(m.common(), cs.view, w)
-	cs.top = min(cs.top, m.clientsMaxTop())
 }
 
-// clientsMaxTop is the last useful scroll position of the view.
-func (m *Model) clientsMaxTop() int { return m.viewMaxTop(len(m.clients.lines)) }
-
-// clientsKey handles the keys that scroll or close the view; other keys
-// fall through to the main actions, disabled while it is open.
+// clientsKey gives a key to the clients view: ok is false for the keys it
+// does not take.
 func (m *Model) clientsKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
-	k := &m.keys
-	if keymap.Pressed(msg, k.Back) || keymap.Pressed(msg, k.Clients) {
+	taken, closed := m.clients.update(msg, m.common(), m.layout().Main.W, m.viewPage())
+	if closed {
 		m.clients = nil
-		return nil, true
 	}
-	if keymap.Pressed(msg, k.NextPane) || keymap.Pressed(msg, k.PrevPane) {
-		m.selectClient(keymap.Pressed(msg, k.NextPane))
-		return nil, true
-	}
-	return nil, k.Scroll(msg, &m.clients.top, m.clientsMaxTop(), m.viewPage())
-}
-
-// selectClient moves the view's selection to the next (or previous)
-// connection, round, and scrolls its title into sight.
-func (m *Model) selectClient(next bool) {
-	cs := m.clients
-	n := len(cs.view.Conns)
-	if n == 0 {
-		return
-	}
-	d := n - 1
-	if next {
-		d = 1
-	}
-	cs.view.Selected = (cs.view.Selected + d) % n
-	cs.dirty = true
-	m.syncClients()
-	if s := cs.view.Selected; s < len(cs.starts) {
-		cs.top = min(max(0, cs.starts[s]-1), m.clientsMaxTop())
-	}
+	return nil, taken
 }
 
 // closeClient asks to confirm closing the selected connection, then closes
@@ -170,10 +228,10 @@ func (m *Model) closeClient() tea.Cmd {
 	if cs == nil || cs.closer == nil {
 		return m.refuse(&m.keys.CloseClient, noClientsReason)
 	}
-	if cs.view.Selected >= len(cs.view.Conns) {
+	cc, ok := cs.selected()
+	if !ok {
 		return m.refuse(&m.keys.CloseClient, "no connection here")
 	}
-	cc := cs.view.Conns[cs.view.Selected]
 	remote := ui.Sanitize(cc.Remote)
 	d := newDialog(dlgConfirm, "Close the connection from "+remote, m.width)
 	who := "container " + ui.Sanitize(cc.ContainerID)
@@ -215,15 +273,4 @@ func (m *Model) onClosedClient(msg closedClientMsg) tea.Cmd {
 		m.setInfo("closed the connection from " + msg.remote + " (" + msg.id + ")")
 	}
 	return m.readClients()
-}
-
-// clientsHelp is the one-line key help of the view.
-func (m *Model) clientsHelp() []key.Binding {
-	k := &m.keys
-	if m.clients != nil && m.clients.view.Closable {
-		sel := key.NewBinding(key.WithKeys(k.NextPane.Keys()...), key.WithHelp(k.NextPane.Help().Key, "select"))
-		closeKey := key.NewBinding(key.WithKeys(k.CloseClient.Keys()...), key.WithHelp(k.CloseClient.Help().Key, "close it"))
-		return []key.Binding{k.Back, sel, closeKey, k.Help, k.Quit, k.Down}
-	}
-	return []key.Binding{k.Back, k.Down, k.Bottom, k.Help, k.Quit}
 }

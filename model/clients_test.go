@@ -103,8 +103,8 @@ func TestClientsView(t *testing.T) {
 		t.Errorf("the view did not read the list again on a refresh (%d reads)", le.reads)
 	}
 	h.key("c") // complete: disabled in the view
-	if h.m.clients == nil || h.m.lastErr == nil || !strings.Contains(h.m.lastErr.Error(), "not in the connected clients view") {
-		t.Errorf("complete in the clients view: %v", h.m.lastErr)
+	if h.m.clients == nil || h.m.bar.err == nil || !strings.Contains(h.m.bar.err.Error(), "not in the connected clients view") {
+		t.Errorf("complete in the clients view: %v", h.m.bar.err)
 	}
 	h.key("esc")
 	if h.m.clients != nil {
@@ -122,8 +122,8 @@ func TestClientsKeyDisabledRemote(t *testing.T) {
 	clock, c := infoFixture(t)
 	h := newHarness(t, remoteish{c}, clock, Options{}, 80, 24)
 	h.key("C")
-	if h.m.clients != nil || h.m.lastErr == nil || !strings.Contains(h.m.lastErr.Error(), "only the embedded broker lists its clients") {
-		t.Errorf("C on a remote endpoint: open %v, error %v", h.m.clients != nil, h.m.lastErr)
+	if h.m.clients != nil || h.m.bar.err == nil || !strings.Contains(h.m.bar.err.Error(), "only the embedded broker lists its clients") {
+		t.Errorf("C on a remote endpoint: open %v, error %v", h.m.clients != nil, h.m.bar.err)
 	}
 	le, hc := clientsFixture(t)
 	h = newHarness(t, broker.ReadOnly(le), hc, Options{}, 80, 24)
@@ -163,8 +163,8 @@ func TestClientsViewCloses(t *testing.T) {
 	le, hc := clientsFixture(t)
 	h := newHarness(t, le, hc, Options{}, 100, 40)
 	h.key("X")
-	if h.m.lastErr == nil || !strings.Contains(h.m.lastErr.Error(), "works in the connected clients view") {
-		t.Fatalf("X outside the view: %v", h.m.lastErr)
+	if h.m.bar.err == nil || !strings.Contains(h.m.bar.err.Error(), "works in the connected clients view") {
+		t.Fatalf("X outside the view: %v", h.m.bar.err)
 	}
 	h.key("C")
 	if !strings.Contains(clientsText(h), "── ▸ 127.0.0.1:50412") {
@@ -204,8 +204,8 @@ func TestClientsViewCloseReadOnly(t *testing.T) {
 		t.Error("a read-only view marks a connection to close")
 	}
 	h.key("X")
-	if h.m.dialog != nil || h.m.lastErr == nil || !strings.Contains(h.m.lastErr.Error(), "read-only") {
-		t.Errorf("X read-only: dialog %v, error %v", h.m.dialog != nil, h.m.lastErr)
+	if h.m.dialog != nil || h.m.bar.err == nil || !strings.Contains(h.m.bar.err.Error(), "read-only") {
+		t.Errorf("X read-only: dialog %v, error %v", h.m.dialog != nil, h.m.bar.err)
 	}
 	cc, ok := broker.ClientCloserOf(broker.ReadOnly(le))
 	if !ok {
@@ -235,5 +235,28 @@ func TestClientsCloseDialogWraps(t *testing.T) {
 	}
 	if !strings.Contains(text, "RootManageSharedAccessKey") || !strings.Contains(text, "connect again.") {
 		t.Errorf("dialog text %q is not whole", text)
+	}
+}
+
+// The selection follows its connection when a new list moves it, and a
+// list read for a view that has since closed does not reach the one open
+// now.
+func TestClientsSelectionFollowsList(t *testing.T) {
+	le, hc := clientsFixture(t)
+	h := newHarness(t, le, hc, Options{}, 100, 40)
+	h.keys("C", "tab")
+	old := h.m.clients
+	a, b := le.conns[0], le.conns[1]
+	n := broker.ClientConn{ID: "n3", Remote: "10.0.0.7:1234", ConnectedAt: hc.Now()}
+	h.update(clientsMsg{from: old, conns: []broker.ClientConn{n, a, b}})
+	h.settle()
+	if text := clientsText(h); !strings.Contains(text, "── ▸ 10.0.0.9:40000") || !strings.Contains(text, "10.0.0.7:1234") {
+		t.Fatalf("the selection did not follow its connection:\n%s", text)
+	}
+	h.keys("esc", "C")
+	h.update(clientsMsg{from: old, conns: []broker.ClientConn{n}})
+	h.settle()
+	if text := clientsText(h); strings.Contains(text, "10.0.0.7:1234") || !strings.Contains(text, "2 connection(s)") {
+		t.Errorf("a list read for a closed view reached the open one:\n%s", text)
 	}
 }

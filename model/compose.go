@@ -237,8 +237,9 @@ func ParseSchedule(s string, now time.Time) (time.Time, error) {
 	return t, nil
 }
 
-// buildMessage makes the message of the compose dialog.
-func (m *Model) buildMessage(d *dialogState) (string, *broker.Message, time.Time, error) {
+// composed makes the message of the compose dialog, with the entity it
+// goes to and the time it is scheduled for (zero for now), relative to now.
+func (d *dialogState) composed(now time.Time) (string, *broker.Message, time.Time, error) {
 	to := strings.TrimSpace(d.value(fTo))
 	if to == "" {
 		return "", nil, time.Time{}, &ActionError{Action: "compose", Reason: "To is required"}
@@ -275,7 +276,7 @@ func (m *Model) buildMessage(d *dialogState) (string, *broker.Message, time.Time
 		}
 		msg.TimeToLive = v
 	}
-	at, err := ParseSchedule(d.value(fSchedule), m.now)
+	at, err := ParseSchedule(d.value(fSchedule), now)
 	if err != nil {
 		return "", nil, time.Time{}, err
 	}
@@ -295,7 +296,7 @@ func (m *Model) buildMessage(d *dialogState) (string, *broker.Message, time.Time
 
 // submitCompose sends (or schedules) the composed message.
 func (m *Model) submitCompose(d *dialogState) (tea.Cmd, error) {
-	to, msg, at, err := m.buildMessage(d)
+	to, msg, at, err := d.composed(m.now)
 	if err != nil {
 		return nil, err
 	}

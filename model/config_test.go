@@ -62,8 +62,8 @@ func TestThemeFollowsBackground(t *testing.T) {
 		t.Fatal("a configured theme changed with the background")
 	}
 	bad := New(c, Options{Theme: "neon"})
-	if bad.lastErr == nil || !strings.Contains(bad.lastErr.Error(), `unknown theme "neon"`) {
-		t.Fatalf("an unknown theme is not reported: %v", bad.lastErr)
+	if bad.bar.err == nil || !strings.Contains(bad.bar.err.Error(), `unknown theme "neon"`) {
+		t.Fatalf("an unknown theme is not reported: %v", bad.bar.err)
 	}
 }
 

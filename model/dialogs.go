@@ -44,6 +44,8 @@ type dialogState struct {
 	// submit runs on enter (ctrl+s in compose); it returns an error to show
 	// in the dialog, or nil to close it.
 	submit func(d *dialogState) (tea.Cmd, error)
+	// onTab, when set, is what tab does instead of moving the focus.
+	onTab func(d *dialogState)
 	// purge: the sub-queue to purge (tab toggles).
 	sub broker.SubQueue
 	// compose: the message being edited, if any; prefill holds the text an
@@ -234,7 +236,75 @@ func (d *dialogState) view(c *ui.Common) ui.Dialog {
 	return ui.Dialog{Title: d.title, Lines: lines, Error: d.err, Footer: d.footer, Width: d.width}
 }
 
-// dialogKey handles a key while a dialog is open.
+// dialogAct is what a key did to a dialog, for the root model to follow.
+type dialogAct uint8
+
+const (
+	// dialogKept: the key moved the focus, or did nothing.
+	dialogKept dialogAct = iota
+	// dialogEdited: the key went to the focused field.
+	dialogEdited
+	// dialogClosed: esc, the dialog closes without submitting.
+	dialogClosed
+	// dialogSubmitted: the dialog asks to be submitted (enter on the last
+	// input, ctrl+s, y in a confirmation).
+	dialogSubmitted
+)
+
+// update takes a key: tab and shift+tab move the focus (or do the dialog's
+// onTab), enter moves to the next input or submits, esc closes, and the
+// other keys go to the focused field; act says which.
+func (d *dialogState) update(msg tea.KeyPressMsg) (tea.Cmd, dialogAct) {
+	switch msg.String() {
+	case "esc":
+		return nil, dialogClosed
+	case "tab":
+		if d.onTab != nil {
+			d.onTab(d)
+			return nil, dialogKept
+		}
+		return d.setFocus(d.focus + 1), dialogKept
+	case "shift+tab":
+		return d.setFocus(d.focus - 1), dialogKept
+	case "ctrl+s":
+		return nil, dialogSubmitted
+	case "enter":
+		if d.body != nil && d.focus == len(d.inputs) {
+			break // a newline in the body
+		}
+		if d.kind == dlgCompose && d.focus < d.fields()-1 {
+			return d.setFocus(d.focus + 1), dialogKept
+		}
+		if d.focus < len(d.inputs)-1 {
+			return d.setFocus(d.focus + 1), dialogKept
+		}
+		return nil, dialogSubmitted
+	}
+	if d.kind == dlgConfirm {
+		if msg.String() == "y" {
+			return nil, dialogSubmitted
+		}
+		return nil, dialogKept
+	}
+	return d.updateInputs(msg), dialogEdited
+}
+
+// run runs the dialog's submit: done is false when it refused, its error
+// then shown in the dialog. A dialog without submit is done.
+func (d *dialogState) run() (cmd tea.Cmd, done bool) {
+	if d.submit == nil {
+		return nil, true
+	}
+	cmd, err := d.submit(d)
+	if err != nil {
+		d.err = err.Error()
+		return nil, false
+	}
+	return cmd, true
+}
+
+// dialogKey gives a key to the open dialog (the jump dialog's list takes
+// its own first) and follows what it did.
 func (m *Model) dialogKey(msg tea.KeyPressMsg) tea.Cmd {
 	d := m.dialog
 	if d.kind == dlgJump {
@@ -242,59 +312,26 @@ func (m *Model) dialogKey(msg tea.KeyPressMsg) tea.Cmd {
 			return cmd
 		}
 	}
-	switch msg.String() {
-	case "esc":
+	cmd, act := d.update(msg)
+	switch act {
+	case dialogClosed:
 		m.dialog = nil
-		return nil
-	case "tab":
-		if d.kind == dlgPurge {
-			d.sub = (d.sub + 1) % broker.SubQueue(len(deadLetterQueues)+1)
-			d.text = purgeText(m.entity, d.sub)
-			return nil
-		}
-		return d.setFocus(d.focus + 1)
-	case "shift+tab":
-		return d.setFocus(d.focus - 1)
-	case "ctrl+s":
+	case dialogSubmitted:
 		return m.submitDialog()
-	case "enter":
-		if d.body != nil && d.focus == len(d.inputs) {
-			break // a newline in the body
+	case dialogEdited:
+		if d.kind == dlgJump {
+			m.updateJump()
 		}
-		if d.kind == dlgCompose && d.focus < d.fields()-1 {
-			return d.setFocus(d.focus + 1)
-		}
-		if d.focus < len(d.inputs)-1 {
-			return d.setFocus(d.focus + 1)
-		}
-		return m.submitDialog()
-	}
-	if d.kind == dlgConfirm {
-		if msg.String() == "y" {
-			return m.submitDialog()
-		}
-		return nil
-	}
-	cmd := d.updateInputs(msg)
-	if d.kind == dlgJump {
-		m.updateJump()
 	}
 	return cmd
 }
 
-// submitDialog runs the dialog's submit; an error stays in the dialog.
+// submitDialog runs the dialog's submit and closes it when done (unless
+// the submit opened another one); an error stays in the dialog.
 func (m *Model) submitDialog() tea.Cmd {
 	d := m.dialog
-	if d.submit == nil {
-		m.dialog = nil
-		return nil
-	}
-	cmd, err := d.submit(d)
-	if err != nil {
-		d.err = err.Error()
-		return nil
-	}
-	if m.dialog == d {
+	cmd, done := d.run()
+	if done && m.dialog == d {
 		m.dialog = nil
 	}
 	return cmd
@@ -406,6 +443,10 @@ func (m *Model) openPurge() tea.Cmd {
 	d.text = purgeText(m.entity, d.sub)
 	d.footer = "enter purge · tab switch queue · esc cancel"
 	entity := m.entity
+	d.onTab = func(d *dialogState) {
+		d.sub = (d.sub + 1) % broker.SubQueue(len(deadLetterQueues)+1)
+		d.text = purgeText(entity, d.sub)
+	}
 	d.submit = func(d *dialogState) (tea.Cmd, error) {
 		if strings.TrimSpace(d.value(0)) != entity {
 			return nil, &ActionError{Action: "purge", Reason: fmt.Sprintf("the name typed is not %q", entity)}

@@ -14,9 +14,24 @@
 // screen, the connected clients, the entity information, the detail of a
 // message) form one stack, ordered in overlay.go: the view on top takes
 // the keys and the mouse and is drawn last, and the key bindings follow
-// the view of the main area. The self-contained views are components that
-// own their state, take keys in update and draw themselves in view
-// (helpScreen, messageLog, infoState). Broker workflows (resubmitting
-// chosen dead-lettered messages, the search for a reply's request) live in
-// package broker; the model keeps their progress and notices.
+// the view of the main area.
+//
+// Each view is a component that owns its state and draws itself:
+// helpScreen, messageLog, infoState (entity information), clientsState
+// (connected clients), detailState (one message), dialogState (prompts,
+// confirmations, the compose form; the jump dialog's list is filled by
+// the root from the entities) and statusLine (what the status bar says of
+// its own). A component takes a key in update and says what it did
+// (taken, closed, back, submitted) rather than reaching into the root;
+// the scrolling views move with scroll and hand their title, lines and
+// first line shown to the frame from view. The root Model keeps only what
+// crosses between them: opening and closing (the overlay stack), the
+// broker calls and their results (a result names the view that asked, so
+// one for a view closed since is dropped), what the detail view shows of
+// the root (the lock held, the jumps, the dashboard's own actions), and
+// the actions on the message a view shows. The bookkeeping of refreshes
+// and of the animation frame is one value too (schedule). Broker
+// workflows (resubmitting chosen dead-lettered messages, the search for a
+// reply's request) live in package broker; the model keeps their progress
+// and notices.
 package model

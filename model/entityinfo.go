@@ -23,7 +23,7 @@ type infoState struct {
 	source   ui.RulesSource
 	rules    []broker.Rule
 	rulesErr string
-	rulesSeq int
+	rulesSeq int // numbers the view's reads: the last one counts
 
 	lines []string
 	width int
@@ -32,8 +32,9 @@ type infoState struct {
 }
 
 // rulesMsg is the result of reading a subscription's rules for the entity
-// information view.
+// information view from, its read number seq.
 type rulesMsg struct {
+	from  *infoState
 	seq   int
 	path  string
 	rules []broker.Rule
@@ -61,7 +62,7 @@ func (m *Model) syncInfo() tea.Cmd {
 	}
 	var cmd tea.Cmd
 	if in.path != m.entity || in.lines == nil {
-		*in = infoState{path: m.entity, source: ui.RulesListed}
+		*in = infoState{path: m.entity, source: ui.RulesListed, rulesSeq: in.rulesSeq}
 		cmd = m.readRules()
 	}
 	if in.lines == nil || in.dirty || in.gen != m.entGen || in.width != m.layout().Main.W {
@@ -83,21 +84,21 @@ func (m *Model) readRules() tea.Cmd {
 	if !ok {
 		return nil
 	}
-	m.infoSeq++
-	in.source, in.rulesSeq = ui.RulesLoading, m.infoSeq
-	seq, path, timeout := m.infoSeq, in.path, m.opts.Timeout
+	in.rulesSeq++
+	in.source = ui.RulesLoading
+	seq, path, timeout := in.rulesSeq, in.path, m.opts.Timeout
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		rules, err := rr.SubscriptionRules(ctx, path)
-		return rulesMsg{seq: seq, path: path, rules: rules, err: err}
+		return rulesMsg{from: in, seq: seq, path: path, rules: rules, err: err}
 	}
 }
 
 // onRules takes the rules read for the information view; a result for a
-// view that has closed is dropped.
+// view that has closed (or was opened again) is dropped.
 func (m *Model) onRules(msg rulesMsg) {
-	if m.entInfo != nil {
+	if m.entInfo != nil && msg.from == m.entInfo {
 		m.entInfo.takeRules(msg)
 	}
 }
@@ -129,7 +130,7 @@ func (m *Model) entityInfo(in *infoState) ui.EntityInfo {
 	info := ui.EntityInfo{
 		Entity:        e,
 		SettingsKnown: listed && (e.Settings != broker.EntitySettings{} || !e.CreatedAt.IsZero()),
-		Why:           m.notice,
+		Why:           m.bar.notice,
 		Source:        in.source,
 		RulesErr:      in.rulesErr,
 	}

@@ -328,8 +328,8 @@ func TestInfoReadsRulesOnRequest(t *testing.T) {
 	h.key("]")
 	wantLines(t, infoText(h), "rules unavailable: not supported: subscription rules cannot be read: this",
 		"endpoint has no Service Bus admin API (generic AMQP 1.0)")
-	if h.m.lastErr != nil {
-		t.Fatalf("the failure went to the status bar: %v", h.m.lastErr)
+	if h.m.bar.err != nil {
+		t.Fatalf("the failure went to the status bar: %v", h.m.bar.err)
 	}
 	// Queues have no rules to read.
 	h.key("]")
@@ -363,4 +363,33 @@ func TestGoldenEntityInfo(t *testing.T) {
 		})
 	}
 	_ = tea.WindowSizeMsg{}
+}
+
+// A rules result read for a view closed since, or for an earlier read of
+// the view open, does not reach it; the latest read does.
+func TestInfoDropsStaleRules(t *testing.T) {
+	clock, eng := infoFixture(t)
+	rc := &ruleClient{Client: eng}
+	h := newHarness(t, rc, clock, Options{Entity: "events/Subscriptions/audit"}, 100, 30)
+	h.key("i")
+	old := h.m.entInfo
+	stale := rulesMsg{from: old, seq: old.rulesSeq, path: old.path, rules: []broker.Rule{{Name: "stale-rule", SQL: "1=1"}}}
+	h.keys("esc", "i")
+	h.update(stale)
+	h.settle()
+	if strings.Contains(infoText(h), "stale-rule") {
+		t.Fatal("the rules read for a closed view reached the one open now")
+	}
+	stale.from, stale.seq = h.m.entInfo, h.m.entInfo.rulesSeq-1
+	h.update(stale)
+	h.settle()
+	if strings.Contains(infoText(h), "stale-rule") {
+		t.Fatal("the rules of an earlier read reached the view")
+	}
+	stale.seq++
+	h.update(stale)
+	h.settle()
+	if !strings.Contains(infoText(h), "stale-rule") {
+		t.Fatalf("the latest read did not reach the view:\n%s", infoText(h))
+	}
 }

@@ -194,7 +194,11 @@ func TestFlowPhoneTriage(t *testing.T) {
 	t.Cleanup(func() { _ = tm.Quit(); tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second)) })
 	f := &flow{t: t, tm: tm, p: p, clock: tc, eng: c.(*engine.Engine)}
 	f.waitFor("5 DLQ 1", "Dead-lettered 1")
-	f.press("5", "enter")
+	f.press("5")
+	// The focused pane's window is read when it gets the focus: enter
+	// waits for its row (at this size the other panes show no rows).
+	f.waitFor("Dead-lettered 1  rows 1–1")
+	f.press("enter")
 	f.waitFor("Why it is dead-lettered", "SchemaValidationFailed", "Description")
 	if all := joined(f.p.text()); !strings.Contains(all, longDescription[:40]) {
 		t.Fatalf("the description is not on screen:\n%s", f.p.text())

@@ -52,24 +52,14 @@ type Model struct {
 	sidebar ui.SidebarMode
 
 	// Refresh and events.
-	tickID      int
-	refreshing  bool
-	refreshGen  int
-	wantRefresh bool // events or actions asked for one while busy
-	kickID      int
-	kickArmed   bool
-	lastRefresh time.Time
-	paused      bool
-	events      <-chan broker.Event
-	stopEvents  func()
-	frameID     int
-	frameArmed  bool
-	conn        string
-	lastErr     error
-	info        string
-	notice      string // the endpoint's lasting remark (broker.StatusReporter)
-	infoAt      time.Time
-	quitting    bool
+	sched      schedule
+	paused     bool
+	events     <-chan broker.Event
+	stopEvents func()
+	quitting   bool
+	// bar is what the status bar says of its own: the connection, the
+	// endpoint's remark, the last error, the passing message.
+	bar statusLine
 
 	// Locks held by this dashboard, and rows flashing after a lock ended.
 	held   map[heldKey]*heldLock
@@ -85,11 +75,9 @@ type Model struct {
 	// detail view of an endpoint that keeps no history (noteOwn).
 	own map[ownKey][]ui.OwnAction
 	// entInfo is the open entity information view (nil when closed); it is
-	// drawn over the panes and the detail view. infoSeq numbers its rule
-	// reads; entGen counts the entity lists taken, so that the view knows
-	// when to render again.
+	// drawn over the panes and the detail view. entGen counts the entity
+	// lists taken, so that the view knows when to render again.
 	entInfo *infoState
-	infoSeq int
 	entGen  int
 	// help is the help screen and log the message log, over the whole
 	// screen when open.
@@ -111,9 +99,8 @@ type Model struct {
 	why map[*key.Binding]string
 
 	// clients is the open connected clients view (nil when closed), drawn
-	// over the panes like entInfo; clientsSeq numbers its reads.
-	clients    *clientsState
-	clientsSeq int
+	// over the panes like entInfo.
+	clients *clientsState
 }
 
 // New returns a dashboard over c.
@@ -133,7 +120,7 @@ func New(c broker.Client, opts Options) *Model {
 		entity:   opts.Entity,
 		history:  make(map[string]*depthHistory),
 		held:     make(map[heldKey]*heldLock),
-		conn:     ui.ConnConnecting,
+		bar:      statusLine{conn: ui.ConnConnecting},
 		width:    80,
 		height:   24,
 	}
@@ -144,7 +131,7 @@ func New(c broker.Client, opts Options) *Model {
 	}
 	theme, err := themes.Choose(opts.Theme, true, opts.NoColor)
 	if err != nil {
-		m.lastErr = err
+		m.bar.fail(err)
 	}
 	m.themeFixed = opts.NoColor || (opts.Theme != "" && opts.Theme != "auto" && err == nil)
 	m.setTheme(theme)
@@ -194,17 +181,14 @@ func (m *Model) setErr(err error) {
 	if err == nil {
 		return
 	}
-	m.lastErr = err
-	m.info = ""
+	m.bar.fail(err)
 	m.logErr(err)
 }
 
 // setInfo shows a passing message in the status bar, for infoFor, and
 // clears the last error; the message log keeps it.
 func (m *Model) setInfo(s string) {
-	m.info = s
-	m.infoAt = m.now
-	m.lastErr = nil
+	m.bar.tell(m.now, s)
 	m.logLine(false, s, "")
 }
 

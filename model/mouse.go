@@ -59,13 +59,13 @@ func (m *Model) onWheel(ms tea.Mouse) tea.Cmd {
 		m.log.scroll(m.common(), d)
 		return nil
 	case overClients:
-		m.clients.top = max(0, min(m.clientsMaxTop(), m.clients.top+d))
+		m.clients.scroll(d, m.viewPage())
 		return nil
 	case overInfo:
 		m.entInfo.scroll(d, m.viewPage())
 		return nil
 	case overDetail:
-		m.detail.top = max(0, min(m.viewMaxTop(len(m.detailLines())), m.detail.top+d))
+		m.detail.scroll(d, m.viewPage(), len(m.detailLines()))
 		return nil
 	}
 	for _, s := range m.layout().Panes {

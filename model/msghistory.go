@@ -1,7 +1,6 @@
 package model
 
 import (
-	"context"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -50,43 +49,18 @@ func (m *Model) noteOwn(address string, seq int64, what string) {
 // endpoint keeps histories; nil otherwise (the view shows the dashboard's
 // own actions).
 func (m *Model) historyCmd() tea.Cmd {
-	d := m.detail
 	hr, ok := broker.HistoryOf(m.client)
-	if d == nil || !ok {
+	if m.detail == nil || !ok {
 		return nil
 	}
-	d.historyStale = false
-	address, seq, timeout := d.address, d.msg.SequenceNumber, m.opts.Timeout
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
-		h, err := hr.History(ctx, address, seq)
-		return historyMsg{address: address, seq: seq, h: h, err: err}
-	}
+	return m.detail.readHistory(hr, m.opts.Timeout)
 }
 
 // onHistory shows a history in the detail view that asked for it.
 func (m *Model) onHistory(msg historyMsg) {
-	d := m.detail
-	if d == nil || d.address != msg.address || d.msg.SequenceNumber != msg.seq {
-		return
+	if m.detail != nil {
+		m.detail.takeHistory(msg)
 	}
-	d.history, d.historyErr = &msg.h, msg.err
-	if msg.err != nil {
-		d.history = nil
-	}
-}
-
-// detailHistory returns the history part of the detail view.
-func (m *Model) detailHistory() *ui.HistoryInfo {
-	d := m.detail
-	_, keeps := broker.HistoryOf(m.client)
-	path, _ := broker.SplitAddress(d.address)
-	info := ui.HistoryInfo{Kept: keeps, History: d.history, Own: m.own[ownKey{path, d.msg.SequenceNumber}]}
-	if d.historyErr != nil {
-		info.Err = d.historyErr.Error()
-	}
-	return &info
 }
 
 // historyTick reads the detail view's history again when its message

@@ -14,7 +14,7 @@ import (
 
 // tickCmd waits one refresh interval on the model's clock.
 func (m *Model) tickCmd() tea.Cmd {
-	id, clock, d := m.tickID, m.clock, m.opts.Refresh
+	id, clock, d := m.sched.tickID, m.clock, m.opts.Refresh
 	return func() tea.Msg {
 		<-clock.After(d)
 		return tickMsg{id: id}
@@ -56,10 +56,6 @@ func waitEvents(ch <-chan broker.Event) tea.Cmd {
 // requestRefresh asks for a refresh now: it starts one unless one is in
 // flight, in which case another follows right after it.
 func (m *Model) requestRefresh() tea.Cmd {
-	if m.refreshing {
-		m.wantRefresh = true
-		return nil
-	}
 	return m.startRefresh()
 }
 
@@ -69,30 +65,25 @@ func (m *Model) eventRefresh() tea.Cmd {
 	if m.paused {
 		return nil
 	}
-	if !m.refreshing && m.now.Sub(m.lastRefresh) >= eventDebounce {
+	start, kick := m.sched.event(m.now)
+	if start {
 		return m.startRefresh()
 	}
-	if m.kickArmed {
+	if kick == 0 {
 		return nil
 	}
-	m.kickArmed = true
-	m.kickID++
-	return after(m.clock, eventDebounce, kickMsg{id: m.kickID})
+	return after(m.clock, eventDebounce, kickMsg{id: kick})
 }
 
 // startRefresh starts a refresh: the entity list with counts, and a Browse
 // window for every visible pane, sized to it. It never runs while another
 // is in flight.
 func (m *Model) startRefresh() tea.Cmd {
-	if m.refreshing {
-		m.wantRefresh = true
+	gen, ok := m.sched.begin(m.now)
+	if !ok {
 		return nil
 	}
-	m.refreshing = true
-	m.wantRefresh = false
-	m.refreshGen++
-	m.lastRefresh = m.now
-	gen, entity := m.refreshGen, m.entity
+	entity := m.entity
 	c, caps, timeout, scan := m.client, m.caps, m.opts.Timeout, m.opts.FilterScan
 	at := m.now
 	var reqs []paneRequest
@@ -152,14 +143,13 @@ func firstEntity(ents []broker.Entity) string {
 
 // applyRefresh takes a refresh result into the state.
 func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
-	if msg.gen != m.refreshGen {
+	if !m.sched.finish(msg.gen) {
 		return nil
 	}
-	m.refreshing = false
 	before := m.layout()
 	switch {
 	case msg.listErr == nil:
-		m.conn = ui.ConnConnected
+		m.bar.conn = ui.ConnConnected
 		m.entities = msg.entities
 		m.keepNamed()
 		m.listed = true
@@ -168,24 +158,24 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 			m.remembered = false
 			if _, ok := m.currentEntity(); !ok {
 				m.switchEntity(firstEntity(m.entities))
-				m.wantRefresh = true
+				m.sched.want = true
 			}
 		}
 		m.entGen++
 		m.sampleHistory(msg.at)
 	case errors.Is(msg.listErr, broker.ErrNotSupported):
-		m.conn = ui.ConnConnected
+		m.bar.conn = ui.ConnConnected
 		if len(m.entities) == 0 && m.entity != "" {
 			m.entities = []broker.Entity{{Path: m.entity}}
 		}
 	default:
-		m.conn = connState(msg.listErr)
+		m.bar.conn = connState(msg.listErr)
 		m.setErr(msg.listErr)
 	}
 	if msg.state != "" && msg.state != ui.ConnConnected {
-		m.conn = msg.state // e.g. "reconnecting (attempt 3)"
+		m.bar.conn = msg.state // e.g. "reconnecting (attempt 3)"
 	}
-	m.notice = msg.notice
+	m.bar.notice = msg.notice
 	if m.entity == "" {
 		m.entity = msg.entity
 	}
@@ -197,12 +187,12 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 	m.keepEntityVisible()
 	if after := m.layout(); !slices.Equal(before.Panes, after.Panes) {
 		// New counts moved the panes: their windows follow.
-		m.wantRefresh = true
+		m.sched.want = true
 		if after.Main.W != before.Main.W {
 			m.rerenderDetail()
 		}
 	}
-	if m.wantRefresh {
+	if m.sched.want {
 		return m.startRefresh()
 	}
 	return nil
@@ -269,6 +259,6 @@ func (m *Model) applyPane(r paneResult, at time.Time) {
 	// Selections of messages that left the window stay: they may come back,
 	// and bulk work checks each one against the broker anyway.
 	if m.detail != nil && m.detail.pane == r.req.index {
-		m.refreshDetail(p.rows)
+		m.detail.refresh(p.rows)
 	}
 }

@@ -166,7 +166,7 @@ func (m *Model) openRequest(entity string, i int, x *broker.Message) tea.Cmd {
 	m.focus = i
 	p := &m.panes[i]
 	p.top, p.pos, p.wantSeq = x.SequenceNumber, 0, x.SequenceNumber
-	m.detail = &detailState{pane: i, address: msgAddress(entity, i, x), msg: x}
+	m.detail = newDetail(i, msgAddress(entity, i, x), x)
 	m.rerenderDetail()
 	from.opened = m.detail
 	m.jumps = append(m.jumps, from)

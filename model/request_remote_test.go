@@ -17,10 +17,10 @@ func TestFindRequestOverRemote(t *testing.T) {
 	h.keys("j", "j", "O")
 	d := h.m.detail
 	if h.m.entity != "orders" || h.m.focus != 4 || d == nil || d.msg.MessageID != "req-1" {
-		t.Fatalf("not on the request: entity %s focus %d detail %+v (info %q, err %v)", h.m.entity, h.m.focus, d, h.m.info, h.m.lastErr)
+		t.Fatalf("not on the request: entity %s focus %d detail %+v (info %q, err %v)", h.m.entity, h.m.focus, d, h.m.bar.info, h.m.bar.err)
 	}
-	if want := `request "req-1": orders › Dead-lettered › 3, found among 3 messages (esc goes back)`; h.m.info != want {
-		t.Fatalf("info %q, want %q", h.m.info, want)
+	if want := `request "req-1": orders › Dead-lettered › 3, found among 3 messages (esc goes back)`; h.m.bar.info != want {
+		t.Fatalf("info %q, want %q", h.m.bar.info, want)
 	}
 	h.key("esc")
 	if h.m.entity != "payments" || h.m.detail != nil {

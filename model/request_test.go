@@ -82,8 +82,8 @@ func TestFindRequestOpensItsDetailAndEscComesBack(t *testing.T) {
 		t.Fatalf("not on the request: entity %s focus %d detail %+v", h.m.entity, h.m.focus, d)
 	}
 	// orders: 3 active, then the request in the dead-letter queue.
-	if want := `request "req-1": orders › Dead-lettered › 4, found among 4 messages (esc goes back)`; h.m.info != want {
-		t.Fatalf("info %q, want %q", h.m.info, want)
+	if want := `request "req-1": orders › Dead-lettered › 4, found among 4 messages (esc goes back)`; h.m.bar.info != want {
+		t.Fatalf("info %q, want %q", h.m.bar.info, want)
 	}
 	if s := h.screen(); !strings.Contains(s, "orders/$DeadLetterQueue › Dead-lettered › 4") || !strings.Contains(s, "esc: back to the reply") {
 		t.Fatalf("detail view:\n%s", s)
@@ -92,8 +92,8 @@ func TestFindRequestOpensItsDetailAndEscComesBack(t *testing.T) {
 		t.Fatalf("Dead-lettered window %s", got)
 	}
 	h.key("esc")
-	if h.m.entity != "payments" || h.m.detail != nil || len(h.m.jumps) != 0 || h.m.info != "back to payments" {
-		t.Fatalf("esc: entity %s detail %v jumps %d info %q", h.m.entity, h.m.detail, len(h.m.jumps), h.m.info)
+	if h.m.entity != "payments" || h.m.detail != nil || len(h.m.jumps) != 0 || h.m.bar.info != "back to payments" {
+		t.Fatalf("esc: entity %s detail %v jumps %d info %q", h.m.entity, h.m.detail, len(h.m.jumps), h.m.bar.info)
 	}
 	if cur := h.m.focused().current(); cur == nil || cur.MessageID != "rep-1" {
 		t.Fatalf("cursor back on %v", cur)
@@ -142,8 +142,8 @@ func TestFindRequestLooksInLikelyEntitiesFirst(t *testing.T) {
 	}
 	h.key("]")
 	h.keys("j", "j", "O")
-	if want := `request "req-1": orders › Active › 1, found among 1 messages (esc goes back)`; h.m.info != want {
-		t.Fatalf("info %q, want %q", h.m.info, want)
+	if want := `request "req-1": orders › Active › 1, found among 1 messages (esc goes back)`; h.m.bar.info != want {
+		t.Fatalf("info %q, want %q", h.m.bar.info, want)
 	}
 }
 
@@ -156,8 +156,8 @@ func TestFindRequestNotFound(t *testing.T) {
 	send(t, c, "payments", lone, self)
 	h := newHarness(t, c, clock, Options{Entity: "payments"}, 100, 30)
 	h.key("O")
-	if want := `request "req-404": not found among 5 messages in 3 entities`; h.m.info != want || h.m.entity != "payments" || h.m.detail != nil {
-		t.Fatalf("info %q, want %q (entity %s)", h.m.info, want, h.m.entity)
+	if want := `request "req-404": not found among 5 messages in 3 entities`; h.m.bar.info != want || h.m.entity != "payments" || h.m.detail != nil {
+		t.Fatalf("info %q, want %q (entity %s)", h.m.bar.info, want, h.m.entity)
 	}
 	if h.m.search != nil || strings.Contains(h.screen(), "Looking for the request") {
 		t.Fatal("the search is still on screen")
@@ -165,8 +165,8 @@ func TestFindRequestNotFound(t *testing.T) {
 	// A message whose MessageId is its own CorrelationId is not its request.
 	h.key("j")
 	h.key("O")
-	if want := `request "self": not found among 5 messages in 3 entities`; h.m.info != want {
-		t.Fatalf("info %q, want %q", h.m.info, want)
+	if want := `request "self": not found among 5 messages in 3 entities`; h.m.bar.info != want {
+		t.Fatalf("info %q, want %q", h.m.bar.info, want)
 	}
 	h.key("k")
 	h.update(keyMsg("O"))
@@ -183,8 +183,8 @@ func TestFindRequestStopsAtTheLimit(t *testing.T) {
 	h := newHarness(t, c, clock, Options{Entity: "payments", SearchScan: 3}, 100, 30)
 	h.keys("j", "j", "O")
 	// audit is empty; orders holds 3 orders before the request.
-	if want := `request "req-1": not found among 3 messages in 2 of 3 entities: stopped at the search limit of 3 messages`; h.m.info != want {
-		t.Fatalf("info %q, want %q", h.m.info, want)
+	if want := `request "req-1": not found among 3 messages in 2 of 3 entities: stopped at the search limit of 3 messages`; h.m.bar.info != want {
+		t.Fatalf("info %q, want %q", h.m.bar.info, want)
 	}
 }
 
@@ -210,8 +210,8 @@ func TestFindRequestCancelled(t *testing.T) {
 	}
 	h.update(keyMsg("esc"))
 	h.settle()
-	if want := `request "req-404": search cancelled after 3 messages in 2 of 3 entities`; h.m.info != want {
-		t.Fatalf("info %q, want %q", h.m.info, want)
+	if want := `request "req-404": search cancelled after 3 messages in 2 of 3 entities`; h.m.bar.info != want {
+		t.Fatalf("info %q, want %q", h.m.bar.info, want)
 	}
 	// The page in flight came back and was dropped; none followed.
 	if n := countSteps(h); n != 7 {
@@ -232,8 +232,8 @@ func TestFindRequestCancelledKeepsTheDetailView(t *testing.T) {
 	if h.m.search != nil || h.m.detail == nil || h.m.detail.msg.MessageID != "rep-1" || h.m.entity != "payments" {
 		t.Fatalf("esc: search %v detail %v", h.m.search, h.m.detail)
 	}
-	if !strings.HasPrefix(h.m.info, `request "req-1": search cancelled after 0 messages in 0 of 3 entities`) {
-		t.Fatalf("info %q", h.m.info)
+	if !strings.HasPrefix(h.m.bar.info, `request "req-1": search cancelled after 0 messages in 0 of 3 entities`) {
+		t.Fatalf("info %q", h.m.bar.info)
 	}
 }
 
@@ -245,8 +245,8 @@ func TestFindRequestBrowseError(t *testing.T) {
 	f.fail("Browse", broker.Errorf(broker.CodeConnectionLost, "the link dropped"))
 	h.key("O")
 	want := "find the request of a reply: browsing events/Subscriptions/audit › Active: connection lost: the link dropped"
-	if h.m.lastErr == nil || h.m.lastErr.Error() != want || broker.CodeOf(h.m.lastErr) != broker.CodeConnectionLost {
-		t.Fatalf("error %v, want %q", h.m.lastErr, want)
+	if h.m.bar.err == nil || h.m.bar.err.Error() != want || broker.CodeOf(h.m.bar.err) != broker.CodeConnectionLost {
+		t.Fatalf("error %v, want %q", h.m.bar.err, want)
 	}
 	if h.m.search != nil || h.m.entity != "payments" {
 		t.Fatal("the search goes on after an error")
@@ -254,8 +254,8 @@ func TestFindRequestBrowseError(t *testing.T) {
 	// An entity deleted since the list is skipped.
 	f.fail("Browse", broker.Errorf(broker.CodeNotFound, "gone"))
 	h.key("O")
-	if want := `request "req-1": not found among 0 messages in 3 entities`; h.m.info != want {
-		t.Fatalf("info %q, want %q", h.m.info, want)
+	if want := `request "req-1": not found among 0 messages in 3 entities`; h.m.bar.info != want {
+		t.Fatalf("info %q, want %q", h.m.bar.info, want)
 	}
 }
 

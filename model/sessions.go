@@ -318,6 +318,6 @@ func (m *Model) onSessionState(msg sessionStateMsg) {
 		m.setErr(msg.err)
 		return
 	}
-	d.state = &msg.state
+	d.takeState(msg.state)
 	m.rerenderDetail()
 }

@@ -52,7 +52,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		}
 		return nil
 	case tickMsg:
-		if msg.id != m.tickID {
+		if msg.id != m.sched.tickID {
 			return nil // a stale tick: the interval changed since
 		}
 		if m.paused {
@@ -60,19 +60,17 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		}
 		return tea.Batch(m.tickCmd(), m.startRefresh(), m.readClients(), m.historyTick())
 	case kickMsg:
-		if msg.id != m.kickID {
+		if !m.sched.kicked(msg.id) {
 			return nil
 		}
-		m.kickArmed = false
 		if m.paused {
 			return nil
 		}
 		return m.requestRefresh()
 	case frameMsg:
-		if msg.id != m.frameID {
+		if !m.sched.frameDue(msg.id) {
 			return nil
 		}
-		m.frameArmed = false
 		m.expireHeld()
 		m.pruneGhosts()
 		return m.autoRenew()
@@ -238,12 +236,10 @@ func (m *Model) needsFrame() bool {
 
 // ensureFrame arms the animation frame when needed and not armed.
 func (m *Model) ensureFrame() tea.Cmd {
-	if m.frameArmed || m.quitting || !m.needsFrame() {
+	if m.sched.frameArmed || m.quitting || !m.needsFrame() {
 		return nil
 	}
-	m.frameArmed = true
-	m.frameID++
-	return after(m.clock, frameEvery, frameMsg{id: m.frameID})
+	return after(m.clock, frameEvery, frameMsg{id: m.sched.armFrame()})
 }
 
 // joinSeqs writes sequence numbers as "13, 14".

@@ -72,16 +72,16 @@ func (h *harness) wantStatus(sub string) {
 
 func (h *harness) wantErr(sub string) {
 	h.t.Helper()
-	if h.m.lastErr == nil || !strings.Contains(h.m.lastErr.Error(), sub) {
-		h.t.Fatalf("last error %v does not contain %q", h.m.lastErr, sub)
+	if h.m.bar.err == nil || !strings.Contains(h.m.bar.err.Error(), sub) {
+		h.t.Fatalf("last error %v does not contain %q", h.m.bar.err, sub)
 	}
 }
 
 func TestFirstRefreshShowsEntitiesAndActivePane(t *testing.T) {
 	clock, c := fixture(t, 3)
 	h := newHarness(t, c, clock, Options{}, 120, 40)
-	if h.m.entity != "orders" || h.m.conn != ui.ConnConnected {
-		t.Fatalf("entity %q conn %q", h.m.entity, h.m.conn)
+	if h.m.entity != "orders" || h.m.bar.conn != ui.ConnConnected {
+		t.Fatalf("entity %q conn %q", h.m.entity, h.m.bar.conn)
 	}
 	if got := seqs(h.m.panes[0].rows); got != "1,2,3" {
 		t.Fatalf("active window %s", got)
@@ -662,7 +662,7 @@ func TestStaleTicksAreDropped(t *testing.T) {
 	f.noEvents = true
 	h := newHarness(t, f, clock, Options{}, 80, 24)
 	before := f.count("Entities")
-	h.update(tickMsg{id: h.m.tickID + 7})
+	h.update(tickMsg{id: h.m.sched.tickID + 7})
 	h.settle()
 	if f.count("Entities") != before {
 		t.Fatal("a stale tick refreshed")
@@ -678,7 +678,7 @@ func TestRefreshNeverRunsTwice(t *testing.T) {
 	f.hold = make(chan struct{})
 	f.mu.Unlock()
 	for i := 0; i < 5; i++ {
-		h.update(tickMsg{id: h.m.tickID})
+		h.update(tickMsg{id: h.m.sched.tickID})
 		h.run(h.m.requestRefresh())
 		h.run(h.m.startRefresh())
 	}
@@ -691,7 +691,7 @@ func TestRefreshNeverRunsTwice(t *testing.T) {
 	if f.maxInFlight != 1 {
 		t.Fatalf("%d refreshes ran at once", f.maxInFlight)
 	}
-	if h.m.refreshing {
+	if h.m.sched.refreshing {
 		t.Fatal("still refreshing")
 	}
 }
@@ -704,8 +704,8 @@ func TestErrorsReachTheStatusBar(t *testing.T) {
 	f.fail("Entities", &broker.Error{Code: broker.CodeServerBusy, Message: "try later", TrackingID: "tid-1"})
 	h.refresh()
 	h.wantStatus("server busy: try later (TrackingId: tid-1)")
-	if h.m.conn != ui.ConnError {
-		t.Fatalf("conn %s", h.m.conn)
+	if h.m.bar.conn != ui.ConnError {
+		t.Fatalf("conn %s", h.m.bar.conn)
 	}
 	f.fail("Entities", &broker.Error{Code: broker.CodeConnectionLost, Message: "gone"})
 	h.refresh()
@@ -776,11 +776,11 @@ func TestReadOnlyRefusesChanges(t *testing.T) {
 	clock, c := fixture(t, 2)
 	h := newHarness(t, c, clock, Options{ReadOnly: true}, 80, 24)
 	for _, k := range []string{"l", "c", "a", "d", "f", "r", "R", "s", "S", "n", "e", "P", "delete", "L"} {
-		h.m.lastErr = nil
+		h.m.bar.err = nil
 		h.key(k)
 		h.wantErr("read-only mode")
-		if broker.CodeOf(h.m.lastErr) != broker.CodeReadOnly {
-			t.Fatalf("%s: code %s", k, broker.CodeOf(h.m.lastErr))
+		if broker.CodeOf(h.m.bar.err) != broker.CodeReadOnly {
+			t.Fatalf("%s: code %s", k, broker.CodeOf(h.m.bar.err))
 		}
 		if h.m.dialog != nil {
 			t.Fatalf("%s opened a dialog", k)
@@ -817,8 +817,8 @@ func TestMissingCapabilitiesDisableKeys(t *testing.T) {
 	h.key("l")
 	h.key("f")
 	h.wantErr("defer is disabled: a generic AMQP broker cannot defer")
-	if broker.CodeOf(h.m.lastErr) != broker.CodeNotSupported {
-		t.Fatalf("code %s", broker.CodeOf(h.m.lastErr))
+	if broker.CodeOf(h.m.bar.err) != broker.CodeNotSupported {
+		t.Fatalf("code %s", broker.CodeOf(h.m.bar.err))
 	}
 	h.key("a")
 	h.wantErr("abandon is disabled: this endpoint does not support it")

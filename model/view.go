@@ -43,7 +43,7 @@ func (m *Model) render() string {
 			break
 		}
 	}
-	if !m.listed && m.lastErr == nil {
+	if !m.listed && m.bar.err == nil {
 		s.EntityNote = "loading…"
 	}
 	for _, x := range m.entities {
@@ -58,18 +58,13 @@ func (m *Model) render() string {
 	switch m.areaView() {
 	case overClients:
 		s.DetailOpen = true
-		s.DetailTitle = "connected clients"
-		s.Help = m.clientsHelp()
-		s.DetailLines = m.clients.lines
-		s.DetailTop = min(m.clients.top, max(0, len(s.DetailLines)-1))
+		s.DetailTitle, s.Help, s.DetailLines, s.DetailTop = m.clients.view(&m.keys)
 	case overInfo:
 		s.DetailOpen = true
 		s.DetailTitle, s.Help, s.DetailLines, s.DetailTop = m.entInfo.view(&m.keys)
 	case overDetail:
 		s.DetailOpen = true
-		s.DetailTitle = fmt.Sprintf("%s › %s › %d", m.detail.address, category(m.detail.pane), m.detail.msg.SequenceNumber)
-		s.DetailLines = m.detailLines()
-		s.DetailTop = min(m.detail.top, max(0, len(s.DetailLines)-1))
+		s.DetailTitle, s.DetailLines, s.DetailTop = m.detail.view(m.detailLines())
 	}
 	switch {
 	case m.isOpen(overDialog):
@@ -202,11 +197,9 @@ func (m *Model) withGhosts(rows []ui.Row, n int, p *paneState) []ui.Row {
 func (m *Model) status() ui.Status {
 	s := ui.Status{
 		Endpoint: m.client.Endpoint(),
-		Conn:     m.conn,
 		Refresh:  m.opts.Refresh,
 		Paused:   m.paused,
 		ReadOnly: m.readOnly,
-		Notice:   m.notice,
 		Session:  m.sessionStatus(),
 		LogKey:   m.keys.Log.Help().Key,
 		Zoomed:   m.zoom,
@@ -214,12 +207,6 @@ func (m *Model) status() ui.Status {
 	if m.layout().Sidebar.W == 0 {
 		s.Entity = m.entity
 	}
-	if m.now.Sub(m.infoAt) < infoFor {
-		s.Info = m.info
-	}
-	if m.lastErr != nil {
-		s.Err = m.lastErr.Error()
-		s.TrackingID = broker.TrackingIDOf(m.lastErr)
-	}
+	m.bar.view(m.now, &s)
 	return s
 }
