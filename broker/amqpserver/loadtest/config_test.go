@@ -56,6 +56,9 @@ const (
 	// envServerProfile names a file to which a child-process listener
 	// writes its CPU profile (each listener started overwrites it).
 	envServerProfile = "PEEKLOCK_LOADTEST_SERVER_CPUPROFILE"
+	// envHistory set to 0 turns the message histories of a peeklock
+	// listener off, as serve --history=false does (default: on, as serve).
+	envHistory = "PEEKLOCK_LOADTEST_HISTORY"
 )
 
 // config is one throughput run's setting, read from the environment.
