@@ -242,7 +242,9 @@ type Store interface {
 	Apply(b *Batch) (Pending, error)
 	// History returns the stored history of message (k.Entity, k.Seq): its
 	// events oldest first, and the index of the first (the number of events
-	// folded away before it). A message without history has none.
+	// folded away before it). A message without history has none. Event
+	// 0 kept in the message's record (PutMessageWithHistory) is read from
+	// there, in whichever sub-queue the message is.
 	History(k HistoryKey) (first uint16, events []HistoryEvent, err error)
 	// Durable reports whether the store survives a restart.
 	Durable() bool
