@@ -204,7 +204,11 @@ func (en *entity) rewriteTo(x *entry, to broker.SubQueue, props, set map[string]
 	meta.State = state
 	loc := from
 	loc.Sub = to
-	en.batch.PutMessage(loc, meta, &m)
+	var first *store.HistoryEvent
+	if x.hist != 0 {
+		first = en.firstEvent(x, nil) // the record keeps its first event
+	}
+	en.batch.PutMessageWithHistory(loc, meta, &m, first)
 	if to != from.Sub {
 		en.batch.DeleteMessage(from)
 	}

@@ -36,11 +36,15 @@ type entry struct {
 	// where the put of its newest event waits in the entity's batch (an
 	// index of batch.Hist plus one; 0: none), checked before use: a
 	// completion cancels it (see cancelPending). Both fit in what was
-	// padding.
-	hist    uint16
-	rider   uint16
-	session string
-	msgID   string
+	// padding. histInline says that event 0 is kept in the message's own
+	// record (see store.Batch.PutMessageWithHistory), so that deleting the
+	// record deletes it; false for a message loaded from the store, whose
+	// event 0 may be a history record of its own.
+	histInline bool
+	hist       uint16
+	rider      uint16
+	session    string
+	msgID      string
 }
 
 func (x *entry) locked() bool { return !x.token.IsZero() }

@@ -171,7 +171,7 @@ func TestTopicSendIsOneBatch(t *testing.T) {
 		entity uint32
 		seq    int64
 	}
-	// Each copy's history starts in the batch that stores it.
+	// Each copy's history starts in the record that stores it.
 	want := []put{
 		{store.OpSetSequence, ids["t"], 1},
 		{store.OpPutMessage, ids["t/Subscriptions/a"], 1},
@@ -181,17 +181,18 @@ func TestTopicSendIsOneBatch(t *testing.T) {
 	wantHist := []store.HistoryKey{{Entity: ids["t/Subscriptions/a"], Seq: 1}, {Entity: ids["t/Subscriptions/b"], Seq: 1}, {Entity: ids["t/Subscriptions/c"], Seq: 1}}
 	for i, ops := range st.batches {
 		var got []put
+		var hist []store.HistoryKey
 		for _, op := range ops {
 			got = append(got, put{op.Kind, op.Loc.Entity, op.Loc.Seq})
+			if op.First != nil {
+				hist = append(hist, store.HistoryKey{Entity: op.Loc.Entity, Seq: op.Loc.Seq})
+			}
 		}
 		if !slices.Equal(got, want) {
 			t.Fatalf("batch %d: %+v, want %+v", i, got, want)
 		}
-		var hist []store.HistoryKey
-		for _, op := range st.hist[i] {
-			if op.Event != nil {
-				hist = append(hist, op.Key)
-			}
+		if len(st.hist[i]) != 0 {
+			t.Fatalf("batch %d has history changes of their own: %+v", i, st.hist[i])
 		}
 		if !slices.Equal(hist, wantHist) {
 			t.Fatalf("batch %d puts the history events of %+v, want %+v", i, hist, wantHist)

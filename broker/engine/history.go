@@ -96,6 +96,26 @@ func (en *entity) noteOps(x *entry, ev *store.HistoryEvent) {
 	if x.hist == histUnknown {
 		en.resolveHistory(x)
 	}
+	k := store.HistoryKey{Entity: en.id, Seq: x.seq}
+	i := x.hist
+	if i >= histMax {
+		i = histMax - 1
+	} else {
+		x.hist++
+	}
+	en.batch.PutHistory(k, i, en.fill(x, ev))
+	switch {
+	case int(i) < limit:
+	case int(i) == limit:
+		en.batch.HideFirstHistory(k) // event 0 may be kept in the message's record
+	default:
+		en.batch.DeleteHistory(k, i-uint16(limit), 1)
+	}
+}
+
+// fill completes ev as an event of x's history (see note) and returns where
+// it is kept until the batch is applied.
+func (en *entity) fill(x *entry, ev *store.HistoryEvent) *store.HistoryEvent {
 	ev.Sub = x.sub
 	if ev.DeliveryCount == 0 {
 		ev.DeliveryCount = x.deliveryCount()
@@ -109,18 +129,33 @@ func (en *entity) noteOps(x *entry, ev *store.HistoryEvent) {
 			ev.Actor = broker.ActorBroker
 		}
 	}
-	k := store.HistoryKey{Entity: en.id, Seq: x.seq}
-	i := x.hist
-	if i >= histMax {
-		i = histMax - 1
-	} else {
-		x.hist++
-	}
 	en.histBuf = append(en.histBuf, *ev)
-	en.batch.PutHistory(k, i, &en.histBuf[len(en.histBuf)-1])
-	if int(i) >= limit {
-		en.batch.DeleteHistory(k, i-uint16(limit), 1)
+	return &en.histBuf[len(en.histBuf)-1]
+}
+
+// firstEvent returns, for a store put of x's message, the first event of
+// its history when ev is that event (x has none yet) or x's message is
+// stored again with it (its stored first event, read back), so that it is
+// kept in the message's record (see store.Batch.PutMessageWithHistory);
+// nil when history is off or the event was folded away. For a new message
+// it counts the event: the send writes no history record of its own.
+func (en *entity) firstEvent(x *entry, ev *store.HistoryEvent) *store.HistoryEvent {
+	if en.eng.histLimit == 0 {
+		return nil
 	}
+	if ev != nil {
+		x.hist, x.histInline = 1, true
+		return en.fill(x, ev)
+	}
+	first, evs, err := en.eng.store.History(store.HistoryKey{Entity: en.id, Seq: x.seq})
+	if err != nil {
+		en.eng.log.Error("reading a message history failed", "entity", en.path, "seq", x.seq, "err", err)
+	}
+	if err != nil || first != 0 || len(evs) == 0 {
+		return nil
+	}
+	en.histBuf = append(en.histBuf, evs[0])
+	return &en.histBuf[len(en.histBuf)-1]
 }
 
 // resolveHistory reads how many events the stored history of a loaded entry
@@ -156,6 +191,9 @@ func (en *entity) dropHistory(x *entry) {
 	lo := 0
 	if limit := en.eng.histLimit; limit > 0 && int(x.hist) > limit {
 		lo = int(x.hist) - limit
+		en.batch.DeleteHistory(k, 0, 1) // what hides event 0 (see noteOps)
+	} else if x.histInline {
+		lo = 1 // event 0 goes with the message's record
 	}
 	hi := int(x.hist)
 	if en.cancelRider(x, k) {
@@ -164,7 +202,7 @@ func (en *entity) dropHistory(x *entry) {
 	if hi > lo {
 		en.batch.DeleteHistory(k, uint16(lo), uint16(hi-lo))
 	}
-	x.hist, x.rider = 0, 0
+	x.hist, x.rider, x.histInline = 0, 0, false
 }
 
 // cancelRider cancels the put of x's newest event when it still waits in

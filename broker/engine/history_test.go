@@ -334,9 +334,16 @@ func TestHistoryBounded(t *testing.T) {
 		f.queue("q", broker.EntitySettings{})
 		f.send("q", msg("m1"))
 		m := f.receiveOne("q")
-		for range 10 {
+		for i := range 10 {
 			if _, err := e.RenewLock(f.ctx, "q", m.LockToken); err != nil {
 				t.Fatal(err)
+			}
+			if i == 2 { // five events: the send, kept in the message's record, is folded away
+				h := f.history("q", 1)
+				if h.Folded != 1 {
+					t.Fatalf("folded %d, want 1\n%s", h.Folded, dumpHistory(h))
+				}
+				wantKinds(t, h, broker.EventLocked, broker.EventRenewed, broker.EventRenewed, broker.EventRenewed)
 			}
 		}
 		h := f.history("q", 1)

@@ -402,7 +402,7 @@ func (en *entity) accept(m *broker.Message, seq, now int64, sub broker.SubQueue)
 	if state == broker.StateScheduled {
 		x.at = start
 	}
-	en.batch.PutMessage(x.loc(en.id), x.meta(), m)
+	var first *store.HistoryEvent
 	if en.eng.histLimit > 0 {
 		ev := store.HistoryEvent{Kind: broker.EventSent, Time: now, Detail: en.via}
 		switch {
@@ -412,8 +412,9 @@ func (en *entity) accept(m *broker.Message, seq, now int64, sub broker.SubQueue)
 		case state == broker.StateScheduled:
 			ev.Kind = broker.EventScheduled
 		}
-		en.note(x, ev)
+		first = en.firstEvent(x, &ev) // kept in the message's record
 	}
+	en.batch.PutMessageWithHistory(x.loc(en.id), x.meta(), m, first)
 	return x
 }
 

@@ -47,7 +47,8 @@ func TestMain(m *testing.M) {
 //
 // A command that fails is answered with "err MESSAGE".
 func runChild(in io.Reader, out, log io.Writer) int {
-	o := listenerOptions{dataDir: os.Getenv(envChildData), transport: os.Getenv(envTransport), tlsDir: os.Getenv(envChildTLSDir)}
+	o := listenerOptions{dataDir: os.Getenv(envChildData), transport: os.Getenv(envTransport), tlsDir: os.Getenv(envChildTLSDir),
+		noHistory: os.Getenv(envHistory) == "0"}
 	if v := os.Getenv(envChildMaxConns); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {

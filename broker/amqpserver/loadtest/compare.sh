@@ -10,6 +10,9 @@
 #   bash broker/amqpserver/loadtest/compare.sh              # N=50000, 3 runs
 #   N=20000 RUNS=5 bash broker/amqpserver/loadtest/compare.sh
 #   LEGS=tls bash broker/amqpserver/loadtest/compare.sh     # the TLS leg only
+#   HISTORY=0 bash broker/amqpserver/loadtest/compare.sh    # peeklock without
+#                                                           # message histories
+#                                                           # (serve --history=false)
 #
 # Two legs (LEGS, default "rabbitmq tls"):
 #   rabbitmq  peeklock against RabbitMQ, in memory and durable (below);
@@ -70,7 +73,8 @@ delete_queues() {
 # one run.
 bench() {
 	local peer=$1 durable=$2 transport=${3:-direct}
-	local -a env=(PEEKLOCK_LOADTEST_N="$n" PEEKLOCK_LOADTEST_DURABLE="$durable" PEEKLOCK_LOADTEST_TRANSPORT="$transport" "${client[@]}")
+	local -a env=(PEEKLOCK_LOADTEST_N="$n" PEEKLOCK_LOADTEST_DURABLE="$durable" PEEKLOCK_LOADTEST_TRANSPORT="$transport"
+		PEEKLOCK_LOADTEST_HISTORY="${HISTORY:-1}" "${client[@]}")
 	if [[ $peer == rabbitmq ]]; then
 		local q=${queues[0]}
 		[[ $durable == 1 ]] && q=${queues[1]}

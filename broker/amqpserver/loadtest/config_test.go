@@ -60,6 +60,9 @@ const (
 	// writes an execution trace (go tool trace; -pprof=sched shows where
 	// goroutines waited to run), overwritten like the profile.
 	envServerTrace = "PEEKLOCK_LOADTEST_SERVER_TRACE"
+	// envHistory set to 0 turns the message histories of a peeklock
+	// listener off, as serve --history=false does (default: on, as serve).
+	envHistory = "PEEKLOCK_LOADTEST_HISTORY"
 )
 
 // config is one throughput run's setting, read from the environment.

@@ -42,11 +42,14 @@ type listenerOptions struct {
 	// transport is "" (direct), "front" or "tls" (envTransport); tlsDir
 	// holds the local CA of "tls".
 	transport, tlsDir string
+	// noHistory turns the message histories off (envHistory), as serve
+	// --history=false does.
+	noHistory bool
 }
 
 // startListener starts an engine and a listener as o says.
 func startListener(o listenerOptions) (*listener, error) {
-	eo := engine.Options{}
+	eo := engine.Options{NoHistory: o.noHistory}
 	if o.dataDir != "" {
 		st, err := store.OpenPebble(o.dataDir, store.PebbleOptions{})
 		if err != nil {

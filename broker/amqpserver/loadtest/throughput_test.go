@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"os"
 	"testing"
 	"time"
 
@@ -104,7 +105,7 @@ func setupWith(tb testing.TB, cfg config) *run {
 	r := &run{cfg: cfg}
 	url := cfg.url
 	if url == "" {
-		o := listenerOptions{transport: cfg.transport}
+		o := listenerOptions{transport: cfg.transport, noHistory: os.Getenv(envHistory) == "0"}
 		if cfg.durable {
 			o.dataDir = tb.TempDir()
 		}

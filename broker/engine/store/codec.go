@@ -32,8 +32,12 @@ import (
 // each length as a uvarint) and then AMQP, the passthrough (a flags byte:
 // 1 durable, 2 has a priority; the priority byte; then the delivery
 // annotations, message annotations and footer as nil-able byte slices),
-// the last fields in bit order. Both versions are read; a version 1 record
-// reads as a message whose body is one data section, with no passthrough.
+// the last fields in bit order. Version 3 adds History, the first event of
+// the message's history (see PutMessageWithHistory) as a byte slice holding
+// its history event record, last in bit order; a message put without one
+// is still written as version 2, so that a record needs version 3 only
+// when it has the field. Every version is read; a version 1 record reads
+// as a message whose body is one data section, with no passthrough.
 //
 // Entity records have their own version, entityVersion: version 1 ends
 // after the rules; version 2 adds the entity's CreatedAt, UpdatedAt and
@@ -60,9 +64,13 @@ import (
 // that have one version (duplicate-detection history).
 const codecVersion = 1
 
-// messageVersion is the first byte of an encoded message; records of
-// versions 1 and 2 are read.
-const messageVersion = 2
+// messageVersion is the first byte of an encoded message;
+// messageVersionHistory that of one with a history event. Records of
+// versions 1 to 3 are read.
+const (
+	messageVersion        = 2
+	messageVersionHistory = 3
+)
 
 // stateVersion is the first byte of a session state that carries the time
 // it was set; states written before have codecVersion and no time.
@@ -105,9 +113,11 @@ const (
 	fSize
 	fDataSections // version 2
 	fAMQP         // version 2
+	fHistory      // version 3
 
 	fAllV1 = fSize<<1 - 1
-	fAll   = fAMQP<<1 - 1
+	fAllV2 = fAMQP<<1 - 1
+	fAll   = fHistory<<1 - 1
 )
 
 // Application property type tags.
@@ -157,6 +167,12 @@ const (
 // DataSections that do not describe the body, is a *broker.Error with
 // CodeInvalid; dst is then returned unchanged.
 func appendMessage(dst []byte, m *broker.Message) ([]byte, error) {
+	return appendMessageRecord(dst, m, nil)
+}
+
+// appendMessageRecord is appendMessage with the first event of the
+// message's history kept in the record (nil: none).
+func appendMessageRecord(dst []byte, m *broker.Message, first *HistoryEvent) ([]byte, error) {
 	if err := checkProps(m.ApplicationProperties, "application property"); err != nil {
 		return dst, err
 	}
@@ -196,9 +212,14 @@ func appendMessage(dst []byte, m *broker.Message) ([]byte, error) {
 	set(m.Size != 0, fSize)
 	set(m.DataSections != nil, fDataSections)
 	set(!m.AMQP.IsZero(), fAMQP)
+	set(first != nil, fHistory)
 
 	e := encoder{buf: dst}
-	e.byte(messageVersion)
+	if first != nil {
+		e.byte(messageVersionHistory)
+	} else {
+		e.byte(messageVersion)
+	}
 	e.uvarint(bits)
 	strs := [...]struct {
 		bit uint64
@@ -279,6 +300,20 @@ func appendMessage(dst []byte, m *broker.Message) ([]byte, error) {
 		e.nilBytes(p.MessageAnnotations)
 		e.nilBytes(p.Footer)
 	}
+	if first != nil {
+		// The event's length goes before it: it is encoded after a
+		// placeholder byte, moved up when its length needs more.
+		at := len(e.buf)
+		e.buf = appendHistoryEvent(append(e.buf, 0), first)
+		n := len(e.buf) - at - 1
+		var lb [binary.MaxVarintLen64]byte
+		l := binary.PutUvarint(lb[:], uint64(n))
+		if l > 1 {
+			e.buf = append(e.buf, lb[:l-1]...)
+			copy(e.buf[at+l:], e.buf[at+1:at+1+n])
+		}
+		copy(e.buf[at:], lb[:l])
+	}
 	return e.buf, nil
 }
 
@@ -286,13 +321,35 @@ func appendMessage(dst []byte, m *broker.Message) ([]byte, error) {
 // shares no memory with b. Times are in UTC. Bytes that are not a valid
 // encoding give a *broker.Error whose Err is ErrCorrupt.
 func decodeMessage(b []byte) (*broker.Message, error) {
+	return decodeMessageRecord(b, nil)
+}
+
+// decodeMessageHistory returns the first history event kept in an encoded
+// message (see appendMessageRecord), or nil when it keeps none.
+func decodeMessageHistory(b []byte) (*HistoryEvent, error) {
+	var raw []byte
+	if _, err := decodeMessageRecord(b, &raw); err != nil || raw == nil {
+		return nil, err
+	}
+	ev, err := decodeHistoryEvent(raw)
+	if err != nil {
+		return nil, err
+	}
+	return &ev, nil
+}
+
+// decodeMessageRecord is decodeMessage that also sets *hist, when not nil,
+// to the encoded history event the record keeps (a subslice of b), if any.
+func decodeMessageRecord(b []byte, hist *[]byte) (*broker.Message, error) {
 	d := decoder{b: b, what: "message"}
 	all := uint64(fAll)
 	switch v := d.byte(); {
 	case d.err != nil:
 	case v == 1:
 		all = fAllV1
-	case v != messageVersion:
+	case v == 2:
+		all = fAllV2
+	case v != messageVersionHistory:
 		d.fail("unknown message version %d", v)
 	}
 	bits := d.uvarint()
@@ -367,6 +424,12 @@ func decodeMessage(b []byte) (*broker.Message, error) {
 	}
 	if bits&fAMQP != 0 {
 		d.passthrough(m)
+	}
+	if bits&fHistory != 0 {
+		raw := d.fixed(d.length())
+		if hist != nil && d.err == nil {
+			*hist = raw
+		}
 	}
 	if err := d.finish(); err != nil {
 		return nil, err

@@ -172,7 +172,7 @@ func TestMessageDecodeCorrupt(t *testing.T) {
 		want string
 	}{
 		{"empty", []byte{}, "truncated"},
-		{"bad version", []byte{3, 0}, "unknown message version 3"},
+		{"bad version", []byte{4, 0}, "unknown message version 4"},
 		{"version 0", []byte{0, 0}, "unknown message version 0"},
 		{"sections in version 1", []byte{1, 0x80, 0x80, 0x80, 0x10}, "unknown field bits 0x2000000"},
 		{"unknown bits", []byte{2, 0x80, 0x80, 0x80, 0x80, 0x01}, "unknown field bits 0x10000000"},
@@ -684,6 +684,46 @@ func TestMessageBadDataSections(t *testing.T) {
 		out, err := appendMessage([]byte("prefix"), m)
 		if broker.CodeOf(err) != broker.CodeInvalid || string(out) != "prefix" {
 			t.Fatalf("sections %v: %q, %v; want prefix and CodeInvalid", m.DataSections, out, err)
+		}
+	}
+}
+
+// TestMessageWithHistoryEvent: a message record with its first history
+// event is version 3 and decodes as the same message, the event read apart
+// (a long one too, whose length takes more than one byte); a record without
+// one stays version 2 and has none.
+func TestMessageWithHistoryEvent(t *testing.T) {
+	m := fullMessage()
+	plain, err := appendMessage(nil, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain[0] != messageVersion {
+		t.Fatalf("a message without history is version %d, want %d", plain[0], messageVersion)
+	}
+	if ev, err := decodeMessageHistory(plain); ev != nil || err != nil {
+		t.Fatalf("history of a version 2 record: %+v, %v", ev, err)
+	}
+	for _, ev := range []HistoryEvent{
+		{Kind: broker.EventSent, Time: 5, Actor: "connection 1f link s"},
+		{Kind: broker.EventDeadLettered, Sub: broker.SubQueueDeadLetter, DeliveryCount: 3, Time: 6, Until: 7,
+			Token: broker.LockToken{9}, Actor: strings.Repeat("a", 200), Reason: "r", Detail: strings.Repeat("d", 20000)},
+	} {
+		b, err := appendMessageRecord([]byte("prefix"), m, &ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = b[len("prefix"):]
+		if b[0] != messageVersionHistory {
+			t.Fatalf("version %d, want %d", b[0], messageVersionHistory)
+		}
+		got, err := decodeMessage(b)
+		if err != nil || !reflect.DeepEqual(got, m) {
+			t.Fatalf("decoded %+v, %v; want %+v", got, err, m)
+		}
+		first, err := decodeMessageHistory(b)
+		if err != nil || first == nil || *first != ev {
+			t.Fatalf("history event %+v, %v; want %+v", first, err, ev)
 		}
 	}
 }

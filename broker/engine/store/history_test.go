@@ -46,3 +46,96 @@ func TestStoreHistory(t *testing.T) {
 		}
 	})
 }
+
+// The first event of a history kept in the message's record is read as
+// event 0 in whichever sub-queue the message is, before the history records;
+// HideFirstHistory folds it away (and a deletion of index 0 undoes that);
+// a put of the message again without it, or its deletion, drops it.
+func TestStoreHistoryInMessageRecord(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s Store) {
+		k := HistoryKey{Entity: 1, Seq: 7}
+		loc := Loc{Entity: 1, Seq: 7}
+		evs := []HistoryEvent{
+			{Kind: broker.EventSent, Time: 1, Actor: "connection 1f link s", Detail: "via"},
+			{Kind: broker.EventLocked, Time: 2, Until: 3, Token: broker.LockToken{1, 2}, DeliveryCount: 1, Actor: "c"},
+			{Kind: broker.EventRenewed, Time: 4, Until: 5, Token: broker.LockToken{1, 2}, DeliveryCount: 1, Actor: "c"},
+		}
+		want := func(wantFirst uint16, want []HistoryEvent) {
+			t.Helper()
+			first, got, err := s.History(k)
+			if err != nil || first != wantFirst || len(got) != len(want) || len(want) > 0 && !reflect.DeepEqual(got, want) {
+				t.Fatalf("History = %d, %+v, %v; want %d, %+v", first, got, err, wantFirst, want)
+			}
+		}
+		var b Batch
+		b.PutMessageWithHistory(loc, Meta{}, &broker.Message{MessageID: "m"}, &evs[0])
+		apply(t, s, &b)
+		want(0, evs[:1])
+		if m, err := s.Get(loc); err != nil || m.MessageID != "m" {
+			t.Fatalf("Get = %+v, %v", m, err)
+		}
+		b = Batch{}
+		b.PutHistory(k, 1, &evs[1])
+		b.PutHistory(k, 2, &evs[2])
+		apply(t, s, &b)
+		want(0, evs)
+		b = Batch{}
+		b.HideFirstHistory(k)
+		apply(t, s, &b)
+		want(1, evs[1:])
+		b = Batch{}
+		b.DeleteHistory(k, 1, 1)
+		apply(t, s, &b)
+		want(2, evs[2:])
+		b = Batch{}
+		b.DeleteHistory(k, 0, 1) // what hides it
+		b.DeleteHistory(k, 2, 1)
+		apply(t, s, &b)
+		want(0, evs[:1])
+
+		// Dead-lettered with its first event, then put again without it.
+		dl := Loc{Entity: 1, Sub: broker.SubQueueDeadLetter, Seq: 7}
+		b = Batch{}
+		b.DeleteMessage(loc)
+		b.PutMessageWithHistory(dl, Meta{}, &broker.Message{MessageID: "m"}, &evs[0])
+		apply(t, s, &b)
+		want(0, evs[:1])
+		b = Batch{}
+		b.PutMessage(dl, Meta{}, &broker.Message{MessageID: "m"})
+		apply(t, s, &b)
+		want(0, nil)
+		b = Batch{}
+		b.PutMessageWithHistory(dl, Meta{}, &broker.Message{MessageID: "m"}, &evs[0])
+		apply(t, s, &b)
+		b = Batch{}
+		b.DeleteMessage(dl)
+		apply(t, s, &b)
+		want(0, nil)
+		if m, ok := s.(*Memory); ok && m.HistoryCount() != 0 {
+			t.Fatalf("%d history records left", m.HistoryCount())
+		}
+	})
+}
+
+// A message record keeps its first history event across a reopen; the
+// record that hides it does too.
+func TestPebbleHistoryInMessageRecordSurvivesReopen(t *testing.T) {
+	dir := t.TempDir()
+	s := openTestPebble(t, dir)
+	ev := HistoryEvent{Kind: broker.EventScheduled, Time: 1, Actor: "a", Reason: "r", Detail: "d"}
+	var b Batch
+	b.PutMessageWithHistory(Loc{Entity: 1, Seq: 1}, Meta{}, &broker.Message{}, &ev)
+	b.PutMessageWithHistory(Loc{Entity: 1, Seq: 2}, Meta{}, &broker.Message{}, &ev)
+	b.HideFirstHistory(HistoryKey{Entity: 1, Seq: 2})
+	apply(t, s, &b)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openTestPebble(t, dir)
+	if first, evs, err := s.History(HistoryKey{Entity: 1, Seq: 1}); err != nil || first != 0 || len(evs) != 1 || evs[0] != ev {
+		t.Fatalf("History after a reopen = %d, %+v, %v", first, evs, err)
+	}
+	if _, evs, err := s.History(HistoryKey{Entity: 1, Seq: 2}); err != nil || len(evs) != 0 {
+		t.Fatalf("hidden first event after a reopen = %+v, %v", evs, err)
+	}
+}

@@ -34,9 +34,29 @@ type stateKey struct {
 	session string
 }
 
+// memoryRecord is a stored message: its meta, the message, and the first
+// event of its history when it was put with it (see PutMessageWithHistory).
 type memoryRecord struct {
-	meta Meta
-	msg  *broker.Message
+	meta  Meta
+	msg   *broker.Message
+	first *HistoryEvent
+}
+
+// memoryRecordWithFirst holds a record and its first history event in one
+// allocation.
+type memoryRecordWithFirst struct {
+	rec memoryRecord
+	ev  HistoryEvent
+}
+
+// newMemoryRecord returns the record of a put.
+func newMemoryRecord(op *Op) *memoryRecord {
+	if op.First == nil {
+		return &memoryRecord{meta: op.Meta, msg: op.Message}
+	}
+	p := &memoryRecordWithFirst{rec: memoryRecord{meta: op.Meta, msg: op.Message}, ev: *op.First}
+	p.rec.first = &p.ev
+	return &p.rec
 }
 
 // NewMemory returns an empty memory store.
@@ -192,7 +212,7 @@ func (s *Memory) Apply(b *Batch) (Pending, error) {
 		case OpSetSequence:
 			s.seqs[op.Loc.Entity] = op.Loc.Seq
 		case OpPutMessage:
-			s.messages[op.Loc] = &memoryRecord{meta: op.Meta, msg: op.Message}
+			s.messages[op.Loc] = newMemoryRecord(op)
 		case OpPutMeta:
 			if r, ok := s.messages[op.Loc]; ok {
 				r.meta = op.Meta
@@ -219,10 +239,16 @@ func (s *Memory) Apply(b *Batch) (Pending, error) {
 
 // applyHistory applies one history change. Called with mu held.
 func (s *Memory) applyHistory(op *HistoryOp) {
-	if op.Event == nil && op.Count == 0 {
+	if op.noop() {
 		return // cancelled
 	}
 	h, ok := s.history[op.Key]
+	if op.Hide {
+		h.hide()
+		s.history[op.Key] = h
+		s.histPeak = max(s.histPeak, len(s.history))
+		return
+	}
 	if op.Event != nil {
 		h.put(op.Index, *op.Event)
 		s.history[op.Key] = h
@@ -232,7 +258,7 @@ func (s *Memory) applyHistory(op *HistoryOp) {
 	if !ok {
 		return
 	}
-	if h.drop(op.Index, op.Count); h.n == 0 {
+	if h.drop(op.Index, op.Count); h.empty() {
 		delete(s.history, op.Key)
 		s.shrinkHistory()
 	} else {
@@ -253,19 +279,29 @@ func (s *Memory) shrinkHistory() {
 	}
 }
 
-// History returns a copy of the stored history of a message.
+// History returns a copy of the stored history of a message: its history
+// records, after the first event kept in its record unless a record of
+// index 0 replaces or hides it.
 func (s *Memory) History(k HistoryKey) (uint16, []HistoryEvent, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	h, ok := s.history[k]
-	if !ok {
-		return 0, nil, nil
+	h := s.history[k]
+	if !h.hidden && (h.n == 0 || h.first == 1) {
+		for _, sub := range subQueues {
+			if r, ok := s.messages[Loc{Entity: k.Entity, Sub: sub, Seq: k.Seq}]; ok && r.first != nil {
+				return 0, append([]HistoryEvent{*r.first}, h.events()...), nil
+			}
+		}
 	}
 	return h.first, h.events(), nil
 }
 
-// HistoryCount returns how many messages have a stored history, so that
-// tests can check that histories go with their messages.
+// subQueues lists the sub-queues a message may be stored in.
+var subQueues = [...]broker.SubQueue{broker.SubQueueMain, broker.SubQueueDeadLetter, broker.SubQueueTransferDeadLetter}
+
+// HistoryCount returns how many messages have history records (the first
+// event kept in a message's record is not one), so that tests can check
+// that histories go with their messages.
 func (s *Memory) HistoryCount() int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

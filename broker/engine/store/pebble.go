@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -300,6 +301,7 @@ func (s *Pebble) History(k HistoryKey) (uint16, []HistoryEvent, error) {
 	defer iter.Close()
 	var first uint16
 	var out []HistoryEvent
+	hidden := false
 	for ok := iter.First(); ok; ok = iter.Next() {
 		key := iter.Key()
 		if len(key) != historyKeyLen {
@@ -308,6 +310,10 @@ func (s *Pebble) History(k HistoryKey) (uint16, []HistoryEvent, error) {
 		v, err := iter.ValueAndErr()
 		if err != nil {
 			return 0, nil, pebbleError("read a history", err)
+		}
+		if bytes.Equal(v, hiddenFirstEvent) {
+			hidden = true
+			continue
 		}
 		ev, err := decodeHistoryEvent(v)
 		if err != nil {
@@ -318,7 +324,39 @@ func (s *Pebble) History(k HistoryKey) (uint16, []HistoryEvent, error) {
 		}
 		out = append(out, ev)
 	}
-	return first, out, nil
+	if hidden || len(out) > 0 && first != 1 {
+		return first, out, nil
+	}
+	ev, err := s.firstEvent(k)
+	if err != nil || ev == nil {
+		return first, out, err
+	}
+	return 0, append([]HistoryEvent{*ev}, out...), nil
+}
+
+// hiddenFirstEvent is the value of the history record of index 0 that hides
+// the first event kept in the message's record (see HideFirstHistory): no
+// event record is a single 0 byte (they begin with codecVersion).
+var hiddenFirstEvent = []byte{0}
+
+// firstEvent returns the first history event kept in the record of message
+// (k.Entity, k.Seq), in whichever sub-queue it is, or nil.
+func (s *Pebble) firstEvent(k HistoryKey) (*HistoryEvent, error) {
+	for _, sub := range subQueues {
+		loc := Loc{Entity: k.Entity, Sub: sub, Seq: k.Seq}
+		bk := makeMessageKey(spaceBody, loc)
+		v, closer, err := s.db.Get(bk[:])
+		if errors.Is(err, pebble.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, s.getError(loc, err)
+		}
+		ev, err := decodeMessageHistory(v)
+		closer.Close()
+		return ev, err
+	}
+	return nil, nil
 }
 
 // scan calls fn for every key of a key space, in key order. The slices are
@@ -426,7 +464,7 @@ func (s *Pebble) build(pb *pebble.Batch, b *Batch) error {
 			if op.Message == nil {
 				return broker.Errorf(broker.CodeInvalid, "put of message %d without a message", op.Loc.Seq)
 			}
-			buf, err = appendMessage(buf[:0], op.Message)
+			buf, err = appendMessageRecord(buf[:0], op.Message, op.First)
 			if err != nil {
 				return err
 			}
@@ -482,6 +520,10 @@ func (s *Pebble) build(pb *pebble.Batch, b *Batch) error {
 
 // buildHistory adds a history change to pb; buf is scratch space.
 func buildHistory(pb *pebble.Batch, op *HistoryOp, buf []byte) error {
+	if op.Hide {
+		k := makeHistoryKey(op.Key, 0)
+		return pb.Set(k[:], hiddenFirstEvent, nil)
+	}
 	if op.Event != nil {
 		k := makeHistoryKey(op.Key, op.Index)
 		return pb.Set(k[:], appendHistoryEvent(buf[:0], op.Event), nil)

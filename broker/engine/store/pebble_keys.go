@@ -26,7 +26,9 @@ import (
 // codec version 1 and no time.
 //
 // Load skips the h space too: a history is read by History. It was added
-// as d and t were, without a new layout version.
+// as d and t were, without a new layout version. Event 0 of a history may
+// instead be kept in the message's body record (message codec version 3);
+// an h record of index 0 whose value is the single byte 0 hides it.
 //
 // The d and t spaces were added without a new layout version: a store
 // written before them has none of their keys and loads as it did, with no

@@ -72,7 +72,10 @@ type Op struct {
 	Loc     Loc
 	Meta    Meta
 	Message *broker.Message
-	Entity  EntityRecord
+	// First is the first event of the message's history (index 0), kept
+	// in its record (OpPutMessage; nil: none). See PutMessageWithHistory.
+	First  *HistoryEvent
+	Entity EntityRecord
 	// ID is the session id (OpSetSessionState, OpDeleteSessionState) or the
 	// message id (OpPutDuplicate, OpDeleteDuplicate).
 	ID string
@@ -123,6 +126,16 @@ func (b *Batch) SetSequence(id uint32, last int64) {
 // must not change it afterwards.
 func (b *Batch) PutMessage(loc Loc, meta Meta, msg *broker.Message) {
 	b.Ops = append(b.Ops, Op{Kind: OpPutMessage, Loc: loc, Meta: meta, Message: msg})
+}
+
+// PutMessageWithHistory is PutMessage with the first event of the
+// message's history (index 0) kept in the message's own record instead of
+// a history record of its own: one write instead of two at a send, and
+// nothing to delete when the message goes with only that event (see
+// HideFirstHistory). A put of the message again keeps it only when given
+// again. The store copies *first when the batch is applied.
+func (b *Batch) PutMessageWithHistory(loc Loc, meta Meta, msg *broker.Message, first *HistoryEvent) {
+	b.Ops = append(b.Ops, Op{Kind: OpPutMessage, Loc: loc, Meta: meta, Message: msg, First: first})
 }
 
 // PutMeta replaces a stored message's meta. The message must be stored
@@ -229,7 +242,9 @@ type Store interface {
 	Apply(b *Batch) (Pending, error)
 	// History returns the stored history of message (k.Entity, k.Seq): its
 	// events oldest first, and the index of the first (the number of events
-	// folded away before it). A message without history has none.
+	// folded away before it). A message without history has none. Event
+	// 0 kept in the message's record (PutMessageWithHistory) is read from
+	// there, in whichever sub-queue the message is.
 	History(k HistoryKey) (first uint16, events []HistoryEvent, err error)
 	// Durable reports whether the store survives a restart.
 	Durable() bool
