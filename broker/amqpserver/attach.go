@@ -26,8 +26,10 @@ const (
 const defaultAcceptWait = time.Minute
 
 // acceptAnswerMargin bounds how much earlier than a receiver's
-// com.microsoft:timeout the listener answers that no session is free.
-const acceptAnswerMargin = 500 * time.Millisecond
+// com.microsoft:timeout the listener answers that no session is free; the
+// margin is a tenth of the timeout up to that bound, room for the attach
+// to reach the listener and the answer the client on a loaded machine.
+const acceptAnswerMargin = time.Second
 
 // Sizes and credit of request links: a $cbs request holds a token; a
 // $management request may carry several whole messages (schedule-message),
@@ -266,7 +268,7 @@ func (s *session) attachOutgoing(l *link, a *wire.Attach) error {
 		// The client gives up at its timeout: answer a little before, so
 		// that it gets com.microsoft:timeout rather than its own deadline.
 		wait = time.Duration(ms) * time.Millisecond
-		wait -= min(wait/20, acceptAnswerMargin)
+		wait -= min(wait/10, acceptAnswerMargin)
 	}
 	s.c.goSafe(func() { l.acceptSession(sid, named, wait) })
 	return nil

@@ -149,7 +149,7 @@ func TestSDKSessions(t *testing.T) {
 	}
 	_ = again.Close(ctx)
 	// No other session has messages: accepting the next one times out.
-	short, cancel := context.WithTimeout(ctx, 2*time.Second)
+	short, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	_, err = c2.AcceptNextSessionForQueue(short, "s", nil)
 	if sbCode(err) != azservicebus.CodeTimeout {
