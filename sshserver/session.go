@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	tea "charm.land/bubbletea/v2"
@@ -66,12 +67,16 @@ func (s *Server) handle(sess ssh.Session) {
 		refuse(sess, fmt.Sprintf("peeklock: the server is full (%d sessions); try again later", s.cfg.MaxSessions))
 		return
 	}
-	defer s.release()
+	release := sync.OnceFunc(s.release)
+	defer release()
 
 	log.Info("ssh: session started", "term", pty.Term, "width", pty.Window.Width, "height", pty.Window.Height)
 	sc := newSessionClient(s.client, id.Role, s.cfg.Audit.With(attrs...))
 	end := s.run(sess, pty, winch, id.Role, sc)
 	sc.Close()
+	// The slot is free before the client learns that the session ended, so
+	// that a client that connects again at once is let in.
+	release()
 	switch {
 	case end.idle:
 		log.Info("ssh: session ended: idle", "idle_timeout", s.cfg.IdleTimeout)
