@@ -69,22 +69,7 @@ func (l ClientLink) Starved() bool { return l.Receiver && l.Credit == 0 && l.Wai
 // own Clients only passes the call on). Listing clients changes nothing, so
 // a read-only wrapper passes it through.
 func ClientsOf(c Client) (cl ClientLister, ok bool) {
-	var outer ClientLister
-	for range 8 { // wrappers nest a few levels at most
-		l, is := c.(ClientLister)
-		if is && outer == nil {
-			outer = l
-		}
-		u, isWrapper := c.(Unwrapper)
-		if !isWrapper {
-			if is {
-				return outer, true
-			}
-			return nil, false
-		}
-		c = u.Unwrap()
-	}
-	return nil, false
+	return lookThrough[ClientLister](c, true)
 }
 
 // ClientCloser is implemented by clients that can close an application's
@@ -107,20 +92,5 @@ type ClientCloser interface {
 // session audits) is the one called. ok is true only when a client that is
 // not a wrapper implements it.
 func ClientCloserOf(c Client) (cc ClientCloser, ok bool) {
-	var outer ClientCloser
-	for range 8 { // wrappers nest a few levels at most
-		l, is := c.(ClientCloser)
-		if is && outer == nil {
-			outer = l
-		}
-		u, isWrapper := c.(Unwrapper)
-		if !isWrapper {
-			if is {
-				return outer, true
-			}
-			return nil, false
-		}
-		c = u.Unwrap()
-	}
-	return nil, false
+	return lookThrough[ClientCloser](c, true)
 }

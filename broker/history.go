@@ -107,22 +107,7 @@ func ResubmitOf(ctx context.Context) (entity string, seq int64, ok bool) {
 // does. ok is true only when a client that is not a wrapper implements it
 // (a wrapper's own History only passes the call on).
 func HistoryOf(c Client) (hr HistoryReader, ok bool) {
-	var outer HistoryReader
-	for range 8 { // wrappers nest a few levels at most
-		h, is := c.(HistoryReader)
-		if is && outer == nil {
-			outer = h
-		}
-		u, isWrapper := c.(Unwrapper)
-		if !isWrapper {
-			if is {
-				return outer, true
-			}
-			return nil, false
-		}
-		c = u.Unwrap()
-	}
-	return nil, false
+	return lookThrough[HistoryReader](c, true)
 }
 
 // Summary is the event's particulars in one line, for a table or a

@@ -27,21 +27,41 @@ type Unwrapper interface {
 	Unwrap() Client
 }
 
+// lookThrough returns the first of c and the clients it wraps (Unwrapper,
+// a few levels at most) that implements T, so that a wrapper which decides
+// (the read-only one refuses, the SSH session audits) is the one called.
+// With innermost, ok is true only when the client at the end of the chain,
+// which wraps none, implements T too: a wrapper's own method then only
+// passes the call on, and without the innermost client it has nothing to
+// pass it to.
+func lookThrough[T any](c Client, innermost bool) (found T, ok bool) {
+	for range 8 { // wrappers nest a few levels at most
+		t, is := c.(T)
+		if is && !ok {
+			found, ok = t, true
+			if !innermost {
+				return found, true
+			}
+		}
+		u, isWrapper := c.(Unwrapper)
+		if !isWrapper {
+			if innermost && !is {
+				var none T
+				return none, false
+			}
+			return found, ok
+		}
+		c = u.Unwrap()
+	}
+	var none T
+	return none, false
+}
+
 // RulesOf returns the RuleReader of c: c itself when it implements it, or
 // else the first client that implements it down the chain of wrapped
 // clients (Unwrapper). Reading rules changes nothing, so a read-only
 // wrapper passes it through. ok is false when no client in the chain reads
 // rules on request.
 func RulesOf(c Client) (rr RuleReader, ok bool) {
-	for range 8 { // wrappers nest a few levels at most
-		if rr, ok = c.(RuleReader); ok {
-			return rr, true
-		}
-		u, isWrapper := c.(Unwrapper)
-		if !isWrapper {
-			return nil, false
-		}
-		c = u.Unwrap()
-	}
-	return nil, false
+	return lookThrough[RuleReader](c, false)
 }

@@ -32,15 +32,5 @@ type SequenceLocker interface {
 // no client in the chain can lock by sequence number; the caller then
 // receives from the head of the queue.
 func SequenceLockerOf(c Client) (sl SequenceLocker, ok bool) {
-	for range 8 { // wrappers nest a few levels at most
-		if sl, ok = c.(SequenceLocker); ok {
-			return sl, true
-		}
-		u, isWrapper := c.(Unwrapper)
-		if !isWrapper {
-			return nil, false
-		}
-		c = u.Unwrap()
-	}
-	return nil, false
+	return lookThrough[SequenceLocker](c, false)
 }
