@@ -107,6 +107,31 @@ func (e *testEnv) clientWith(keyName, key string) *azservicebus.Client {
 	return c
 }
 
+// sendThenReceive sends n messages with body to queue through c and
+// receives one of them with a peek-lock receiver, which it returns with
+// the message.
+func sendThenReceive(t *testing.T, ctx context.Context, c *azservicebus.Client, queue string, n int, body string) (*azservicebus.Receiver, *azservicebus.ReceivedMessage) {
+	t.Helper()
+	snd, err := c.NewSender(queue, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		if err := snd.SendMessage(ctx, &azservicebus.Message{Body: []byte(body)}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rcv, err := c.NewReceiverForQueue(queue, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := rcv.ReceiveMessages(ctx, 1, nil)
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("receive: %d messages, %v", len(msgs), err)
+	}
+	return rcv, msgs[0]
+}
+
 // ctx returns a context that ends with the test or after d.
 func testCtx(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)

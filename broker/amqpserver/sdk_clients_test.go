@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
-
 	"github.com/peeklock/peeklock/broker"
 )
 
@@ -19,23 +17,7 @@ func TestSDKClientsFlagStarvedReceiver(t *testing.T) {
 	env.queue("q", broker.EntitySettings{})
 	ctx := testCtx(t, 30*time.Second)
 	c := env.client()
-	snd, err := c.NewSender("q", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 3 {
-		if err := snd.SendMessage(ctx, &azservicebus.Message{Body: []byte("x")}, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rcv, err := c.NewReceiverForQueue("q", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	msgs, err := rcv.ReceiveMessages(ctx, 1, nil)
-	if err != nil || len(msgs) != 1 {
-		t.Fatalf("receive: %d messages, %v", len(msgs), err)
-	}
+	rcv, _ := sendThenReceive(t, ctx, c, "q", 3, "x")
 
 	cl, ok := broker.ClientsOf(env.eng)
 	if !ok {

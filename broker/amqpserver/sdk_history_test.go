@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
-
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/engine"
 )
@@ -19,25 +17,11 @@ func TestSDKHistoryNamesTheLinks(t *testing.T) {
 	env.queue("q", broker.EntitySettings{})
 	ctx := testCtx(t, 30*time.Second)
 	c := env.client()
-	snd, err := c.NewSender("q", nil)
-	if err != nil {
+	rcv, msg := sendThenReceive(t, ctx, c, "q", 1, "hello")
+	if err := rcv.RenewMessageLock(ctx, msg, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := snd.SendMessage(ctx, &azservicebus.Message{Body: []byte("hello")}, nil); err != nil {
-		t.Fatal(err)
-	}
-	rcv, err := c.NewReceiverForQueue("q", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	msgs, err := rcv.ReceiveMessages(ctx, 1, nil)
-	if err != nil || len(msgs) != 1 {
-		t.Fatalf("receive: %v %v", msgs, err)
-	}
-	if err := rcv.RenewMessageLock(ctx, msgs[0], nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := rcv.AbandonMessage(ctx, msgs[0], nil); err != nil {
+	if err := rcv.AbandonMessage(ctx, msg, nil); err != nil {
 		t.Fatal(err)
 	}
 	h, err := env.eng.History(ctx, "q", 1)
