@@ -77,51 +77,56 @@ func (c *Client) Browse(ctx context.Context, req broker.BrowseRequest) ([]*broke
 		page = browsePage
 	}
 	var out []*broker.Message
-	from, scanned := req.FromSequence, 0
-	for {
+	err := c.scanPeek(ctx, path, req.FromSequence, page, func(m *broker.Message) bool {
+		if m.State == want && !held[m.SequenceNumber] && m.SequenceNumber >= req.FromSequence {
+			out = append(out, m)
+		}
+		return len(out) < req.Max
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// scanPeek peeks path from sequence number from, page messages at a time
+// and at most browseScanLimit in all (the $management node peeks in
+// sequence order only), and gives each message to take until it returns
+// false.
+func (c *Client) scanPeek(ctx context.Context, path string, from int64, page int, take func(*broker.Message) bool) error {
+	for scanned := 0; scanned < browseScanLimit; {
 		msgs, err := c.peek(ctx, path, from, int32(page))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, m := range msgs {
-			if m.State == want && !held[m.SequenceNumber] && m.SequenceNumber >= req.FromSequence {
-				out = append(out, m)
-				if len(out) == req.Max {
-					return out, nil
-				}
+			if !take(m) {
+				return nil
 			}
 		}
 		scanned += len(msgs)
-		if len(msgs) < page || scanned >= browseScanLimit {
-			return out, nil
+		if len(msgs) < page {
+			return nil
 		}
 		from = msgs[len(msgs)-1].SequenceNumber + 1
 	}
+	return nil
 }
 
-// scheduledByDue peeks the scheduled messages of path (at most
-// browseScanLimit messages looked at: the $management node peeks in sequence
-// order only), orders them by due time, then sequence number, and returns up
+// scheduledByDue peeks the scheduled messages of path (see scanPeek),
+// orders them by due time, then sequence number, and returns up
 // to n of them from the message numbered from (from the first when from is
 // 0 or not among them).
 func (c *Client) scheduledByDue(ctx context.Context, path string, from int64, n int) ([]*broker.Message, error) {
 	var all []*broker.Message
-	next, scanned := int64(0), 0
-	for scanned < browseScanLimit {
-		msgs, err := c.peek(ctx, path, next, browsePage)
-		if err != nil {
-			return nil, err
+	err := c.scanPeek(ctx, path, 0, browsePage, func(m *broker.Message) bool {
+		if m.State == broker.StateScheduled {
+			all = append(all, m)
 		}
-		for _, m := range msgs {
-			if m.State == broker.StateScheduled {
-				all = append(all, m)
-			}
-		}
-		scanned += len(msgs)
-		if len(msgs) < browsePage {
-			break
-		}
-		next = msgs[len(msgs)-1].SequenceNumber + 1
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.SortFunc(all, broker.CompareDue)
 	start := 0
