@@ -27,11 +27,8 @@ func ConfigFrom(s *config.SSH) (Config, error) {
 	if s.AuthorizedKeys != nil {
 		cfg.AuthorizedKeysPath = *s.AuthorizedKeys
 	}
-	if s.MaxSessions != nil {
-		if *s.MaxSessions < 1 {
-			return Config{}, broker.Errorf(broker.CodeInvalid, "ssh: max_sessions must be at least 1, got %d", *s.MaxSessions)
-		}
-		cfg.MaxSessions = *s.MaxSessions
+	if err := setAtLeastOne(&cfg.MaxSessions, s.MaxSessions, "max_sessions"); err != nil {
+		return Config{}, err
 	}
 	if s.IdleTimeout != nil {
 		d, err := parseIdleTimeout(*s.IdleTimeout)
@@ -43,17 +40,11 @@ func ConfigFrom(s *config.SSH) (Config, error) {
 	if s.ExportDir != nil {
 		cfg.ExportDir = *s.ExportDir
 	}
-	if s.ExportMax != nil {
-		if *s.ExportMax < 1 {
-			return Config{}, broker.Errorf(broker.CodeInvalid, "ssh: export_max_bytes must be at least 1, got %d", *s.ExportMax)
-		}
-		cfg.ExportMaxBytes = *s.ExportMax
+	if err := setAtLeastOne(&cfg.ExportMaxBytes, s.ExportMax, "export_max_bytes"); err != nil {
+		return Config{}, err
 	}
-	if s.ClipboardMax != nil {
-		if *s.ClipboardMax < 1 {
-			return Config{}, broker.Errorf(broker.CodeInvalid, "ssh: clipboard_max_bytes must be at least 1, got %d", *s.ClipboardMax)
-		}
-		cfg.ClipboardMaxBytes = *s.ClipboardMax
+	if err := setAtLeastOne(&cfg.ClipboardMaxBytes, s.ClipboardMax, "clipboard_max_bytes"); err != nil {
+		return Config{}, err
 	}
 	if len(s.Roles) > 0 {
 		cfg.Roles = make(map[string]Role, len(s.Roles))
@@ -82,4 +73,17 @@ func parseIdleTimeout(s string) (time.Duration, error) {
 		return 0, broker.Errorf(broker.CodeInvalid, "ssh: idle_timeout %q: want a positive duration such as \"15m\", or \"off\"", s)
 	}
 	return d, nil
+}
+
+// setAtLeastOne sets *dst to the setting v of the file, when it is there,
+// and fails unless it is at least 1.
+func setAtLeastOne[N int | int64](dst *N, v *N, key string) error {
+	if v == nil {
+		return nil
+	}
+	if *v < 1 {
+		return broker.Errorf(broker.CodeInvalid, "ssh: %s must be at least 1, got %d", key, *v)
+	}
+	*dst = *v
+	return nil
 }
