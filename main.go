@@ -25,6 +25,7 @@ func main() {
 func execute(ctx context.Context, args []string) int {
 	root := newRootCommand()
 	root.SetArgs(normalizeArgs(root, args))
+	writeHelpAtOnce(root)
 	err := fang.Execute(ctx, root,
 		fang.WithVersion(version()),
 		fang.WithErrorHandler(func(_ io.Writer, _ fang.Styles, _ error) {}),
