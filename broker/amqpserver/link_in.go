@@ -181,7 +181,9 @@ func (l *link) store(list []*inDelivery) {
 		for i, k := range run {
 			batch[i] = msgs[k]
 		}
-		err := c.eng.Send(ctx, l.entity, batch)
+		// The engine keeps the messages decoded here without copying
+		// them; a failed send keeps none, and the retry copies.
+		err := c.eng.SendOwned(ctx, l.entity, batch)
 		if err != nil && len(run) > 1 {
 			for _, k := range run {
 				errs[k] = c.eng.Send(ctx, l.entity, []*broker.Message{msgs[k]})
@@ -196,7 +198,7 @@ func (l *link) store(list []*inDelivery) {
 	for i, d := range list {
 		switch d.format {
 		case 0:
-			m, err := wire.DecodeMessage(d.payload)
+			m, err := wire.DecodeOwnedMessage(d.payload) // d.payload is this delivery's own
 			if err != nil {
 				errs[i] = err
 				continue
@@ -238,13 +240,13 @@ func (l *link) storeBatch(ctx context.Context, payload []byte) error {
 	}
 	msgs := make([]*broker.Message, len(parts))
 	for i, p := range parts {
-		m, err := wire.DecodeMessage(p)
+		m, err := wire.DecodeOwnedMessage(p) // a part of the delivery's own payload
 		if err != nil {
 			return fmt.Errorf("message %d of the batch: %w", i, err)
 		}
 		msgs[i] = m
 	}
-	return l.s.c.eng.Send(ctx, l.entity, msgs)
+	return l.s.c.eng.SendOwned(ctx, l.entity, msgs)
 }
 
 // gather returns first and whatever else q holds right now, up to max in

@@ -24,7 +24,20 @@ func (e *Engine) Send(ctx context.Context, entity string, msgs []*broker.Message
 		return err
 	}
 	defer e.leave()
-	_, err := e.send(ctx, entity, msgs, time.Time{})
+	_, err := e.send(ctx, entity, msgs, time.Time{}, false)
+	return err
+}
+
+// SendOwned is Send for messages the caller hands over: the engine keeps
+// and changes the messages themselves instead of copies, so the caller must
+// not use them after the call, whatever it returns. The listener sends each
+// message it decodes this way, a copy less per message.
+func (e *Engine) SendOwned(ctx context.Context, entity string, msgs []*broker.Message) error {
+	if err := e.enter(); err != nil {
+		return err
+	}
+	defer e.leave()
+	_, err := e.send(ctx, entity, msgs, time.Time{}, true)
 	return err
 }
 
@@ -40,10 +53,12 @@ func (e *Engine) Schedule(ctx context.Context, entity string, at time.Time, msgs
 	if at.IsZero() {
 		return nil, newErr(broker.CodeInvalid, entity, "a scheduled send needs a ScheduledEnqueueTime")
 	}
-	return e.send(ctx, entity, msgs, at)
+	return e.send(ctx, entity, msgs, at, false)
 }
 
-func (e *Engine) send(ctx context.Context, addr string, msgs []*broker.Message, at time.Time) ([]int64, error) {
+// send is Send and Schedule (at not zero); owned says that msgs are the
+// engine's to keep (see SendOwned).
+func (e *Engine) send(ctx context.Context, addr string, msgs []*broker.Message, at time.Time, owned bool) ([]int64, error) {
 	if err := checkCtx(ctx); err != nil {
 		return nil, err
 	}
@@ -80,7 +95,12 @@ func (e *Engine) send(ctx context.Context, addr string, msgs []*broker.Message, 
 		if m.SessionID != "" && m.PartitionKey != "" && m.PartitionKey != m.SessionID {
 			return nil, newErr(broker.CodeInvalid, en.path, "message %d has PartitionKey %q and SessionId %q: a message that has both must have the same value in each", i, m.PartitionKey, m.SessionID)
 		}
-		c := acceptCopy(m)
+		c := m
+		if owned {
+			accept(c)
+		} else {
+			c = acceptCopy(m)
+		}
 		if !at.IsZero() {
 			c.ScheduledEnqueueTime = at
 		}
@@ -110,10 +130,17 @@ func checkIDLengths(path string, i int, m *broker.Message) error {
 	return nil
 }
 
-// acceptCopy returns a shallow copy of m with the broker-set properties
-// cleared, a MessageId where the sender gave none, and the size computed.
+// acceptCopy returns a shallow copy of m, accepted (see accept).
 func acceptCopy(m *broker.Message) *broker.Message {
 	c := *m
+	accept(&c)
+	return &c
+}
+
+// accept makes c a message as the engine takes it in: the broker-set
+// properties cleared, a MessageId where the sender gave none, and the size
+// computed.
+func accept(c *broker.Message) {
 	if c.MessageID == "" {
 		c.MessageID = broker.NewMessageID()
 	}
@@ -126,8 +153,7 @@ func acceptCopy(m *broker.Message) *broker.Message {
 	c.DeliveryCount = 0
 	c.DeadLetterSource = ""
 	c.State = broker.StateActive
-	c.Size = broker.MessageSize(&c)
-	return &c
+	c.Size = broker.MessageSize(c)
 }
 
 // deliver stores msgs (private copies) in en, or passes them on: a topic fans

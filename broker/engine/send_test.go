@@ -290,3 +290,44 @@ func TestMessageSizeApproximation(t *testing.T) {
 		t.Fatalf("size = %d, want %d", got, want)
 	}
 }
+
+// TestSendOwnedKeepsTheMessage checks that SendOwned stores the messages it
+// is handed without copying them, cleared of what the broker sets as Send
+// clears a copy, while Send leaves the caller's message as it was.
+func TestSendOwnedKeepsTheMessage(t *testing.T) {
+	forEachStore(t, func(t *testing.T, newStore func() store.Store) {
+		f := newFixture(t, newStore())
+		f.queue("q", broker.EntitySettings{DefaultMessageTimeToLive: time.Hour})
+		forged := func() *broker.Message {
+			return &broker.Message{Body: []byte("x"), SequenceNumber: 99, DeliveryCount: 5,
+				LockToken: broker.LockToken{1}, State: broker.StateDeferred, DeadLetterSource: "elsewhere"}
+		}
+		sent := forged()
+		if err := f.e.Send(f.ctx, "q", []*broker.Message{sent}); err != nil {
+			t.Fatal(err)
+		}
+		if sent.MessageID != "" || sent.SequenceNumber != 99 {
+			t.Fatalf("Send changed the caller's message: id %q seq %d", sent.MessageID, sent.SequenceNumber)
+		}
+		owned := forged()
+		if err := f.e.SendOwned(f.ctx, "q", []*broker.Message{owned}); err != nil {
+			t.Fatal(err)
+		}
+		if owned.MessageID == "" || owned.SequenceNumber != 2 || owned.State != broker.StateActive {
+			t.Fatalf("SendOwned did not take the message itself: id %q seq %d state %v", owned.MessageID, owned.SequenceNumber, owned.State)
+		}
+		got := f.receive("q", 2)
+		if len(got) != 2 {
+			t.Fatalf("received %d messages, want 2", len(got))
+		}
+		for _, m := range got {
+			if m.DeliveryCount != 1 || m.DeadLetterSource != "" || m.MessageID == "" {
+				t.Fatalf("message %d kept what the sender forged: delivery count %d, dead-letter source %q, id %q",
+					m.SequenceNumber, m.DeliveryCount, m.DeadLetterSource, m.MessageID)
+			}
+		}
+		if got[1].MessageID != owned.MessageID {
+			t.Fatalf("stored id %q, the handed-over message has %q", got[1].MessageID, owned.MessageID)
+		}
+	})
+}

@@ -44,6 +44,9 @@ func TestMain(m *testing.M) {
 //	cpu               "cpu NANOSECONDS", the CPU time used so far
 //	rss               "rss RSS GCS", the resident set and the garbage
 //	                  collections so far, without collecting
+//	profile start     start a CPU profile of a timed phase (see
+//	                  envServerProfile; nothing without it); "ok"
+//	profile stop      stop it and write it out; "ok"
 //
 // A command that fails is answered with "err MESSAGE".
 func runChild(in io.Reader, out, log io.Writer) int {
@@ -57,19 +60,8 @@ func runChild(in io.Reader, out, log io.Writer) int {
 		}
 		o.maxConnections = n
 	}
-	if path := os.Getenv(envServerProfile); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			fmt.Fprintf(log, "loadtest child: %v\n", err)
-			return 2
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintf(log, "loadtest child: %v\n", err)
-			return 2
-		}
-		defer pprof.StopCPUProfile()
-	}
+	prof := &phaseProfile{path: os.Getenv(envServerProfile)}
+	defer prof.stop()
 	if path := os.Getenv(envServerTrace); path != "" {
 		f, err := os.Create(path)
 		if err != nil {
@@ -94,7 +86,7 @@ func runChild(in io.Reader, out, log io.Writer) int {
 	fmt.Fprintf(out, "addr %s\n", l.addr)
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
-		fmt.Fprintln(out, childCommand(l, strings.Fields(sc.Text())))
+		fmt.Fprintln(out, childCommand(l, prof, strings.Fields(sc.Text())))
 	}
 	if err := l.close(); err != nil {
 		fmt.Fprintf(log, "loadtest child: close: %v\n", err)
@@ -104,8 +96,18 @@ func runChild(in io.Reader, out, log io.Writer) int {
 }
 
 // childCommand runs one command of runChild and returns its answer.
-func childCommand(l *listener, f []string) string {
+func childCommand(l *listener, prof *phaseProfile, f []string) string {
 	switch {
+	case len(f) == 2 && f[0] == "profile" && f[1] == "start":
+		if err := prof.start(); err != nil {
+			return "err " + err.Error()
+		}
+		return "ok"
+	case len(f) == 2 && f[0] == "profile" && f[1] == "stop":
+		if err := prof.stop(); err != nil {
+			return "err " + err.Error()
+		}
+		return "ok"
 	case len(f) == 3 && f[0] == "queues":
 		n, err := strconv.Atoi(f[2])
 		if err != nil {
@@ -153,4 +155,46 @@ func writeHeapProfile(path string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// phaseProfile is the CPU profile of a child's timed phases: each phase
+// (profile start .. profile stop) is written to a file of its own, named
+// after path. Nothing happens when path is empty.
+type phaseProfile struct {
+	path   string
+	phases int
+	f      *os.File
+}
+
+// start starts the profile of the next phase.
+func (p *phaseProfile) start() error {
+	if p.path == "" || p.f != nil {
+		return nil
+	}
+	p.phases++
+	name := p.path
+	if p.phases > 1 {
+		name += "." + strconv.Itoa(p.phases)
+	}
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return err
+	}
+	p.f = f
+	return nil
+}
+
+// stop stops the profile of the current phase, if any, and writes it out.
+func (p *phaseProfile) stop() error {
+	if p.f == nil {
+		return nil
+	}
+	pprof.StopCPUProfile()
+	err := p.f.Close()
+	p.f = nil
+	return err
 }

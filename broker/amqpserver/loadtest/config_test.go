@@ -54,7 +54,9 @@ const (
 	// of package devcert).
 	envTransport = "PEEKLOCK_LOADTEST_TRANSPORT"
 	// envServerProfile names a file to which a child-process listener
-	// writes its CPU profile (each listener started overwrites it).
+	// writes its CPU profile of the timed phases only (the untimed filling
+	// and draining of a benchmark left out): the first to FILE, later ones
+	// to FILE.2, FILE.3, ... (each listener started overwrites them).
 	envServerProfile = "PEEKLOCK_LOADTEST_SERVER_CPUPROFILE"
 	// envServerTrace names a file to which a child-process listener
 	// writes an execution trace (go tool trace; -pprof=sched shows where

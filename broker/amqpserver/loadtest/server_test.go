@@ -29,6 +29,9 @@ type server interface {
 	// CPU returns the CPU time the listener's process used so far, and
 	// false if that process is this one.
 	CPU() (time.Duration, bool, error)
+	// Profile starts (on) or stops the listener's CPU profile of a timed
+	// phase, when envServerProfile asks for one; nothing in this process.
+	Profile(on bool) error
 	// Close stops the listener.
 	Close() error
 }
@@ -41,6 +44,7 @@ func (s inProcess) URL() string                             { return s.l.url() }
 func (s inProcess) CreateQueues(prefix string, n int) error { return s.l.createQueues(prefix, n) }
 func (s inProcess) Memory() (serverMemory, error)           { return s.l.memory(), nil }
 func (s inProcess) CPU() (time.Duration, bool, error)       { return processCPU(), false, nil }
+func (s inProcess) Profile(bool) error                      { return nil }
 func (s inProcess) Close() error                            { return s.l.close() }
 
 // child is a server in a child process running this test binary.
@@ -166,6 +170,16 @@ func (c *child) CPU() (time.Duration, bool, error) {
 		return 0, false, fmt.Errorf("the listener's child process answered %q: %w", answer, err)
 	}
 	return time.Duration(ns), true, nil
+}
+
+// Profile implements server.
+func (c *child) Profile(on bool) error {
+	line := map[bool]string{true: "profile start", false: "profile stop"}[on]
+	answer, err := c.command(line)
+	if err == nil && answer != "ok" {
+		err = fmt.Errorf("the listener's child process answered %q to %q", answer, line)
+	}
+	return err
 }
 
 // Close implements server: it ends the child's input, so that the child

@@ -54,6 +54,9 @@ func (m *cpuMeter) start(srv server) {
 		t, separate, err := srv.CPU()
 		m.serverStart, m.serverKnown = t, separate && err == nil
 		m.serverFailed = err != nil
+		if err == nil && separate {
+			m.serverFailed = srv.Profile(true) != nil
+		}
 	}
 }
 
@@ -62,6 +65,9 @@ func (m *cpuMeter) stop(srv server) {
 	m.client += processCPU() - m.clientStart
 	if m.serverKnown {
 		t, _, err := srv.CPU()
+		if err == nil {
+			err = srv.Profile(false) // after the reading: writing it out is not the phase's work
+		}
 		if err != nil {
 			m.serverFailed = true
 			return

@@ -36,8 +36,22 @@ import (
 // The result shares no memory with b. Errors are *broker.Error with
 // CodeInvalid wrapping a *DecodeError (errors.Is ErrDecode).
 func DecodeMessage(b []byte) (*broker.Message, error) {
+	return decodeMessage(b, true)
+}
+
+// DecodeOwnedMessage is DecodeMessage for bytes that the caller hands over:
+// the binary values of the result (the body of a single data section, the
+// sections passed through) alias b instead of being copied, so b must not
+// change afterwards. A listener decodes each message it stores this way,
+// from the payload it reassembled for it: a copy less of every message.
+func DecodeOwnedMessage(b []byte) (*broker.Message, error) {
+	return decodeMessage(b, false)
+}
+
+// decodeMessage is DecodeMessage, copying binary values out of b or not.
+func decodeMessage(b []byte, copyBytes bool) (*broker.Message, error) {
 	m := &broker.Message{Size: int64(len(b))}
-	d := Decoder{buf: b, copyBytes: true}
+	d := Decoder{buf: b, copyBytes: copyBytes}
 	if err := d.readMessage(m); err != nil {
 		return nil, &broker.Error{Code: broker.CodeInvalid, Message: "malformed AMQP message: " + err.Error(), Err: err}
 	}
@@ -139,7 +153,8 @@ func (d *Decoder) readMessage(m *broker.Message) error {
 	r.pass.DeliveryAnnotations = r.deliveryAn.encoded()
 	r.pass.MessageAnnotations = r.messageAn.encoded()
 	if !r.pass.IsZero() {
-		m.AMQP = &r.pass
+		pass := r.pass // r stays on the stack: most messages have nothing to pass through
+		m.AMQP = &pass
 	}
 	if !r.ttlHeader && r.expirySeen && !r.created.IsZero() && r.absExpiry.After(r.created) {
 		m.TimeToLive = r.absExpiry.Sub(r.created)

@@ -88,6 +88,30 @@ func TestMessageRoundTrip(t *testing.T) {
 	}
 }
 
+// TestDecodeOwnedMessage checks that a message decoded from bytes handed
+// over equals the one DecodeMessage gives, and that its body is read in
+// place: the copy a listener saves on every message it stores.
+func TestDecodeOwnedMessage(t *testing.T) {
+	m := fullMessage()
+	m.DataSections = nil // one data section, as SDKs send a body
+	b := EncodeMessage(nil, m, EncodeOptions{LockToken: true, DeliveryCount: true})
+	want, err := DecodeMessage(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeOwnedMessage(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("owned decode:\n got %#v\nwant %#v", got, want)
+	}
+	i := bytes.Index(b, got.Body)
+	if i < 0 || &b[i] != &got.Body[0] {
+		t.Fatal("the body of an owned decode is a copy, not the bytes handed over")
+	}
+}
+
 func TestMessageEncodeOptions(t *testing.T) {
 	m := fullMessage()
 	got, err := DecodeMessage(EncodeMessage(nil, m, EncodeOptions{}))
