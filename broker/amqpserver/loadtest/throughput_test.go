@@ -44,7 +44,13 @@ type cpuMeter struct {
 	client, server            time.Duration
 	clientStart, serverStart  time.Duration
 	serverKnown, serverFailed bool
+	// faults counts the page faults of a child-process listener
+	// (faultsStart at the start of the phase), when it tells them.
+	faults, faultsStart int64
 }
+
+// faultCounter is a server that counts its page faults (a child process).
+type faultCounter interface{ Faults() (int64, error) }
 
 // start marks the start of timed work.
 func (m *cpuMeter) start(srv server) {
@@ -57,6 +63,9 @@ func (m *cpuMeter) start(srv server) {
 		if err == nil && separate {
 			m.serverFailed = srv.Profile(true) != nil
 		}
+		if fc, ok := srv.(faultCounter); ok && m.serverKnown {
+			m.faultsStart, _ = fc.Faults()
+		}
 	}
 }
 
@@ -65,6 +74,11 @@ func (m *cpuMeter) stop(srv server) {
 	m.client += processCPU() - m.clientStart
 	if m.serverKnown {
 		t, _, err := srv.CPU()
+		if fc, ok := srv.(faultCounter); ok && err == nil {
+			var n int64
+			n, err = fc.Faults()
+			m.faults += n - m.faultsStart
+		}
 		if err == nil {
 			err = srv.Profile(false) // after the reading: writing it out is not the phase's work
 		}
@@ -247,6 +261,9 @@ func (r *run) report(b *testing.B) {
 	}
 	if r.cpu.server > 0 && !r.cpu.serverFailed {
 		b.ReportMetric(float64(r.cpu.server.Microseconds())/msgs, "server-cpu-us/msg")
+		if r.cpu.faults > 0 {
+			b.ReportMetric(float64(r.cpu.faults)/msgs, "server-faults/msg")
+		}
 	}
 }
 
