@@ -1,6 +1,9 @@
 package wire
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // AppendTransferFrames appends the delivery t as transfer frames on
 // channel, none larger than maxFrameSize: when the payload does not fit
@@ -10,11 +13,12 @@ import "fmt"
 func AppendTransferFrames(b []byte, channel uint16, t *Transfer, maxFrameSize uint32) ([]byte, error) {
 	whole := *t
 	whole.Payload = nil
-	head, err := whole.appendTo(nil)
+	head, err := whole.appendTo(make([]byte, 0, 64)) // room for most heads: one allocation
 	if err != nil {
 		return b, err
 	}
-	if FrameHeaderSize+int64(len(head))+int64(len(t.Payload)) <= int64(maxFrameSize) {
+	if size := FrameHeaderSize + int64(len(head)) + int64(len(t.Payload)); size <= int64(maxFrameSize) {
+		b = slices.Grow(b, int(size)) // the whole frame in one allocation
 		return AppendFrame(b, FrameAMQP, channel, t)
 	}
 	start := len(b)
