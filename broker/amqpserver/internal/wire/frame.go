@@ -76,19 +76,21 @@ func DecodeFrame(b []byte) (Frame, int, error) {
 	if uint64(h.Size) > uint64(len(b)) {
 		return Frame{}, 0, &DecodeError{Offset: 0, Msg: fmt.Sprintf("frame of %d bytes, only %d available", h.Size, len(b))}
 	}
-	fr, err := decodeFrameBody(h, b[:h.Size])
+	var d Decoder
+	fr, err := decodeFrameBody(&d, h, b[:h.Size], new(Transfer))
 	return fr, int(h.Size), err
 }
 
 // decodeFrameBody decodes the body of a whole frame (header included in
-// b, so error offsets count from the frame's start).
-func decodeFrameBody(h FrameHeader, b []byte) (Frame, error) {
+// b, so error offsets count from the frame's start) with d, into t when it
+// is a transfer.
+func decodeFrameBody(d *Decoder, h FrameHeader, b []byte, t *Transfer) (Frame, error) {
 	fr := Frame{Type: h.Type, Channel: h.Channel}
-	d := Decoder{buf: b, off: int(h.DataOffset) * 4}
+	*d = Decoder{buf: b, off: int(h.DataOffset) * 4}
 	if d.Len() == 0 {
 		return fr, nil
 	}
-	body, err := d.readPerformative(h.Type)
+	body, err := d.readPerformative(h.Type, t)
 	if err != nil {
 		return Frame{}, err
 	}
@@ -100,13 +102,13 @@ func decodeFrameBody(h FrameHeader, b []byte) (Frame, error) {
 // the given frame type.
 func DecodePerformative(typ FrameType, body []byte) (Performative, error) {
 	d := Decoder{buf: body}
-	return d.readPerformative(typ)
+	return d.readPerformative(typ, new(Transfer))
 }
 
 // readPerformative reads the performative that starts a frame body; a
-// transfer takes the rest of the body as its payload. Bytes after any other
-// performative are ignored.
-func (d *Decoder) readPerformative(typ FrameType) (Performative, error) {
+// transfer is read into t and takes the rest of the body as its payload.
+// Bytes after any other performative are ignored.
+func (d *Decoder) readPerformative(typ FrameType, t *Transfer) (Performative, error) {
 	start := d.off
 	code, sym, err := d.ReadDescriptor()
 	if err != nil {
@@ -140,7 +142,7 @@ func (d *Decoder) readPerformative(typ FrameType) (Performative, error) {
 	case code == descFlow:
 		return readFlow(d)
 	case code == descTransfer:
-		return readTransfer(d)
+		return readTransfer(d, t)
 	case code == descDisposition:
 		return readDisposition(d)
 	case code == descDetach:
@@ -241,11 +243,15 @@ const readBufferSize = 8 << 10
 // FrameReader reads protocol headers and frames from a stream and refuses
 // frames larger than its maximum frame size. The performatives it returns
 // alias its buffer (transfer payloads, delivery tags, binary values) and
-// stay valid only until the next read.
+// stay valid only until the next read; every transfer it returns is the
+// same value, read again, so that the frames of a message stream allocate
+// nothing to be read.
 type FrameReader struct {
-	r   *bufio.Reader
-	max uint32
-	buf []byte
+	r        *bufio.Reader
+	max      uint32
+	buf      []byte
+	dec      Decoder
+	transfer Transfer
 }
 
 // NewFrameReader returns a reader over r that accepts frames of at most
@@ -311,5 +317,5 @@ func (fr *FrameReader) ReadFrame() (Frame, error) {
 		}
 	}
 	fr.buf = b
-	return decodeFrameBody(h, b)
+	return decodeFrameBody(&fr.dec, h, b, &fr.transfer)
 }

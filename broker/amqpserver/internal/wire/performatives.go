@@ -404,12 +404,13 @@ func (t *Transfer) appendTo(b []byte) ([]byte, error) {
 	return append(b, t.Payload...), nil
 }
 
-func readTransfer(d *Decoder) (*Transfer, error) {
+// readTransfer reads a transfer into t, which it clears first.
+func readTransfer(d *Decoder, t *Transfer) (*Transfer, error) {
 	f, err := d.readCompositeList("transfer")
 	if err != nil {
 		return nil, err
 	}
-	t := new(Transfer)
+	*t = Transfer{}
 	f.required(field(&f, &t.Handle, (*Decoder).ReadUint), "handle")
 	optField(&f, &t.DeliveryID, (*Decoder).ReadUint)
 	field(&f, &t.DeliveryTag, (*Decoder).ReadBinary)
