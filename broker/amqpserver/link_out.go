@@ -190,8 +190,10 @@ func (l *link) receive(n int, wait time.Duration, seq uint64) ([]*broker.Message
 // session window allow, and returns those it could not send.
 func (l *link) deliver(msgs []*broker.Message) []*broker.Message {
 	s := l.s
+	var buf []byte // each payload is encoded here: its frames are a copy
 	for i, m := range msgs {
-		payload := wire.EncodeMessage(nil, m, wire.EncodeOptions{DeliveryCount: true, LockToken: l.mode == broker.PeekLock})
+		payload := wire.EncodeMessage(buf[:0], m, wire.EncodeOptions{DeliveryCount: true, LockToken: l.mode == broker.PeekLock})
+		buf = payload
 		var tag []byte
 		if l.mode == broker.PeekLock {
 			t := wire.DeliveryTag(m.LockToken)
