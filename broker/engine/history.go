@@ -69,41 +69,169 @@ func (en *entity) note(x *entry, ev store.HistoryEvent) {
 }
 
 // noteRider is note for an event that changes nothing else in the store (a
-// hand-out, a renewal): it waits in the batch for the entity's next change
-// (see entity.riders), so that it costs no write of its own.
+// hand-out, a renewal): it is held back in en (see entity.held) until the
+// message's own next change, which writes it first, or its completion,
+// which cancels it, so that it costs no write of its own; a history read,
+// the engine's close and too many held write the held events. With a
+// durable store they go with the entity's next change, so that a crash
+// loses few hand-outs (see apply).
 func (en *entity) noteRider(x *entry, ev store.HistoryEvent) {
-	n := en.batch.Len()
-	en.noteOps(x, &ev)
-	x.rider = 0
-	if i := len(en.batch.Hist); i > 0 && i < 0xffff && en.batch.Hist[i-1].Event != nil {
-		x.rider = uint16(i)
-	}
-	if en.riders += en.batch.Len() - n; en.riders >= maxRiders {
-		en.flushRiders() // hand-outs with no change in between: bound the batch
-	}
-}
-
-// maxRiders bounds the history events that wait for a change of their
-// entity (see noteRider).
-const maxRiders = 1024
-
-// noteOps adds the ops of note to the batch.
-func (en *entity) noteOps(x *entry, ev *store.HistoryEvent) {
-	limit := en.eng.histLimit
-	if limit == 0 {
+	if en.eng.histLimit == 0 {
 		return
 	}
 	if x.hist == histUnknown {
 		en.resolveHistory(x)
 	}
-	k := store.HistoryKey{Entity: en.id, Seq: x.seq}
+	if len(en.held) >= maxRiders {
+		en.compactHeld()
+	}
+	en.held = append(en.held, heldEvent{x: x, index: en.nextIndex(x), more: x.rider != 0, ev: ev})
+	h := &en.held[len(en.held)-1]
+	en.complete(x, &h.ev)
+	x.rider = uint16(len(en.held))
+	en.heldLive++
+}
+
+// heldEvent is a history event held back (see noteRider): the event, its
+// index, and its message, nil once the event is written or cancelled. more
+// says that an older event of the same message is held too.
+type heldEvent struct {
+	x     *entry
+	index uint16
+	more  bool
+	ev    store.HistoryEvent
+}
+
+// maxRiders bounds the history events held back (see noteRider).
+const maxRiders = 1024
+
+// compactHeld makes room in en.held: it drops the events written or
+// cancelled, or, when more than half are still held, writes them all.
+func (en *entity) compactHeld() {
+	if en.heldLive > maxRiders/2 {
+		en.flushRiders() // hand-outs with no change in between: bound them
+		return
+	}
+	j := 0
+	for i := range en.held {
+		h := en.held[i]
+		if h.x == nil {
+			continue
+		}
+		if h.x.rider == uint16(i+1) {
+			h.x.rider = uint16(j + 1)
+		}
+		en.held[j] = h
+		j++
+	}
+	clear(en.held[j:])
+	en.held = en.held[:j]
+}
+
+// heldOf returns where x's held events are in en.held, oldest first, in
+// buf when they fit.
+func (en *entity) heldOf(x *entry, buf []int) []int {
+	i := int(x.rider) - 1
+	if i < 0 || i >= len(en.held) || en.held[i].x != x {
+		return buf[:0]
+	}
+	out := append(buf[:0], i)
+	for en.held[i].more {
+		for i--; i >= 0 && en.held[i].x != x; i-- {
+		}
+		if i < 0 {
+			break
+		}
+		out = append(out, i)
+	}
+	slices.Reverse(out)
+	return out
+}
+
+// boardHeld puts x's held events into the batch, before a change of x.
+func (en *entity) boardHeld(x *entry) {
+	var buf [4]int
+	for _, i := range en.heldOf(x, buf[:]) {
+		en.board(&en.held[i])
+	}
+	x.rider = 0
+}
+
+// boardAll puts every held event into the batch.
+func (en *entity) boardAll() {
+	if en.heldLive > 0 {
+		for i := range en.held {
+			if h := &en.held[i]; h.x != nil {
+				h.x.rider = 0
+				en.board(h)
+			}
+		}
+	}
+	clear(en.held)
+	en.held = en.held[:0]
+}
+
+// board puts the held event h into the batch.
+func (en *entity) board(h *heldEvent) {
+	en.histBuf = append(en.histBuf, h.ev)
+	en.putEvent(store.HistoryKey{Entity: en.id, Seq: h.x.seq}, h.index, &en.histBuf[len(en.histBuf)-1])
+	h.x = nil
+	en.heldLive--
+}
+
+// cancelHeld cancels x's held events, as x leaves for good, so that they
+// are neither written nor deleted, and returns the index of the oldest
+// (ok false: none was held).
+func (en *entity) cancelHeld(x *entry) (oldest uint16, ok bool) {
+	var buf [4]int
+	is := en.heldOf(x, buf[:])
+	for _, i := range is {
+		en.held[i].x = nil
+		en.heldLive--
+	}
+	x.rider = 0
+	if len(is) == 0 {
+		return 0, false
+	}
+	oldest = en.held[is[0]].index
+	if en.heldLive == 0 {
+		en.held = en.held[:0] // none left: start over
+	}
+	return oldest, true
+}
+
+// noteOps adds the ops of note to the batch, after those of x's held
+// events.
+func (en *entity) noteOps(x *entry, ev *store.HistoryEvent) {
+	if en.eng.histLimit == 0 {
+		return
+	}
+	if x.hist == histUnknown {
+		en.resolveHistory(x)
+	}
+	if x.rider != 0 {
+		en.boardHeld(x)
+	}
+	i := en.nextIndex(x)
+	en.putEvent(store.HistoryKey{Entity: en.id, Seq: x.seq}, i, en.fill(x, ev))
+}
+
+// nextIndex returns the index of x's next event and counts it.
+func (en *entity) nextIndex(x *entry) uint16 {
 	i := x.hist
 	if i >= histMax {
 		i = histMax - 1
 	} else {
 		x.hist++
 	}
-	en.batch.PutHistory(k, i, en.fill(x, ev))
+	return i
+}
+
+// putEvent adds to the batch the put of event i of the history k, and
+// deletes the event that falls out of the bound.
+func (en *entity) putEvent(k store.HistoryKey, i uint16, ev *store.HistoryEvent) {
+	limit := en.eng.histLimit
+	en.batch.PutHistory(k, i, ev)
 	switch {
 	case int(i) < limit:
 	case int(i) == limit:
@@ -113,9 +241,18 @@ func (en *entity) noteOps(x *entry, ev *store.HistoryEvent) {
 	}
 }
 
-// fill completes ev as an event of x's history (see note) and returns where
-// it is kept until the batch is applied.
+// fill completes ev as an event of x's history (see complete) and returns
+// where it is kept until the batch is applied.
 func (en *entity) fill(x *entry, ev *store.HistoryEvent) *store.HistoryEvent {
+	en.histBuf = append(en.histBuf, *ev)
+	p := &en.histBuf[len(en.histBuf)-1]
+	en.complete(x, p)
+	return p
+}
+
+// complete gives ev x's sub-queue and delivery count, the time now (unless
+// ev has one) and en's actor (unless ev names one).
+func (en *entity) complete(x *entry, ev *store.HistoryEvent) {
 	ev.Sub = x.sub
 	if ev.DeliveryCount == 0 {
 		ev.DeliveryCount = x.deliveryCount()
@@ -129,8 +266,6 @@ func (en *entity) fill(x *entry, ev *store.HistoryEvent) *store.HistoryEvent {
 			ev.Actor = broker.ActorBroker
 		}
 	}
-	en.histBuf = append(en.histBuf, *ev)
-	return &en.histBuf[len(en.histBuf)-1]
 }
 
 // firstEvent returns, for a store put of x's message, the first event of
@@ -178,49 +313,31 @@ func (en *entity) resolveHistory(x *entry) {
 	}
 }
 
-// dropHistory deletes x's stored history, as x leaves for good. Called with
-// en locked.
+// dropHistory deletes x's stored history, as x leaves for good; its held
+// events are cancelled. Called with en locked.
 func (en *entity) dropHistory(x *entry) {
+	if en.eng.histLimit == 0 {
+		return // none recorded; a loaded one is left for the entity's deletion: reading it costs more
+	}
 	if x.hist == histUnknown {
-		if en.eng.histLimit == 0 {
-			return // left for the entity's deletion: reading it costs more
-		}
 		en.resolveHistory(x)
 	}
 	k := store.HistoryKey{Entity: en.id, Seq: x.seq}
+	hi := int(x.hist) // the events stored or in the batch: [lo, hi)
+	if oldest, ok := en.cancelHeld(x); ok {
+		hi = int(oldest)
+	}
 	lo := 0
-	if limit := en.eng.histLimit; limit > 0 && int(x.hist) > limit {
-		lo = int(x.hist) - limit
-		en.batch.DeleteHistory(k, 0, 1) // what hides event 0 (see noteOps)
+	if limit := en.eng.histLimit; limit > 0 && hi > limit {
+		lo = hi - limit
+		en.batch.DeleteHistory(k, 0, 1) // what hides event 0 (see putEvent)
 	} else if x.histInline {
 		lo = 1 // event 0 goes with the message's record
-	}
-	hi := int(x.hist)
-	if en.cancelRider(x, k) {
-		hi--
 	}
 	if hi > lo {
 		en.batch.DeleteHistory(k, uint16(lo), uint16(hi-lo))
 	}
 	x.hist, x.rider, x.histInline = 0, 0, false
-}
-
-// cancelRider cancels the put of x's newest event when it still waits in
-// the batch (a hand-out's event riding with the completion that deletes the
-// message), so that it is neither written nor deleted, and reports whether
-// it did. Older events that wait too stay; the deletion, which comes after
-// them, covers them.
-func (en *entity) cancelRider(x *entry, k store.HistoryKey) bool {
-	i := int(x.rider) - 1
-	if i < 0 || i >= len(en.batch.Hist) {
-		return false
-	}
-	op := &en.batch.Hist[i]
-	if op.Key != k || op.Event == nil || op.Index != x.hist-1 {
-		return false // applied since, and the slot reused
-	}
-	*op = store.HistoryOp{} // a no-op
-	return true
 }
 
 // noteEnded records the end of a lock (abandon, release, expiry, loss,
