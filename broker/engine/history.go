@@ -68,14 +68,14 @@ func (en *entity) note(x *entry, ev store.HistoryEvent) {
 	en.noteOps(x, &ev)
 }
 
-// noteRider is note for an event that changes nothing else in the store (a
-// hand-out, a renewal): it is held back in en (see entity.held) until the
-// message's own next change, which writes it first, or its completion,
-// which cancels it, so that it costs no write of its own; a history read,
-// the engine's close and too many held write the held events. With a
-// durable store they go with the entity's next change, so that a crash
-// loses few hand-outs (see apply).
-func (en *entity) noteRider(x *entry, ev store.HistoryEvent) {
+// noteRider notes an event of x's lock that changes nothing else in the
+// store (a hand-out, a renewal: kind, at now, the lock until until): it is
+// held back in en (see entity.held) until the message's own next change,
+// which writes it first, or its completion, which cancels it, so that it
+// costs no write of its own; a history read, the engine's close and too
+// many held write the held events. With a durable store they go with the
+// entity's next change, so that a crash loses few hand-outs (see apply).
+func (en *entity) noteRider(x *entry, kind broker.EventKind, now, until int64, detail string) {
 	if en.eng.histLimit == 0 {
 		return
 	}
@@ -85,10 +85,20 @@ func (en *entity) noteRider(x *entry, ev store.HistoryEvent) {
 	if len(en.held) >= maxRiders {
 		en.compactHeld()
 	}
-	en.held = append(en.held, heldEvent{x: x, index: en.nextIndex(x), more: x.rider != 0, ev: ev})
-	h := &en.held[len(en.held)-1]
-	en.complete(x, &h.ev)
-	x.rider = uint16(len(en.held))
+	n := len(en.held)
+	if n == cap(en.held) {
+		en.held = slices.Grow(en.held, 1)
+	}
+	en.held = en.held[:n+1]
+	// Field by field: the slot is reused, and a copy of a whole event
+	// costs more.
+	h := &en.held[n]
+	h.x, h.index, h.more = x, en.nextIndex(x), x.rider != 0
+	ev := &h.ev
+	ev.Kind, ev.Sub, ev.DeliveryCount = kind, x.sub, x.deliveryCount()
+	ev.Time, ev.Until, ev.Token = now, until, x.token
+	ev.Actor, ev.Reason, ev.Detail = en.actorName(), "", detail
+	x.rider = uint16(n + 1)
 	en.heldLive++
 }
 
@@ -183,17 +193,24 @@ func (en *entity) board(h *heldEvent) {
 // are neither written nor deleted, and returns the index of the oldest
 // (ok false: none was held).
 func (en *entity) cancelHeld(x *entry) (oldest uint16, ok bool) {
-	var buf [4]int
-	is := en.heldOf(x, buf[:])
-	for _, i := range is {
-		en.held[i].x = nil
-		en.heldLive--
-	}
+	i := int(x.rider) - 1
 	x.rider = 0
-	if len(is) == 0 {
+	if i < 0 || i >= len(en.held) || en.held[i].x != x {
 		return 0, false
 	}
-	oldest = en.held[is[0]].index
+	for { // newest first
+		h := &en.held[i]
+		h.x, oldest = nil, h.index
+		en.heldLive--
+		if !h.more {
+			break
+		}
+		for i--; i >= 0 && en.held[i].x != x; i-- {
+		}
+		if i < 0 {
+			break
+		}
+	}
 	if en.heldLive == 0 {
 		en.held = en.held[:0] // none left: start over
 	}
@@ -244,10 +261,21 @@ func (en *entity) putEvent(k store.HistoryKey, i uint16, ev *store.HistoryEvent)
 // fill completes ev as an event of x's history (see complete) and returns
 // where it is kept until the batch is applied.
 func (en *entity) fill(x *entry, ev *store.HistoryEvent) *store.HistoryEvent {
-	en.histBuf = append(en.histBuf, *ev)
-	p := &en.histBuf[len(en.histBuf)-1]
+	p := en.histSlot()
+	*p = *ev
 	en.complete(x, p)
 	return p
+}
+
+// histSlot returns a new event in histBuf, kept until the batch is applied;
+// it may hold what an earlier use left: the caller sets every field.
+func (en *entity) histSlot() *store.HistoryEvent {
+	n := len(en.histBuf)
+	if n == cap(en.histBuf) {
+		en.histBuf = slices.Grow(en.histBuf, 1)
+	}
+	en.histBuf = en.histBuf[:n+1]
+	return &en.histBuf[n]
 }
 
 // complete gives ev x's sub-queue and delivery count, the time now (unless
@@ -261,26 +289,37 @@ func (en *entity) complete(x *entry, ev *store.HistoryEvent) {
 		ev.Time = en.eng.now()
 	}
 	if ev.Actor == "" {
-		ev.Actor = en.actor
-		if ev.Actor == "" {
-			ev.Actor = broker.ActorBroker
-		}
+		ev.Actor = en.actorName()
 	}
 }
 
-// firstEvent returns, for a store put of x's message, the first event of
-// its history when ev is that event (x has none yet) or x's message is
-// stored again with it (its stored first event, read back), so that it is
-// kept in the message's record (see store.Batch.PutMessageWithHistory);
-// nil when history is off or the event was folded away. For a new message
-// it counts the event: the send writes no history record of its own.
-func (en *entity) firstEvent(x *entry, ev *store.HistoryEvent) *store.HistoryEvent {
+// actorName returns en's actor, or the broker's name when it has none.
+func (en *entity) actorName() string {
+	if en.actor == "" {
+		return broker.ActorBroker
+	}
+	return en.actor
+}
+
+// firstEvent returns the first event of the history of x, a new message
+// (kind, at now, for reason), to be kept in its record (see
+// store.Batch.PutMessageWithHistory), and counts it: the send writes no
+// history record of its own. Called with history on.
+func (en *entity) firstEvent(x *entry, kind broker.EventKind, now int64, reason string) *store.HistoryEvent {
+	x.hist, x.histInline = 1, true
+	ev := en.histSlot() // field by field, as in noteRider
+	ev.Kind, ev.Sub, ev.DeliveryCount = kind, x.sub, x.deliveryCount()
+	ev.Time, ev.Until, ev.Token = now, 0, broker.LockToken{}
+	ev.Actor, ev.Reason, ev.Detail = en.actorName(), reason, en.via
+	return ev
+}
+
+// storedFirstEvent returns, for a store put of x's message again, its
+// stored first event, read back, so that the record keeps it; nil when
+// history is off or the event was folded away.
+func (en *entity) storedFirstEvent(x *entry) *store.HistoryEvent {
 	if en.eng.histLimit == 0 {
 		return nil
-	}
-	if ev != nil {
-		x.hist, x.histInline = 1, true
-		return en.fill(x, ev)
 	}
 	first, evs, err := en.eng.store.History(store.HistoryKey{Entity: en.id, Seq: x.seq})
 	if err != nil {
@@ -289,8 +328,9 @@ func (en *entity) firstEvent(x *entry, ev *store.HistoryEvent) *store.HistoryEve
 	if err != nil || first != 0 || len(evs) == 0 {
 		return nil
 	}
-	en.histBuf = append(en.histBuf, evs[0])
-	return &en.histBuf[len(en.histBuf)-1]
+	p := en.histSlot()
+	*p = evs[0]
+	return p
 }
 
 // resolveHistory reads how many events the stored history of a loaded entry
