@@ -67,9 +67,11 @@
 // deferral, dead-lettering (by a client or by the broker), resubmission and
 // activation. The events are written to the store in the batch of the
 // change they describe; a hand-out or renewal, which changes nothing else
-// in the store, rides with the entity's next change (see entity.riders).
-// The engine keeps only a 16-bit event count per message, so a history
-// costs no memory beyond the store's; it is bounded (Options.HistoryLimit,
+// in the store, is held back until its message's next change, or cancelled
+// by its completion (with a durable store it goes with the entity's next
+// change; see entity.noteRider). Beside at most maxRiders held events per
+// entity, the engine keeps only a 16-bit event count per message, so a
+// history costs no memory beyond the store's; it is bounded (Options.HistoryLimit,
 // the oldest folded into a count) and deleted with its message, and
 // Options.NoHistory turns it off.
 package engine

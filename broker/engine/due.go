@@ -206,7 +206,7 @@ func (en *entity) rewriteTo(x *entry, to broker.SubQueue, props, set map[string]
 	loc.Sub = to
 	var first *store.HistoryEvent
 	if x.hist != 0 {
-		first = en.firstEvent(x, nil) // the record keeps its first event
+		first = en.storedFirstEvent(x) // the record keeps its first event
 	}
 	en.batch.PutMessageWithHistory(loc, meta, &m, first)
 	if to != from.Sub {

@@ -85,7 +85,10 @@ type Engine struct {
 	ns    string
 	// histLimit bounds each message's history; 0: histories are off.
 	histLimit int
-	started   int64 // unix ns when the engine opened
+	// durable is the store's Durable: the history events of hand-outs go
+	// to a durable store with their entity's next change (see entity.held).
+	durable bool
+	started int64 // unix ns when the engine opened
 
 	life   sync.RWMutex
 	closed atomic.Bool
@@ -139,6 +142,7 @@ func New(opts Options) (*Engine, error) {
 	if !opts.NoHistory {
 		e.histLimit = cmp.Or(min(opts.HistoryLimit, histMax/2), DefaultHistoryLimit)
 	}
+	e.durable = e.store.Durable()
 	e.started = e.now()
 	e.events.buffer = opts.EventBuffer
 	if e.events.buffer <= 0 {
@@ -172,8 +176,8 @@ func (e *Engine) Close() error {
 	return nil
 }
 
-// flushAllRiders stores the history events still waiting for a change of
-// their entity (see entity.riders), as the engine closes.
+// flushAllRiders stores the history events still held back (see
+// entity.held), as the engine closes.
 func (e *Engine) flushAllRiders() {
 	for _, en := range e.entityList() {
 		_ = e.withLocked(en, func() error { // a deleted entity has none

@@ -79,16 +79,16 @@ type entity struct {
 
 	registered int64       // deadline registered with the sweeper; 0: none
 	batch      store.Batch // store changes made under mu, applied by commit
-	// riders counts the ops in batch that change no state of their own
-	// (the history events of hand-outs and renewals, which write nothing
-	// else): commit leaves a batch of riders only for the next change, and
-	// they go to the store with it, in order.
-	riders int
 	// histBuf holds the history events of batch's ops (PutHistory keeps a
 	// pointer until the batch is applied), so that an event costs no
 	// allocation; emptied with the batch.
 	histBuf []store.HistoryEvent
-	outbox  []outItem // dead-lettered messages to forward after mu is released
+	// held keeps back the history events of hand-outs and renewals, which
+	// change nothing else in the store, in order (see noteRider); heldLive
+	// counts those not yet boarded or cancelled.
+	held     []heldEvent
+	heldLive int
+	outbox   []outItem // dead-lettered messages to forward after mu is released
 
 	// actor and via describe, for the message histories, who does what the
 	// entity's mutex is held for (a connection and link, the dashboard) and
@@ -402,16 +402,17 @@ func (en *entity) leaveMain(x *entry) {
 // commit applies the store changes made under mu. The caller may Wait on the
 // result after releasing mu.
 func (en *entity) commit() (store.Pending, error) {
-	if en.batch.Len() == en.riders {
-		return store.Done{}, nil
-	}
 	return en.apply()
 }
 
-// apply applies the batch, riders included.
+// apply applies the batch; with a durable store, the held history events
+// go with it (see entity.held).
 func (en *entity) apply() (store.Pending, error) {
 	if en.batch.Len() == 0 {
 		return store.Done{}, nil
+	}
+	if en.eng.durable {
+		en.boardAll()
 	}
 	// Apply consumes the batch before it returns (Store.Apply makes the
 	// changes visible at once), so its ops slice is reused.
@@ -424,13 +425,12 @@ func (en *entity) apply() (store.Pending, error) {
 	return p, nil
 }
 
-// resetBatch empties the batch, riders included.
+// resetBatch empties the batch.
 func (en *entity) resetBatch() {
 	en.batch.Reset()
 	if cap(en.batch.Ops) > maxKeptOps || cap(en.batch.Hist) > maxKeptOps {
 		en.batch = store.Batch{} // a huge batch (a purge, a settlement of thousands) keeps no memory
 	}
-	en.riders = 0
 	en.resetHistBuf()
 }
 
@@ -447,9 +447,10 @@ func (en *entity) resetHistBuf() {
 	}
 }
 
-// flushRiders applies a batch of riders alone (a history is read, the
-// engine closes), and logs a failure.
+// flushRiders applies the batch with every held history event (a history
+// is read, the engine closes, too many are held), and logs a failure.
 func (en *entity) flushRiders() {
+	en.boardAll()
 	if _, err := en.apply(); err != nil {
 		en.eng.log.Error("storing history events failed", "entity", en.path, "err", err)
 	}

@@ -33,10 +33,10 @@ type entry struct {
 	gone bool
 	// hist counts the events of the message's history (the next event's
 	// index); histUnknown for a message loaded from the store. rider is
-	// where the put of its newest event waits in the entity's batch (an
-	// index of batch.Hist plus one; 0: none), checked before use: a
-	// completion cancels it (see cancelPending). Both fit in what was
-	// padding. histInline says that event 0 is kept in the message's own
+	// where its newest held event waits in the entity (an index of
+	// entity.held plus one; 0: none), checked before use: the message's
+	// next change writes it, a completion cancels it (see noteRider). Both
+	// fit in what was padding. histInline says that event 0 is kept in the message's own
 	// record (see store.Batch.PutMessageWithHistory), so that deleting the
 	// record deletes it; false for a message loaded from the store, whose
 	// event 0 may be a history record of its own.

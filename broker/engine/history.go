@@ -68,42 +68,187 @@ func (en *entity) note(x *entry, ev store.HistoryEvent) {
 	en.noteOps(x, &ev)
 }
 
-// noteRider is note for an event that changes nothing else in the store (a
-// hand-out, a renewal): it waits in the batch for the entity's next change
-// (see entity.riders), so that it costs no write of its own.
-func (en *entity) noteRider(x *entry, ev store.HistoryEvent) {
-	n := en.batch.Len()
-	en.noteOps(x, &ev)
-	x.rider = 0
-	if i := len(en.batch.Hist); i > 0 && i < 0xffff && en.batch.Hist[i-1].Event != nil {
-		x.rider = uint16(i)
-	}
-	if en.riders += en.batch.Len() - n; en.riders >= maxRiders {
-		en.flushRiders() // hand-outs with no change in between: bound the batch
-	}
-}
-
-// maxRiders bounds the history events that wait for a change of their
-// entity (see noteRider).
-const maxRiders = 1024
-
-// noteOps adds the ops of note to the batch.
-func (en *entity) noteOps(x *entry, ev *store.HistoryEvent) {
-	limit := en.eng.histLimit
-	if limit == 0 {
+// noteRider notes an event of x's lock that changes nothing else in the
+// store (a hand-out, a renewal: kind, at now, the lock until until): it is
+// held back in en (see entity.held) until the message's own next change,
+// which writes it first, or its completion, which cancels it, so that it
+// costs no write of its own; a history read, the engine's close and too
+// many held write the held events. With a durable store they go with the
+// entity's next change, so that a crash loses few hand-outs (see apply).
+func (en *entity) noteRider(x *entry, kind broker.EventKind, now, until int64, detail string) {
+	if en.eng.histLimit == 0 {
 		return
 	}
 	if x.hist == histUnknown {
 		en.resolveHistory(x)
 	}
-	k := store.HistoryKey{Entity: en.id, Seq: x.seq}
+	if len(en.held) >= maxRiders {
+		en.compactHeld()
+	}
+	n := len(en.held)
+	if n == cap(en.held) {
+		en.held = slices.Grow(en.held, 1)
+	}
+	en.held = en.held[:n+1]
+	// Field by field: the slot is reused, and a copy of a whole event
+	// costs more.
+	h := &en.held[n]
+	h.x, h.index, h.more = x, en.nextIndex(x), x.rider != 0
+	ev := &h.ev
+	ev.Kind, ev.Sub, ev.DeliveryCount = kind, x.sub, x.deliveryCount()
+	ev.Time, ev.Until, ev.Token = now, until, x.token
+	ev.Actor, ev.Reason, ev.Detail = en.actorName(), "", detail
+	x.rider = uint16(n + 1)
+	en.heldLive++
+}
+
+// heldEvent is a history event held back (see noteRider): the event, its
+// index, and its message, nil once the event is written or cancelled. more
+// says that an older event of the same message is held too.
+type heldEvent struct {
+	x     *entry
+	index uint16
+	more  bool
+	ev    store.HistoryEvent
+}
+
+// maxRiders bounds the history events held back (see noteRider).
+const maxRiders = 1024
+
+// compactHeld makes room in en.held: it drops the events written or
+// cancelled, or, when more than half are still held, writes them all.
+func (en *entity) compactHeld() {
+	if en.heldLive > maxRiders/2 {
+		en.flushRiders() // hand-outs with no change in between: bound them
+		return
+	}
+	j := 0
+	for i := range en.held {
+		h := en.held[i]
+		if h.x == nil {
+			continue
+		}
+		if h.x.rider == uint16(i+1) {
+			h.x.rider = uint16(j + 1)
+		}
+		en.held[j] = h
+		j++
+	}
+	clear(en.held[j:])
+	en.held = en.held[:j]
+}
+
+// heldOf returns where x's held events are in en.held, oldest first, in
+// buf when they fit.
+func (en *entity) heldOf(x *entry, buf []int) []int {
+	i := int(x.rider) - 1
+	if i < 0 || i >= len(en.held) || en.held[i].x != x {
+		return buf[:0]
+	}
+	out := append(buf[:0], i)
+	for en.held[i].more {
+		for i--; i >= 0 && en.held[i].x != x; i-- {
+		}
+		if i < 0 {
+			break
+		}
+		out = append(out, i)
+	}
+	slices.Reverse(out)
+	return out
+}
+
+// boardHeld puts x's held events into the batch, before a change of x.
+func (en *entity) boardHeld(x *entry) {
+	var buf [4]int
+	for _, i := range en.heldOf(x, buf[:]) {
+		en.board(&en.held[i])
+	}
+	x.rider = 0
+}
+
+// boardAll puts every held event into the batch.
+func (en *entity) boardAll() {
+	if en.heldLive > 0 {
+		for i := range en.held {
+			if h := &en.held[i]; h.x != nil {
+				h.x.rider = 0
+				en.board(h)
+			}
+		}
+	}
+	clear(en.held)
+	en.held = en.held[:0]
+}
+
+// board puts the held event h into the batch.
+func (en *entity) board(h *heldEvent) {
+	en.histBuf = append(en.histBuf, h.ev)
+	en.putEvent(store.HistoryKey{Entity: en.id, Seq: h.x.seq}, h.index, &en.histBuf[len(en.histBuf)-1])
+	h.x = nil
+	en.heldLive--
+}
+
+// cancelHeld cancels x's held events, as x leaves for good, so that they
+// are neither written nor deleted, and returns the index of the oldest
+// (ok false: none was held).
+func (en *entity) cancelHeld(x *entry) (oldest uint16, ok bool) {
+	i := int(x.rider) - 1
+	x.rider = 0
+	if i < 0 || i >= len(en.held) || en.held[i].x != x {
+		return 0, false
+	}
+	for { // newest first
+		h := &en.held[i]
+		h.x, oldest = nil, h.index
+		en.heldLive--
+		if !h.more {
+			break
+		}
+		for i--; i >= 0 && en.held[i].x != x; i-- {
+		}
+		if i < 0 {
+			break
+		}
+	}
+	if en.heldLive == 0 {
+		en.held = en.held[:0] // none left: start over
+	}
+	return oldest, true
+}
+
+// noteOps adds the ops of note to the batch, after those of x's held
+// events.
+func (en *entity) noteOps(x *entry, ev *store.HistoryEvent) {
+	if en.eng.histLimit == 0 {
+		return
+	}
+	if x.hist == histUnknown {
+		en.resolveHistory(x)
+	}
+	if x.rider != 0 {
+		en.boardHeld(x)
+	}
+	i := en.nextIndex(x)
+	en.putEvent(store.HistoryKey{Entity: en.id, Seq: x.seq}, i, en.fill(x, ev))
+}
+
+// nextIndex returns the index of x's next event and counts it.
+func (en *entity) nextIndex(x *entry) uint16 {
 	i := x.hist
 	if i >= histMax {
 		i = histMax - 1
 	} else {
 		x.hist++
 	}
-	en.batch.PutHistory(k, i, en.fill(x, ev))
+	return i
+}
+
+// putEvent adds to the batch the put of event i of the history k, and
+// deletes the event that falls out of the bound.
+func (en *entity) putEvent(k store.HistoryKey, i uint16, ev *store.HistoryEvent) {
+	limit := en.eng.histLimit
+	en.batch.PutHistory(k, i, ev)
 	switch {
 	case int(i) < limit:
 	case int(i) == limit:
@@ -113,9 +258,29 @@ func (en *entity) noteOps(x *entry, ev *store.HistoryEvent) {
 	}
 }
 
-// fill completes ev as an event of x's history (see note) and returns where
-// it is kept until the batch is applied.
+// fill completes ev as an event of x's history (see complete) and returns
+// where it is kept until the batch is applied.
 func (en *entity) fill(x *entry, ev *store.HistoryEvent) *store.HistoryEvent {
+	p := en.histSlot()
+	*p = *ev
+	en.complete(x, p)
+	return p
+}
+
+// histSlot returns a new event in histBuf, kept until the batch is applied;
+// it may hold what an earlier use left: the caller sets every field.
+func (en *entity) histSlot() *store.HistoryEvent {
+	n := len(en.histBuf)
+	if n == cap(en.histBuf) {
+		en.histBuf = slices.Grow(en.histBuf, 1)
+	}
+	en.histBuf = en.histBuf[:n+1]
+	return &en.histBuf[n]
+}
+
+// complete gives ev x's sub-queue and delivery count, the time now (unless
+// ev has one) and en's actor (unless ev names one).
+func (en *entity) complete(x *entry, ev *store.HistoryEvent) {
 	ev.Sub = x.sub
 	if ev.DeliveryCount == 0 {
 		ev.DeliveryCount = x.deliveryCount()
@@ -124,28 +289,37 @@ func (en *entity) fill(x *entry, ev *store.HistoryEvent) *store.HistoryEvent {
 		ev.Time = en.eng.now()
 	}
 	if ev.Actor == "" {
-		ev.Actor = en.actor
-		if ev.Actor == "" {
-			ev.Actor = broker.ActorBroker
-		}
+		ev.Actor = en.actorName()
 	}
-	en.histBuf = append(en.histBuf, *ev)
-	return &en.histBuf[len(en.histBuf)-1]
 }
 
-// firstEvent returns, for a store put of x's message, the first event of
-// its history when ev is that event (x has none yet) or x's message is
-// stored again with it (its stored first event, read back), so that it is
-// kept in the message's record (see store.Batch.PutMessageWithHistory);
-// nil when history is off or the event was folded away. For a new message
-// it counts the event: the send writes no history record of its own.
-func (en *entity) firstEvent(x *entry, ev *store.HistoryEvent) *store.HistoryEvent {
+// actorName returns en's actor, or the broker's name when it has none.
+func (en *entity) actorName() string {
+	if en.actor == "" {
+		return broker.ActorBroker
+	}
+	return en.actor
+}
+
+// firstEvent returns the first event of the history of x, a new message
+// (kind, at now, for reason), to be kept in its record (see
+// store.Batch.PutMessageWithHistory), and counts it: the send writes no
+// history record of its own. Called with history on.
+func (en *entity) firstEvent(x *entry, kind broker.EventKind, now int64, reason string) *store.HistoryEvent {
+	x.hist, x.histInline = 1, true
+	ev := en.histSlot() // field by field, as in noteRider
+	ev.Kind, ev.Sub, ev.DeliveryCount = kind, x.sub, x.deliveryCount()
+	ev.Time, ev.Until, ev.Token = now, 0, broker.LockToken{}
+	ev.Actor, ev.Reason, ev.Detail = en.actorName(), reason, en.via
+	return ev
+}
+
+// storedFirstEvent returns, for a store put of x's message again, its
+// stored first event, read back, so that the record keeps it; nil when
+// history is off or the event was folded away.
+func (en *entity) storedFirstEvent(x *entry) *store.HistoryEvent {
 	if en.eng.histLimit == 0 {
 		return nil
-	}
-	if ev != nil {
-		x.hist, x.histInline = 1, true
-		return en.fill(x, ev)
 	}
 	first, evs, err := en.eng.store.History(store.HistoryKey{Entity: en.id, Seq: x.seq})
 	if err != nil {
@@ -154,8 +328,9 @@ func (en *entity) firstEvent(x *entry, ev *store.HistoryEvent) *store.HistoryEve
 	if err != nil || first != 0 || len(evs) == 0 {
 		return nil
 	}
-	en.histBuf = append(en.histBuf, evs[0])
-	return &en.histBuf[len(en.histBuf)-1]
+	p := en.histSlot()
+	*p = evs[0]
+	return p
 }
 
 // resolveHistory reads how many events the stored history of a loaded entry
@@ -178,49 +353,31 @@ func (en *entity) resolveHistory(x *entry) {
 	}
 }
 
-// dropHistory deletes x's stored history, as x leaves for good. Called with
-// en locked.
+// dropHistory deletes x's stored history, as x leaves for good; its held
+// events are cancelled. Called with en locked.
 func (en *entity) dropHistory(x *entry) {
+	if en.eng.histLimit == 0 {
+		return // none recorded; a loaded one is left for the entity's deletion: reading it costs more
+	}
 	if x.hist == histUnknown {
-		if en.eng.histLimit == 0 {
-			return // left for the entity's deletion: reading it costs more
-		}
 		en.resolveHistory(x)
 	}
 	k := store.HistoryKey{Entity: en.id, Seq: x.seq}
+	hi := int(x.hist) // the events stored or in the batch: [lo, hi)
+	if oldest, ok := en.cancelHeld(x); ok {
+		hi = int(oldest)
+	}
 	lo := 0
-	if limit := en.eng.histLimit; limit > 0 && int(x.hist) > limit {
-		lo = int(x.hist) - limit
-		en.batch.DeleteHistory(k, 0, 1) // what hides event 0 (see noteOps)
+	if limit := en.eng.histLimit; limit > 0 && hi > limit {
+		lo = hi - limit
+		en.batch.DeleteHistory(k, 0, 1) // what hides event 0 (see putEvent)
 	} else if x.histInline {
 		lo = 1 // event 0 goes with the message's record
-	}
-	hi := int(x.hist)
-	if en.cancelRider(x, k) {
-		hi--
 	}
 	if hi > lo {
 		en.batch.DeleteHistory(k, uint16(lo), uint16(hi-lo))
 	}
 	x.hist, x.rider, x.histInline = 0, 0, false
-}
-
-// cancelRider cancels the put of x's newest event when it still waits in
-// the batch (a hand-out's event riding with the completion that deletes the
-// message), so that it is neither written nor deleted, and reports whether
-// it did. Older events that wait too stay; the deletion, which comes after
-// them, covers them.
-func (en *entity) cancelRider(x *entry, k store.HistoryKey) bool {
-	i := int(x.rider) - 1
-	if i < 0 || i >= len(en.batch.Hist) {
-		return false
-	}
-	op := &en.batch.Hist[i]
-	if op.Key != k || op.Event == nil || op.Index != x.hist-1 {
-		return false // applied since, and the slot reused
-	}
-	*op = store.HistoryOp{} // a no-op
-	return true
 }
 
 // noteEnded records the end of a lock (abandon, release, expiry, loss,

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -57,5 +58,64 @@ func TestHistoryCostsNoWritesForADelivery(t *testing.T) {
 		wantKinds(t, f.history("q", 2), broker.EventSent, broker.EventLocked, broker.EventLockLost)
 		f.mustSettle(broker.Complete, "q", f.receiveOne("q"))
 		wantGone(t, f, st2, "q", 2)
+	})
+}
+
+// TestHistoryHeldEvents: the held events of hand-outs and renewals keep
+// their order when a change of their message writes them, folding included;
+// a completion cancels all of them and leaves no history behind; and more
+// hand-outs than an entity holds (maxRiders) are written or dropped without
+// losing the history of the messages still locked.
+func TestHistoryHeldEvents(t *testing.T) {
+	forEachStore(t, func(t *testing.T, newStore func() store.Store) {
+		st := newStore()
+		e, err := New(Options{Store: st, Clock: newFixture(t, store.NewMemory()).clock, HistoryLimit: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := &fixture{t: t, e: e, ctx: context.Background()}
+		t.Cleanup(func() { _ = e.Close() })
+		f.queue("q", broker.EntitySettings{LockDuration: time.Hour, MaxDeliveryCount: 100})
+		renewed := func(m *broker.Message, n int) {
+			for range n {
+				if _, err := e.RenewLock(f.ctx, "q", m.LockToken); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		f.send("q", msg("m1"), msg("m2"))
+		m1, m2 := f.receiveOne("q"), f.receiveOne("q")
+		renewed(m1, 6)
+		renewed(m2, 6)
+		f.mustSettle(broker.Complete, "q", m1) // cancels all seven held events
+		f.mustSettle(broker.Abandon, "q", m2)  // writes them, then its own
+		h := f.history("q", 2)
+		if h.Folded != 5 {
+			t.Fatalf("folded %d, want 5\n%s", h.Folded, dumpHistory(h))
+		}
+		wantKinds(t, h, broker.EventRenewed, broker.EventRenewed, broker.EventRenewed, broker.EventAbandoned)
+		f.mustSettle(broker.Complete, "q", f.receiveOne("q"))
+		wantGone(t, f, st, "q", 1)
+		wantGone(t, f, st, "q", 2)
+
+		const n = 3 * maxRiders
+		f.sendN("q", n)
+		var ms []*broker.Message
+		for len(ms) < n {
+			got := f.receive("q", 100)
+			for _, m := range got {
+				if m.SequenceNumber%3 != 0 {
+					f.mustSettle(broker.Complete, "q", m)
+				}
+			}
+			ms = append(ms, got...)
+		}
+		for _, m := range ms {
+			if m.SequenceNumber%3 == 0 {
+				wantKinds(t, f.history("q", m.SequenceNumber), broker.EventSent, broker.EventLocked)
+				f.mustSettle(broker.Complete, "q", m)
+			}
+		}
+		wantGone(t, f, st, "q", n+2)
 	})
 }

@@ -218,7 +218,7 @@ func (en *entity) lock(x *entry, owner uint64, now int64) handout {
 	en.noteOwner(owner)
 	en.emit(broker.EventLocked, x, "")
 	if en.eng.histLimit > 0 {
-		en.noteRider(x, store.HistoryEvent{Kind: broker.EventLocked, Time: now, Token: x.token, Until: x.at, Detail: en.via})
+		en.noteRider(x, broker.EventLocked, now, x.at, en.via)
 	}
 	return handout{loc: x.loc(en.id), token: x.token, until: x.at, delivery: x.deliveryCount(), state: x.state}
 }

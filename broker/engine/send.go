@@ -430,15 +430,15 @@ func (en *entity) accept(m *broker.Message, seq, now int64, sub broker.SubQueue)
 	}
 	var first *store.HistoryEvent
 	if en.eng.histLimit > 0 {
-		ev := store.HistoryEvent{Kind: broker.EventSent, Time: now, Detail: en.via}
+		kind, reason := broker.EventSent, ""
 		switch {
 		case sub != broker.SubQueueMain:
-			ev.Kind = broker.EventDeadLettered
-			ev.Reason, _ = m.ApplicationProperties[broker.PropDeadLetterReason].(string)
+			kind = broker.EventDeadLettered
+			reason, _ = m.ApplicationProperties[broker.PropDeadLetterReason].(string)
 		case state == broker.StateScheduled:
-			ev.Kind = broker.EventScheduled
+			kind = broker.EventScheduled
 		}
-		first = en.firstEvent(x, &ev) // kept in the message's record
+		first = en.firstEvent(x, kind, now, reason) // kept in the message's record
 	}
 	en.batch.PutMessageWithHistory(x.loc(en.id), x.meta(), m, first)
 	return x

@@ -226,7 +226,7 @@ func (en *entity) renewLocks(sub broker.SubQueue, tokens []broker.LockToken, now
 		out[i] = time.Unix(0, until).UTC()
 		en.emit(broker.EventRenewed, x, "")
 		if en.eng.histLimit > 0 {
-			en.noteRider(x, store.HistoryEvent{Kind: broker.EventRenewed, Time: now, Token: x.token, Until: until})
+			en.noteRider(x, broker.EventRenewed, now, until, "")
 		}
 	}
 	return out, nil

@@ -39,14 +39,46 @@ type stateKey struct {
 type memoryRecord struct {
 	meta  Meta
 	msg   *broker.Message
-	first *HistoryEvent
+	first *memoryFirst
+}
+
+// memoryFirst is the first event of a message's history as its record
+// keeps it: the fields of a send, 32 bytes less than a HistoryEvent (every
+// message has one, and its allocation is most of what a history costs the
+// memory store); an event with a lock or a reason is kept whole in full.
+type memoryFirst struct {
+	kind   broker.EventKind
+	sub    broker.SubQueue
+	count  uint32
+	time   int64
+	actor  string
+	detail string
+	full   *HistoryEvent
+}
+
+// set keeps ev in f.
+func (f *memoryFirst) set(ev *HistoryEvent) {
+	if ev.Until != 0 || !ev.Token.IsZero() || ev.Reason != "" {
+		full := *ev
+		f.full = &full
+		return
+	}
+	f.kind, f.sub, f.count, f.time, f.actor, f.detail = ev.Kind, ev.Sub, ev.DeliveryCount, ev.Time, ev.Actor, ev.Detail
+}
+
+// event returns the event f keeps.
+func (f *memoryFirst) event() HistoryEvent {
+	if f.full != nil {
+		return *f.full
+	}
+	return HistoryEvent{Kind: f.kind, Sub: f.sub, DeliveryCount: f.count, Time: f.time, Actor: f.actor, Detail: f.detail}
 }
 
 // memoryRecordWithFirst holds a record and its first history event in one
 // allocation.
 type memoryRecordWithFirst struct {
 	rec memoryRecord
-	ev  HistoryEvent
+	ev  memoryFirst
 }
 
 // newMemoryRecord returns the record of a put.
@@ -54,7 +86,8 @@ func newMemoryRecord(op *Op) *memoryRecord {
 	if op.First == nil {
 		return &memoryRecord{meta: op.Meta, msg: op.Message}
 	}
-	p := &memoryRecordWithFirst{rec: memoryRecord{meta: op.Meta, msg: op.Message}, ev: *op.First}
+	p := &memoryRecordWithFirst{rec: memoryRecord{meta: op.Meta, msg: op.Message}}
+	p.ev.set(op.First)
 	p.rec.first = &p.ev
 	return &p.rec
 }
@@ -289,7 +322,7 @@ func (s *Memory) History(k HistoryKey) (uint16, []HistoryEvent, error) {
 	if !h.hidden && (h.n == 0 || h.first == 1) {
 		for _, sub := range subQueues {
 			if r, ok := s.messages[Loc{Entity: k.Entity, Sub: sub, Seq: k.Seq}]; ok && r.first != nil {
-				return 0, append([]HistoryEvent{*r.first}, h.events()...), nil
+				return 0, append([]HistoryEvent{r.first.event()}, h.events()...), nil
 			}
 		}
 	}
