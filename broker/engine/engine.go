@@ -85,10 +85,7 @@ type Engine struct {
 	ns    string
 	// histLimit bounds each message's history; 0: histories are off.
 	histLimit int
-	// durable is the store's Durable: the history events of hand-outs go
-	// to a durable store with their entity's next change (see entity.held).
-	durable bool
-	started int64 // unix ns when the engine opened
+	started   int64 // unix ns when the engine opened
 
 	life   sync.RWMutex
 	closed atomic.Bool
@@ -142,7 +139,6 @@ func New(opts Options) (*Engine, error) {
 	if !opts.NoHistory {
 		e.histLimit = cmp.Or(min(opts.HistoryLimit, histMax/2), DefaultHistoryLimit)
 	}
-	e.durable = e.store.Durable()
 	e.started = e.now()
 	e.events.buffer = opts.EventBuffer
 	if e.events.buffer <= 0 {

@@ -405,14 +405,10 @@ func (en *entity) commit() (store.Pending, error) {
 	return en.apply()
 }
 
-// apply applies the batch; with a durable store, the held history events
-// go with it (see entity.held).
+// apply applies the batch.
 func (en *entity) apply() (store.Pending, error) {
 	if en.batch.Len() == 0 {
 		return store.Done{}, nil
-	}
-	if en.eng.durable {
-		en.boardAll()
 	}
 	// Apply consumes the batch before it returns (Store.Apply makes the
 	// changes visible at once), so its ops slice is reused.

@@ -111,9 +111,6 @@ func (e *Engine) fanOutStored(t *entity, list []*entity, msgs []*broker.Message,
 	}
 	for _, s := range held {
 		if s != t {
-			if e.durable {
-				s.boardAll() // held events go with this change, as in apply
-			}
 			t.batch.Ops = append(t.batch.Ops, s.batch.Ops...)
 			t.batch.Hist = append(t.batch.Hist, s.batch.Hist...)
 			s.batch.Reset() // its history events stay in s.histBuf until t's batch is applied

@@ -61,6 +61,28 @@ func TestHistoryCostsNoWritesForADelivery(t *testing.T) {
 	})
 }
 
+// TestHistoryHandOutsWaitForTheirMessage: with either store, the hand-out
+// of a message still locked is not written with another message's change
+// (only to be deleted again when it completes): two messages handed out
+// and completed one after the other write no history change at all.
+func TestHistoryHandOutsWaitForTheirMessage(t *testing.T) {
+	forEachStore(t, func(t *testing.T, newStore func() store.Store) {
+		st := &histCountingStore{Store: newStore()}
+		f := newFixture(t, st)
+		f.queue("q", broker.EntitySettings{LockDuration: time.Minute})
+		f.send("q", msg("m1"), msg("m2"))
+		m1, m2 := f.receiveOne("q"), f.receiveOne("q")
+		f.mustSettle(broker.Complete, "q", m1)
+		if n := st.ops.Load(); n != 0 {
+			t.Fatalf("completing m1 wrote %d history changes (m2's hand-out?), want 0", n)
+		}
+		f.mustSettle(broker.Complete, "q", m2)
+		if n := st.ops.Load(); n != 0 {
+			t.Fatalf("completing both wrote %d history changes, want 0", n)
+		}
+	})
+}
+
 // TestHistoryHeldEvents: the held events of hand-outs and renewals keep
 // their order when a change of their message writes them, folding included;
 // a completion cancels all of them and leaves no history behind; and more
