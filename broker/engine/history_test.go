@@ -320,22 +320,28 @@ func TestHistoryPassedOn(t *testing.T) {
 	})
 }
 
+// boundedHistoryFixture is a fixture on st whose engine keeps at most
+// limit events of each message's history.
+func boundedHistoryFixture(t *testing.T, st store.Store, limit int) *fixture {
+	e, err := New(Options{Store: st, Clock: newFixture(t, store.NewMemory()).clock, HistoryLimit: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	return &fixture{t: t, e: e, ctx: context.Background()}
+}
+
 // TestHistoryBounded: a message's history keeps the newest events and
 // counts the others; deleting the message deletes every one left.
 func TestHistoryBounded(t *testing.T) {
 	forEachStore(t, func(t *testing.T, newStore func() store.Store) {
 		st := newStore()
-		e, err := New(Options{Store: st, Clock: newFixture(t, store.NewMemory()).clock, HistoryLimit: 4})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f := &fixture{t: t, e: e, ctx: context.Background()}
-		t.Cleanup(func() { _ = e.Close() })
+		f := boundedHistoryFixture(t, st, 4)
 		f.queue("q", broker.EntitySettings{})
 		f.send("q", msg("m1"))
 		m := f.receiveOne("q")
 		for i := range 10 {
-			if _, err := e.RenewLock(f.ctx, "q", m.LockToken); err != nil {
+			if _, err := f.e.RenewLock(f.ctx, "q", m.LockToken); err != nil {
 				t.Fatal(err)
 			}
 			if i == 2 { // five events: the send, kept in the message's record, is folded away
@@ -352,7 +358,6 @@ func TestHistoryBounded(t *testing.T) {
 		}
 		wantKinds(t, h, broker.EventRenewed, broker.EventRenewed, broker.EventRenewed, broker.EventRenewed)
 		f.mustSettle(broker.Complete, "q", m)
-		f.e = e
 		wantGone(t, f, st, "q", 1)
 	})
 }

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -91,16 +90,11 @@ func TestHistoryHandOutsWaitForTheirMessage(t *testing.T) {
 func TestHistoryHeldEvents(t *testing.T) {
 	forEachStore(t, func(t *testing.T, newStore func() store.Store) {
 		st := newStore()
-		e, err := New(Options{Store: st, Clock: newFixture(t, store.NewMemory()).clock, HistoryLimit: 4})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f := &fixture{t: t, e: e, ctx: context.Background()}
-		t.Cleanup(func() { _ = e.Close() })
+		f := boundedHistoryFixture(t, st, 4)
 		f.queue("q", broker.EntitySettings{LockDuration: time.Hour, MaxDeliveryCount: 100})
 		renewed := func(m *broker.Message, n int) {
 			for range n {
-				if _, err := e.RenewLock(f.ctx, "q", m.LockToken); err != nil {
+				if _, err := f.e.RenewLock(f.ctx, "q", m.LockToken); err != nil {
 					t.Fatal(err)
 				}
 			}
