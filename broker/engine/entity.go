@@ -88,7 +88,11 @@ type entity struct {
 	// counts those not yet boarded or cancelled.
 	held     []heldEvent
 	heldLive int
-	outbox   []outItem // dead-lettered messages to forward after mu is released
+	// riders counts the ops in batch that are held events put there when
+	// too many were held (see compactHeld): commit leaves a batch of riders
+	// only for the entity's next change, and they go to the store with it.
+	riders int
+	outbox []outItem // dead-lettered messages to forward after mu is released
 
 	// actor and via describe, for the message histories, who does what the
 	// entity's mutex is held for (a connection and link, the dashboard) and
@@ -402,6 +406,9 @@ func (en *entity) leaveMain(x *entry) {
 // commit applies the store changes made under mu. The caller may Wait on the
 // result after releasing mu.
 func (en *entity) commit() (store.Pending, error) {
+	if en.batch.Len() == en.riders {
+		return store.Done{}, nil // riders alone wait for a change
+	}
 	return en.apply()
 }
 
@@ -427,6 +434,7 @@ func (en *entity) resetBatch() {
 	if cap(en.batch.Ops) > maxKeptOps || cap(en.batch.Hist) > maxKeptOps {
 		en.batch = store.Batch{} // a huge batch (a purge, a settlement of thousands) keeps no memory
 	}
+	en.riders = 0
 	en.resetHistBuf()
 }
 

@@ -115,14 +115,25 @@ type heldEvent struct {
 	ev    store.HistoryEvent
 }
 
-// maxRiders bounds the history events held back (see noteRider).
-const maxRiders = 1024
+// maxRiders bounds the history events held back (see noteRider), and
+// maxBatchedRiders those that wait in the batch (see compactHeld).
+const (
+	maxRiders        = 1024
+	maxBatchedRiders = 4 * maxRiders
+)
 
 // compactHeld makes room in en.held: it drops the events written or
-// cancelled, or, when more than half are still held, writes them all.
+// cancelled, or, when more than half are still held (many messages locked
+// at once), puts them all in the batch, to go to the store with the
+// entity's next change (see entity.riders) rather than in a write of
+// their own; past maxBatchedRiders of those, they are written at once.
 func (en *entity) compactHeld() {
 	if en.heldLive > maxRiders/2 {
-		en.flushRiders() // hand-outs with no change in between: bound them
+		n := en.batch.Len()
+		en.boardAll()
+		if en.riders += en.batch.Len() - n; en.riders >= maxBatchedRiders {
+			en.flushRiders()
+		}
 		return
 	}
 	j := 0
