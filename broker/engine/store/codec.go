@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"slices"
 	"time"
@@ -167,12 +168,13 @@ const (
 // DataSections that do not describe the body, is a *broker.Error with
 // CodeInvalid; dst is then returned unchanged.
 func appendMessage(dst []byte, m *broker.Message) ([]byte, error) {
-	return appendMessageRecord(dst, m, nil)
+	return appendMessageRecord(dst, m, nil, nil)
 }
 
 // appendMessageRecord is appendMessage with the first event of the
-// message's history kept in the record (nil: none).
-func appendMessageRecord(dst []byte, m *broker.Message, first *HistoryEvent) ([]byte, error) {
+// message's history kept in the record (nil: none), its actor by reference
+// when refs is not nil (see appendHistoryEvent).
+func appendMessageRecord(dst []byte, m *broker.Message, first *HistoryEvent, refs *actorRefs) ([]byte, error) {
 	if err := checkProps(m.ApplicationProperties, "application property"); err != nil {
 		return dst, err
 	}
@@ -304,7 +306,7 @@ func appendMessageRecord(dst []byte, m *broker.Message, first *HistoryEvent) ([]
 		// The event's length goes before it: it is encoded after a
 		// placeholder byte, moved up when its length needs more.
 		at := len(e.buf)
-		e.buf = appendHistoryEvent(append(e.buf, 0), first)
+		e.buf = appendHistoryEvent(append(e.buf, 0), first, refs)
 		n := len(e.buf) - at - 1
 		var lb [binary.MaxVarintLen64]byte
 		l := binary.PutUvarint(lb[:], uint64(n))
@@ -325,13 +327,14 @@ func decodeMessage(b []byte) (*broker.Message, error) {
 }
 
 // decodeMessageHistory returns the first history event kept in an encoded
-// message (see appendMessageRecord), or nil when it keeps none.
-func decodeMessageHistory(b []byte) (*HistoryEvent, error) {
+// message (see appendMessageRecord), or nil when it keeps none; actor reads
+// an actor kept by reference.
+func decodeMessageHistory(b []byte, actor actorLookup) (*HistoryEvent, error) {
 	var raw []byte
 	if _, err := decodeMessageRecord(b, &raw); err != nil || raw == nil {
 		return nil, err
 	}
-	ev, err := decodeHistoryEvent(raw)
+	ev, err := decodeHistoryEvent(raw, actor)
 	if err != nil {
 		return nil, err
 	}
@@ -1150,10 +1153,55 @@ func (d *decoder) value() any {
 	}
 }
 
-// appendHistoryEvent appends the encoding of a history event to dst.
-func appendHistoryEvent(dst []byte, ev *HistoryEvent) []byte {
+// historyActorRef is the first byte of an encoded history event whose
+// actor is kept once in the store (see actorRefs) and named in the event by
+// its hash; an event that starts with codecVersion keeps its actor inline.
+const historyActorRef = 2
+
+// minActorRef is the length from which an actor is kept by reference: a
+// shorter one costs no more inline than its hash.
+const minActorRef = 16
+
+// actorHash names an actor kept by reference: FNV-1a, 64 bits. Two actors
+// with one hash would show the later one's name in the earlier one's
+// events (odds about 1 in 10^7 for a million actors).
+func actorHash(actor string) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(actor))
+	return h.Sum64()
+}
+
+// actorRefs collects the actors that the events of one batch name by
+// reference, for the store to keep beside them in the same batch (each
+// once per batch, not once per message: a connection's actor is about 100
+// bytes, a tenth of a 1 KiB message).
+type actorRefs struct {
+	hashes []uint64
+	names  []string
+}
+
+// ref returns the hash of actor and keeps actor for the batch.
+func (r *actorRefs) ref(actor string) uint64 {
+	h := actorHash(actor)
+	if !slices.Contains(r.hashes, h) {
+		r.hashes, r.names = append(r.hashes, h), append(r.names, actor)
+	}
+	return h
+}
+
+// reset empties r for the next batch.
+func (r *actorRefs) reset() { r.hashes, r.names = r.hashes[:0], r.names[:0] }
+
+// appendHistoryEvent appends the encoding of a history event to dst. With
+// refs not nil, a long actor is written as its hash and kept in refs.
+func appendHistoryEvent(dst []byte, ev *HistoryEvent, refs *actorRefs) []byte {
 	e := encoder{buf: dst}
-	e.byte(codecVersion)
+	byRef := refs != nil && len(ev.Actor) >= minActorRef
+	if byRef {
+		e.byte(historyActorRef)
+	} else {
+		e.byte(codecVersion)
+	}
 	e.byte(byte(ev.Kind))
 	e.byte(byte(ev.Sub))
 	e.uvarint(uint64(ev.DeliveryCount))
@@ -1165,16 +1213,30 @@ func appendHistoryEvent(dst []byte, ev *HistoryEvent) []byte {
 		e.byte(1)
 		e.fixed(ev.Token[:])
 	}
-	e.string(ev.Actor)
+	if byRef {
+		e.buf = binary.BigEndian.AppendUint64(e.buf, refs.ref(ev.Actor))
+	} else {
+		e.string(ev.Actor)
+	}
 	e.string(ev.Reason)
 	e.string(ev.Detail)
 	return e.buf
 }
 
-// decodeHistoryEvent decodes an event written by appendHistoryEvent.
-func decodeHistoryEvent(b []byte) (HistoryEvent, error) {
+// actorLookup returns the actor that a history event names by its hash.
+type actorLookup func(hash uint64) (string, error)
+
+// decodeHistoryEvent decodes an event written by appendHistoryEvent; an
+// actor kept by reference is read with actor (an event that has one is an
+// error when actor is nil).
+func decodeHistoryEvent(b []byte, actor actorLookup) (HistoryEvent, error) {
 	d := decoder{b: b, what: "history event"}
-	d.version()
+	byRef := len(d.b) > 0 && d.b[0] == historyActorRef
+	if byRef {
+		d.byte()
+	} else {
+		d.version()
+	}
 	var ev HistoryEvent
 	ev.Kind = broker.EventKind(d.byte())
 	ev.Sub = broker.SubQueue(d.byte())
@@ -1184,11 +1246,28 @@ func decodeHistoryEvent(b []byte) (HistoryEvent, error) {
 	if d.byte() == 1 {
 		copy(ev.Token[:], d.fixed(len(ev.Token)))
 	}
-	ev.Actor = d.string()
+	var hash uint64
+	if byRef {
+		if h := d.fixed(8); d.err == nil {
+			hash = binary.BigEndian.Uint64(h)
+		}
+	} else {
+		ev.Actor = d.string()
+	}
 	ev.Reason = d.string()
 	ev.Detail = d.string()
 	if err := d.finish(); err != nil {
 		return HistoryEvent{}, err
+	}
+	if byRef {
+		if actor == nil {
+			return HistoryEvent{}, corrupt("history event names actor %016x, which nothing keeps", hash)
+		}
+		name, err := actor(hash)
+		if err != nil {
+			return HistoryEvent{}, err
+		}
+		ev.Actor = name
 	}
 	return ev, nil
 }

@@ -701,15 +701,20 @@ func TestMessageWithHistoryEvent(t *testing.T) {
 	if plain[0] != messageVersion {
 		t.Fatalf("a message without history is version %d, want %d", plain[0], messageVersion)
 	}
-	if ev, err := decodeMessageHistory(plain); ev != nil || err != nil {
+	if ev, err := decodeMessageHistory(plain, nil); ev != nil || err != nil {
 		t.Fatalf("history of a version 2 record: %+v, %v", ev, err)
 	}
-	for _, ev := range []HistoryEvent{
+	for i, ev := range []HistoryEvent{
 		{Kind: broker.EventSent, Time: 5, Actor: "connection 1f link s"},
 		{Kind: broker.EventDeadLettered, Sub: broker.SubQueueDeadLetter, DeliveryCount: 3, Time: 6, Until: 7,
 			Token: broker.LockToken{9}, Actor: strings.Repeat("a", 200), Reason: "r", Detail: strings.Repeat("d", 20000)},
+		{Kind: broker.EventSent, Time: 8, Actor: "short"},
 	} {
-		b, err := appendMessageRecord([]byte("prefix"), m, &ev)
+		var refs *actorRefs
+		if i > 0 {
+			refs = new(actorRefs) // the actor by reference, as the Pebble store writes it
+		}
+		b, err := appendMessageRecord([]byte("prefix"), m, &ev, refs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -721,9 +726,22 @@ func TestMessageWithHistoryEvent(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(got, m) {
 			t.Fatalf("decoded %+v, %v; want %+v", got, err, m)
 		}
-		first, err := decodeMessageHistory(b)
+		lookup := func(h uint64) (string, error) {
+			if j := slices.Index(refs.hashes, h); j >= 0 {
+				return refs.names[j], nil
+			}
+			return "", corrupt("no actor %x", h)
+		}
+		first, err := decodeMessageHistory(b, lookup)
 		if err != nil || first == nil || *first != ev {
 			t.Fatalf("history event %+v, %v; want %+v", first, err, ev)
+		}
+		byRef := refs != nil && len(ev.Actor) >= minActorRef
+		if got := bytes.Contains(b, []byte(ev.Actor)); got == byRef {
+			t.Errorf("actor %.20q inline: %v, want %v", ev.Actor, got, !byRef)
+		}
+		if _, err := decodeMessageHistory(b, nil); byRef && !errors.Is(err, ErrCorrupt) {
+			t.Errorf("an actor by reference without its keeper: %v, want ErrCorrupt", err)
 		}
 	}
 }

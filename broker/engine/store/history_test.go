@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"reflect"
 	"testing"
 
@@ -137,5 +138,55 @@ func TestPebbleHistoryInMessageRecordSurvivesReopen(t *testing.T) {
 	}
 	if _, evs, err := s.History(HistoryKey{Entity: 1, Seq: 2}); err != nil || len(evs) != 0 {
 		t.Fatalf("hidden first event after a reopen = %+v, %v", evs, err)
+	}
+}
+
+// TestPebbleActorsKeptOnce: the Pebble store keeps a long actor once per
+// batch, in its actor space, and each event (in a message's record or in
+// a history record) names it by its hash; after a reopen the events read
+// back whole.
+func TestPebbleActorsKeptOnce(t *testing.T) {
+	dir := t.TempDir()
+	s := openTestPebble(t, dir)
+	sender := `connection 00000000000000a1 (container "app-7f3c9e") link "sender-0f9a"`
+	receiver := `connection 00000000000000a1 (container "app-7f3c9e") link "receiver-77b2"`
+	var b Batch
+	var firsts [3]HistoryEvent
+	for i := range firsts {
+		firsts[i] = HistoryEvent{Kind: broker.EventSent, Time: int64(i + 1), Actor: sender}
+		loc := Loc{Entity: 1, Seq: int64(i + 1)}
+		b.PutMessageWithHistory(loc, Meta{State: broker.StateActive}, &broker.Message{Body: []byte("x")}, &firsts[i])
+	}
+	handOut := HistoryEvent{Kind: broker.EventLocked, Time: 9, Until: 10, Token: broker.LockToken{3}, DeliveryCount: 1, Actor: receiver}
+	b.PutHistory(HistoryKey{Entity: 1, Seq: 1}, 1, &handOut)
+	apply(t, s, &b)
+
+	actors := 0
+	if err := s.scan(spaceActor, func(k, v []byte) error { actors++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if actors != 2 {
+		t.Errorf("%d actors kept, want 2 (each once)", actors)
+	}
+	bk := makeMessageKey(spaceBody, Loc{Entity: 1, Seq: 2})
+	v, closer, err := s.db.Get(bk[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(v, []byte(sender)) {
+		t.Error("a message record keeps its actor inline")
+	}
+	closer.Close()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openTestPebble(t, dir)
+	first, got, err := s.History(HistoryKey{Entity: 1, Seq: 1})
+	if want := []HistoryEvent{firsts[0], handOut}; err != nil || first != 0 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("History after a reopen = %d, %+v, %v; want 0, %+v", first, got, err, want)
+	}
+	if _, got, err = s.History(HistoryKey{Entity: 1, Seq: 3}); err != nil || len(got) != 1 || got[0].Actor != sender {
+		t.Fatalf("History of message 3 = %+v, %v", got, err)
 	}
 }

@@ -315,7 +315,7 @@ func (s *Pebble) History(k HistoryKey) (uint16, []HistoryEvent, error) {
 			hidden = true
 			continue
 		}
-		ev, err := decodeHistoryEvent(v)
+		ev, err := decodeHistoryEvent(v, s.actorName)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -352,7 +352,7 @@ func (s *Pebble) firstEvent(k HistoryKey) (*HistoryEvent, error) {
 		if err != nil {
 			return nil, s.getError(loc, err)
 		}
-		ev, err := decodeMessageHistory(v)
+		ev, err := decodeMessageHistory(v, s.actorName)
 		closer.Close()
 		return ev, err
 	}
@@ -434,6 +434,7 @@ func (s *Pebble) build(pb *pebble.Batch, b *Batch) error {
 	defer s.bufs.Put(bufp)
 	buf := *bufp
 	defer func() { *bufp = buf[:0] }()
+	var refs actorRefs
 
 	for i := range b.Ops {
 		op := &b.Ops[i]
@@ -464,7 +465,7 @@ func (s *Pebble) build(pb *pebble.Batch, b *Batch) error {
 			if op.Message == nil {
 				return broker.Errorf(broker.CodeInvalid, "put of message %d without a message", op.Loc.Seq)
 			}
-			buf, err = appendMessageRecord(buf[:0], op.Message, op.First)
+			buf, err = appendMessageRecord(buf[:0], op.Message, op.First, &refs)
 			if err != nil {
 				return err
 			}
@@ -511,22 +512,50 @@ func (s *Pebble) build(pb *pebble.Batch, b *Batch) error {
 		}
 	}
 	for i := range b.Hist {
-		if err := buildHistory(pb, &b.Hist[i], buf); err != nil {
+		if err := buildHistory(pb, &b.Hist[i], buf, &refs); err != nil {
+			return pebbleError("build a batch", err)
+		}
+	}
+	// The actors the batch's events name go with them, so that no event
+	// on disk names one that is not.
+	for i, h := range refs.hashes {
+		k := makeActorKey(h)
+		buf = append(append(buf[:0], codecVersion), refs.names[i]...)
+		if err := pb.Set(k[:], buf, nil); err != nil {
 			return pebbleError("build a batch", err)
 		}
 	}
 	return nil
 }
 
-// buildHistory adds a history change to pb; buf is scratch space.
-func buildHistory(pb *pebble.Batch, op *HistoryOp, buf []byte) error {
+// actorName reads the actor a stored history event names by its hash (see
+// actorRefs).
+func (s *Pebble) actorName(hash uint64) (string, error) {
+	k := makeActorKey(hash)
+	v, closer, err := s.db.Get(k[:])
+	if errors.Is(err, pebble.ErrNotFound) {
+		return "", corrupt("history event names actor %016x, which the store does not keep", hash)
+	}
+	if err != nil {
+		return "", pebbleError("read an actor", err)
+	}
+	defer closer.Close()
+	if len(v) == 0 || v[0] != codecVersion {
+		return "", corrupt("actor %016x has a bad record", hash)
+	}
+	return string(v[1:]), nil
+}
+
+// buildHistory adds a history change to pb; buf is scratch space; refs
+// collects the actors of its events (see actorRefs).
+func buildHistory(pb *pebble.Batch, op *HistoryOp, buf []byte, refs *actorRefs) error {
 	if op.Hide {
 		k := makeHistoryKey(op.Key, 0)
 		return pb.Set(k[:], hiddenFirstEvent, nil)
 	}
 	if op.Event != nil {
 		k := makeHistoryKey(op.Key, op.Index)
-		return pb.Set(k[:], appendHistoryEvent(buf[:0], op.Event), nil)
+		return pb.Set(k[:], appendHistoryEvent(buf[:0], op.Event, refs), nil)
 	}
 	for i := range int(op.Count) {
 		k := makeHistoryKey(op.Key, op.Index+uint16(i))

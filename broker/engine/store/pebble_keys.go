@@ -10,6 +10,7 @@ import (
 // key space; numbers are big-endian so that keys sort by them:
 //
 //	!format                        -> uvarint layout version
+//	a | hash(8)                     -> codec version, an actor's name (see actorRefs)
 //	b | entity(4) | sub(1) | seq(8) -> message (the body record, written once)
 //	d | entity(4) | end(8) | id     -> codec version (a duplicate-detection record)
 //	e | entity(4)                   -> EntityRecord
@@ -25,6 +26,13 @@ import (
 // as they are. A session state written before its set time was kept has
 // codec version 1 and no time.
 //
+// The a space keeps the actors that history events name by their hash,
+// each written again in every batch with an event that names it; Load skips
+// it and nothing deletes it (an actor is a connection's link: a few hundred
+// bytes each). It was added as h was, without a new layout version: an
+// event that names its actor by reference starts with a version of its own
+// (historyActorRef), which older builds refuse to read.
+//
 // Load skips the h space too: a history is read by History. It was added
 // as d and t were, without a new layout version. Event 0 of a history may
 // instead be kept in the message's body record (message codec version 3);
@@ -37,6 +45,7 @@ import (
 // of an entity it deletes behind; they name an entity id that is never used
 // again, and this build's Load skips them.)
 const (
+	spaceActor     = 'a'
 	spaceBody      = 'b'
 	spaceDuplicate = 'd'
 	spaceEntity    = 'e'
@@ -53,6 +62,14 @@ const (
 const layoutVersion = 1
 
 var formatKey = []byte("!format")
+
+// makeActorKey returns the key of the actor with the given hash.
+func makeActorKey(hash uint64) [9]byte {
+	var k [9]byte
+	k[0] = spaceActor
+	binary.BigEndian.PutUint64(k[1:], hash)
+	return k
+}
 
 type messageKey [messageKeyLen]byte
 
