@@ -1189,9 +1189,6 @@ func (r *actorRefs) ref(actor string) uint64 {
 	return h
 }
 
-// reset empties r for the next batch.
-func (r *actorRefs) reset() { r.hashes, r.names = r.hashes[:0], r.names[:0] }
-
 // appendHistoryEvent appends the encoding of a history event to dst. With
 // refs not nil, a long actor is written as its hash and kept in refs.
 func appendHistoryEvent(dst []byte, ev *HistoryEvent, refs *actorRefs) []byte {
