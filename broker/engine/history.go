@@ -197,8 +197,9 @@ func (en *entity) boardAll() {
 
 // board puts the held event h into the batch.
 func (en *entity) board(h *heldEvent) {
-	en.histBuf = append(en.histBuf, h.ev)
-	en.putEvent(store.HistoryKey{Entity: en.id, Seq: h.x.seq}, h.index, &en.histBuf[len(en.histBuf)-1])
+	p := en.histSlot()
+	*p = h.ev
+	en.putEvent(store.HistoryKey{Entity: en.id, Seq: h.x.seq}, h.index, p)
 	h.x = nil
 	en.heldLive--
 }
@@ -207,23 +208,16 @@ func (en *entity) board(h *heldEvent) {
 // are neither written nor deleted, and returns the index of the oldest
 // (ok false: none was held).
 func (en *entity) cancelHeld(x *entry) (oldest uint16, ok bool) {
-	i := int(x.rider) - 1
+	var buf [4]int
+	list := en.heldOf(x, buf[:])
 	x.rider = 0
-	if i < 0 || i >= len(en.held) || en.held[i].x != x {
+	if len(list) == 0 {
 		return 0, false
 	}
-	for { // newest first
-		h := &en.held[i]
-		h.x, oldest = nil, h.index
+	oldest = en.held[list[0]].index
+	for _, i := range list {
+		en.held[i].x = nil
 		en.heldLive--
-		if !h.more {
-			break
-		}
-		for i--; i >= 0 && en.held[i].x != x; i-- {
-		}
-		if i < 0 {
-			break
-		}
 	}
 	if en.heldLive == 0 {
 		en.held = en.held[:0] // none left: start over
