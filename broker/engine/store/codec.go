@@ -1180,12 +1180,15 @@ type actorRefs struct {
 	names  []string
 }
 
-// ref returns the hash of actor and keeps actor for the batch.
+// ref returns the hash of actor and keeps actor for the batch. The events
+// of a batch name few actors, most of them many times: the name is looked
+// up before it is hashed.
 func (r *actorRefs) ref(actor string) uint64 {
-	h := actorHash(actor)
-	if !slices.Contains(r.hashes, h) {
-		r.hashes, r.names = append(r.hashes, h), append(r.names, actor)
+	if i := slices.Index(r.names, actor); i >= 0 {
+		return r.hashes[i]
 	}
+	h := actorHash(actor)
+	r.hashes, r.names = append(r.hashes, h), append(r.names, actor)
 	return h
 }
 
