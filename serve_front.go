@@ -57,7 +57,7 @@ func (f *frontFlags) entraValidator(log *slog.Logger) (*entra.Validator, error) 
 	if err != nil && (f.configPath != "" || !errors.Is(err, fs.ErrNotExist)) {
 		return nil, err
 	}
-	cfg, err := entra.ConfigFrom(file.EntraID)
+	cfg, err := entra.ConfigFrom(entraSection(file.EntraID))
 	if err != nil {
 		return nil, &broker.Error{Code: broker.CodeInvalid, Message: path + ": " + localMessage(err), Err: err}
 	}
@@ -181,4 +181,14 @@ func startListeners(eng *engine.Engine, st *metrics.StoreMetrics, b brokerFlags,
 		_ = fr.Close()
 		_ = ep.srv.Close()
 	}
+}
+
+// entraSection hands the [entra_id] section of the config file to package
+// entra as plain values (nil when the file has none), so that nothing under
+// broker/ imports the config file's format.
+func entraSection(s *config.EntraID) *entra.Section {
+	if s == nil {
+		return nil
+	}
+	return &entra.Section{DefaultRole: s.DefaultRole, AcceptOpaque: s.AcceptOpaque, Roles: s.Roles}
 }

@@ -87,7 +87,8 @@ type SSH struct {
 }
 
 // EntraID is the [entra_id] section, for peeklock serve --entra-id; what
-// it leaves out is nil. Package entra checks the values.
+// it leaves out is nil. Package entra checks the values (the composition
+// root hands them over as an entra.Section).
 //
 //	[entra_id]
 //	default_role = "Receiver"

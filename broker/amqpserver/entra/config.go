@@ -5,7 +5,6 @@ import (
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/sas"
-	"github.com/peeklock/peeklock/internal/config"
 )
 
 // Config is the [entra_id] section of the config file.
@@ -64,11 +63,21 @@ func ParseRole(name string) (sas.Rights, error) {
 	return r, nil
 }
 
+// Section is the [entra_id] section of the config file as it was written,
+// before its values are checked; what it leaves out is nil. The composition
+// root fills it from the file, so that this package reads no file format.
+type Section struct {
+	DefaultRole  *string
+	AcceptOpaque *bool
+	// Roles are a role name (string) or a list of them ([]any of strings)
+	// by object or application id.
+	Roles map[string]any
+}
+
 // ConfigFrom returns the Config that the [entra_id] section of the config
-// file describes (config.Load reads and checks the file; s is nil when it
-// has no such section, which gives DefaultConfig). Unknown roles are errors
-// of code broker.CodeInvalid.
-func ConfigFrom(s *config.EntraID) (Config, error) {
+// file describes (s is nil when the file has no such section, which gives
+// DefaultConfig). Unknown roles are errors of code broker.CodeInvalid.
+func ConfigFrom(s *Section) (Config, error) {
 	var err error
 	cfg := DefaultConfig()
 	if s == nil {

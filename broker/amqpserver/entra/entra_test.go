@@ -121,7 +121,10 @@ func parseConfig(text string) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	return ConfigFrom(f.EntraID)
+	if f.EntraID == nil {
+		return ConfigFrom(nil)
+	}
+	return ConfigFrom(&Section{DefaultRole: f.EntraID.DefaultRole, AcceptOpaque: f.EntraID.AcceptOpaque, Roles: f.EntraID.Roles})
 }
 
 func TestConfigFrom(t *testing.T) {
