@@ -10,6 +10,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // TestServeMetrics scrapes `peeklock serve`'s /metrics on the admin port,
@@ -46,7 +47,7 @@ func TestServeMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
-	var p expfmt.TextParser
+	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(res.Body)
 	if err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("/metrics: %d, %v", res.StatusCode, err)
