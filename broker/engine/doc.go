@@ -1,5 +1,5 @@
-// Package engine is peeklock's embedded broker: the Service Bus message
-// semantics of /work/shared/spec/semantics.md (entities, sequence numbers,
+// Package engine is peeklock's embedded broker: Azure Service Bus's message
+// semantics (entities, sequence numbers,
 // peek-lock and settlement, lock expiry, dead-lettering, time to live,
 // scheduling, duplicate detection, sessions, topics and auto-forwarding) over
 // a store.Store, behind the broker.Client contract.
@@ -27,8 +27,9 @@
 // browsed.
 //
 // Locks are volatile, as in Service Bus: they live only in the index. A lock
-// is held under an owner id (a listener connection, an SSH session; 0 is the
-// engine's own broker.Client), and DropOwner loses every lock of an owner.
+// is held under an owner id (a listener connection; 0 is the engine's own
+// broker.Client, which the dashboard and every SSH session share), and
+// DropOwner gives back the session locks of an owner.
 //
 // # Time
 //

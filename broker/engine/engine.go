@@ -28,8 +28,9 @@ import (
 //     outbox) happens after every source mutex is released (unlockAll).
 //  4. leaves, each taken alone and never while holding another leaf:
 //     sweeper.mu, flushes.mu, Engine.ownersMu, listerSet.mu, hub.mu then subscriber.mu, and the store's
-//     own mutexes (Store.Apply, Store.Get and Store.Bodies are called under
-//     entity.mu).
+//     own mutexes (Store.Apply and Store.Get are called under entity.mu, and
+//     so is Store.Bodies for a receive-and-delete, which reads its messages
+//     before it deletes them; see takeAndDelete).
 //
 // Engine.mu is never taken while an entity mutex is held. Store.Pending.Wait
 // is never called while holding any engine mutex.
@@ -41,8 +42,9 @@ import (
 // at once by defer release), and the topic fan-out's through fanOutStored (lockAll,
 // defer releaseAll). release and releaseAll drop the store changes a
 // panicking section left in the batch. Work that must not run under the
-// mutex (waiting for the disk, forwarding, fetching bodies) runs in the
-// caller after the locked helper returns.
+// mutex (waiting for the disk, forwarding, reading the bodies of peek-lock
+// hand-outs and of browsed windows) runs in the caller after the locked
+// helper returns.
 
 // DefaultNamespace is the namespace name the engine reports when Options
 // names none; it is the Service Bus emulator's.

@@ -3,7 +3,8 @@ package engine
 import "github.com/peeklock/peeklock/broker"
 
 // DropOwner gives back the session locks that owner holds, as when a
-// listener connection or an SSH session goes away; the message locks of
+// listener connection goes away (SSH sessions share owner 0 and keep track
+// of their own session locks, see sshserver); the message locks of
 // those sessions are lost with them (a failed delivery). Its other message
 // locks stay until they expire or are settled: a client may settle them by
 // lock token from another connection (Service Bus's backup settlement).
