@@ -157,8 +157,8 @@ func TestGoldenClients(t *testing.T) {
 	}
 }
 
-// In the view, tab selects a connection and X closes it after asking
-// (issue 15 item 2); esc in the dialog keeps it; the list is read again.
+// In the view, tab selects a connection and X closes it after asking;
+// esc in the dialog keeps it; the list is read again.
 func TestClientsViewCloses(t *testing.T) {
 	le, hc := clientsFixture(t)
 	h := newHarness(t, le, hc, Options{}, 100, 40)

@@ -35,8 +35,8 @@ func (a *exportAudit) get() []string {
 }
 
 // Over SSH (RemoteExport) a small export is written to the program's
-// output as an OSC 52 sequence whose base64 payload is the JSON line
-// (issue 12 item 7); nothing is written to disk.
+// output as an OSC 52 sequence whose base64 payload is the JSON line;
+// nothing is written to disk.
 func TestFlowRemoteExportOSC52(t *testing.T) {
 	cwd, _ := os.Getwd()
 	before, _ := os.ReadDir(cwd)

@@ -63,7 +63,7 @@ func (noList) Entities(context.Context) ([]broker.Entity, error) { return nil, n
 // TestNameAnEntityWithoutList: without an entity list and --entity, the
 // panes say how to name one, and : offers the typed name as an entity to
 // watch; once named it stays in the entity list across refreshes and its
-// messages can be locked (issue 12 item 8).
+// messages can be locked.
 func TestNameAnEntityWithoutList(t *testing.T) {
 	clock, c := fixture(t, 2)
 	f := newFault(c)

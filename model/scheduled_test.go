@@ -26,7 +26,7 @@ func scheduleReversed(t *testing.T, c broker.Client, n int) {
 }
 
 // TestScheduledPaneInDueOrder: the Scheduled pane lists messages by due
-// time, then sequence number (issue 12 item 5), and scrolls in that order:
+// time, then sequence number, and scrolls in that order:
 // down past the bottom, up back over it, to the bottom and back to the top.
 func TestScheduledPaneInDueOrder(t *testing.T) {
 	clock, c := fixture(t, 0)

@@ -15,7 +15,7 @@ import (
 
 // An operator session closes an application's connection and the audit log
 // says so; a read-only session is refused, audited as refused, and the
-// connection stays open (issue 15 item 2).
+// connection stays open.
 func TestSessionClientCloseClientAudited(t *testing.T) {
 	e := newEngine(t, 0)
 	srv, err := amqpserver.New(e, amqpserver.Options{})

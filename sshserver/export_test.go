@@ -75,7 +75,7 @@ func files(t *testing.T, dir string) []string {
 // A read-only key's small export goes to the client's clipboard as an OSC
 // 52 sequence carrying the JSON line in base64; a larger one is refused and
 // no file is written on the server, even with an export directory
-// configured (issue 12 item 7). Both are audited.
+// configured. Both are audited.
 func TestExportReadOnlyKeyClipboardOnly(t *testing.T) {
 	dir := t.TempDir()
 	ts := startServer(t, exportEngine(t), exportLimits(dir))

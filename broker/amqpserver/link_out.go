@@ -200,7 +200,7 @@ func (l *link) deliver(msgs []*broker.Message) []*broker.Message {
 			tag = t[:]
 		}
 		// Wait for the writer here, holding no lock: under the lock the
-		// delivery is only queued (issue 17 item 1).
+		// delivery is only queued (see TestRawSlowReaderDoesNotStallSettlements).
 		if !s.c.w.awaitRoom(l.ctx) {
 			return msgs[i:]
 		}

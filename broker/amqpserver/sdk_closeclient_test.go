@@ -30,8 +30,8 @@ func onlyClient(t *testing.T, ctx context.Context, cl broker.ClientLister, not s
 	return id
 }
 
-// An operator closes an official SDK client's connection (issue 15 item
-// 2): it is gone from the list at once, and the client connects again to
+// An operator closes an official SDK client's connection: it
+// is gone from the list at once, and the client connects again to
 // send.
 func TestSDKCloseClient(t *testing.T) {
 	env := newEnv(t, engineOpts(), Options{})

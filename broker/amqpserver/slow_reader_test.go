@@ -8,7 +8,7 @@ import (
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
 )
 
-// TestRawSlowReaderDoesNotStallSettlements is issue 17 item 1: a peer
+// TestRawSlowReaderDoesNotStallSettlements: a peer
 // that stops reading while one of its receiver links has credit for far
 // more than the socket buffers hold must not stop the listener from
 // reading its other frames. Here the peer settles the deliveries of

@@ -11,8 +11,8 @@ import (
 
 // TestServeScheduledDueOrder: a DueOrder browse of the Scheduled category
 // lists scheduled messages by due time, then sequence number, among active
-// ones (peeked past), and starts a window at the message it names (issue 12
-// item 5, remote side).
+// ones (peeked past), and starts a window at the message it names (the
+// remote side of the dashboard's Scheduled pane).
 func TestServeScheduledDueOrder(t *testing.T) {
 	env := newServe(t, nil)
 	env.queue("q", broker.EntitySettings{})

@@ -28,7 +28,7 @@ func (f *fakeAttach) attach(_ context.Context, o *amqp.ReceiverOptions) (*amqp.R
 }
 
 // A broker that answers another sender settle mode is accepted where the
-// receive still works (issue 12 item 8): the receiver attaches again taking
+// receive still works: the receiver attaches again taking
 // the broker's mode; a peek-lock answered "settled" is refused, and other
 // attach errors are returned as they are.
 func TestAttachReceiverAcceptsAnsweredSettleMode(t *testing.T) {
