@@ -15,7 +15,8 @@
 // Options.MaxPending connections may be at that stage at once, and at most
 // Options.MaxHTTP HTTP connections may be open (a WebSocket stops counting
 // as HTTP once upgraded: it is then an AMQP connection, under the AMQP
-// server's own limits). A client that sends TLS to a front without TLS, or
+// server's own limits); a kept-alive one is closed after a minute without
+// a request, or sooner, when the cap is reached, to make room for a new one. A client that sends TLS to a front without TLS, or
 // bytes that are no protocol, gets a clean close and a log line that names
 // what arrived.
 //

@@ -42,7 +42,8 @@ type Options struct {
 	// MaxPending caps the connections that have not said yet what they
 	// speak; more are closed on accept. 0 means the default.
 	MaxPending int
-	// MaxHTTP caps open HTTP connections; more get 503 and are closed. 0
+	// MaxHTTP caps open HTTP connections: a new one beyond it replaces the
+	// longest-idle kept-alive one, or, with none idle, gets 503. 0
 	// means the default.
 	MaxHTTP int
 	// Logger receives one line per refused or unrecognised connection; nil

@@ -270,15 +270,10 @@ func (fx *fixture) waitPending(n int) {
 
 func TestMaxHTTP(t *testing.T) {
 	fx := newFixture(t, func(o *Options) { o.MaxHTTP = 1 })
-	// One kept-alive connection holds the only place.
-	held := fx.dial()
-	_, _ = held.Write([]byte("GET /a HTTP/1.1\r\nHost: x\r\n\r\n"))
-	br := bufio.NewReader(held)
-	res, err := http.ReadResponse(br, nil)
-	if err != nil || res.StatusCode != 200 {
-		t.Fatalf("first request: %v, %v", res, err)
-	}
-	_, _ = io.Copy(io.Discard, res.Body)
+	// One connection in the middle of a request holds the only place.
+	busy := fx.dial()
+	_, _ = busy.Write([]byte("GET /a HTTP/1.1\r\nHost: x\r\n"))
+	fx.waitHTTP(func(h *httpSide) bool { return h.open.Load() == 1 })
 	c := fx.dial()
 	_, _ = c.Write([]byte("GET /b HTTP/1.1\r\nHost: x\r\n\r\n"))
 	if got := string(expectClosed(t, c)); !strings.HasPrefix(got, "HTTP/1.1 503 ") {
@@ -287,21 +282,37 @@ func TestMaxHTTP(t *testing.T) {
 	fx.log.waitLog(t, "HTTP connection refused: too many open")
 	// AMQP is not HTTP: it still gets through.
 	amqpRoundTrip(t, fx.dial())
-	// Closing the first frees the place.
-	held.Close()
+	// The request ends; kept alive and idle, the connection now gives its
+	// place to a newcomer and is closed.
+	_, _ = busy.Write([]byte("\r\n"))
+	br := bufio.NewReader(busy)
+	res, err := http.ReadResponse(br, nil)
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("first request: %v, %v", res, err)
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	fx.waitHTTP(func(h *httpSide) bool { h.mu.Lock(); defer h.mu.Unlock(); return len(h.idle) == 1 })
+	res, err = http.Get("http://" + fx.addr + "/c")
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("newcomer beside an idle connection: %v, %v", res, err)
+	}
+	res.Body.Close()
+	fx.log.waitLog(t, "idle HTTP connection closed to make room")
+	_ = busy.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := br.Read(make([]byte, 1)); err == nil {
+		t.Fatalf("the idle connection stayed open (read %d bytes)", n)
+	}
+}
+
+// waitHTTP waits until cond holds for the front's HTTP side.
+func (fx *fixture) waitHTTP(cond func(*httpSide) bool) {
+	fx.t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	for {
-		res, err := http.Get("http://" + fx.addr + "/c")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				break
-			}
-		}
+	for !cond(fx.f.http) {
 		if time.Now().After(deadline) {
-			t.Fatalf("no room after the first connection closed: %v %v", res, err)
+			fx.t.Fatal("the HTTP side never reached the expected state")
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
