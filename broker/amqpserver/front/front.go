@@ -62,8 +62,16 @@ type Front struct {
 	mu        sync.Mutex
 	closed    bool
 	listeners map[net.Listener]struct{}
-	sorting   map[net.Conn]struct{}
+	sorting   map[net.Conn]*sorting
 	wg        sync.WaitGroup
+}
+
+// sorting is the state of a connection that has not said yet what it
+// speaks. Fields are guarded by Front.mu.
+type sorting struct {
+	accepted time.Time
+	heard    bool // it has sent a byte
+	evicted  bool // closed to make room for a newcomer
 }
 
 // New returns a front for opts.
@@ -88,7 +96,7 @@ func New(opts Options) (*Front, error) {
 		log:       opts.Logger,
 		pending:   make(chan struct{}, opts.MaxPending),
 		listeners: make(map[net.Listener]struct{}),
-		sorting:   make(map[net.Conn]struct{}),
+		sorting:   make(map[net.Conn]*sorting),
 	}
 	f.http = newHTTPSide(f)
 	return f, nil
@@ -136,16 +144,24 @@ func (f *Front) Serve(l net.Listener) error {
 	}
 }
 
+// evictWait bounds how long a newcomer waits for the place of the silent
+// connection it evicted.
+const evictWait = time.Second
+
 // ServeConn sorts one accepted connection in its own goroutine and returns
-// at once. A connection beyond MaxPending, or after Close, is closed.
+// at once. Beyond MaxPending, the oldest connection that has not sent a
+// byte yet is closed to make room (sockets that never speak must not lock
+// out a client that does); with none such, or after Close, nc is closed.
 func (f *Front) ServeConn(nc net.Conn) {
 	select {
 	case f.pending <- struct{}{}:
 	default:
-		f.log.Warn("connection refused: too many connections have not said what they speak yet",
-			"remote", remote(nc), "max", f.opts.MaxPending)
-		_ = nc.Close()
-		return
+		if !f.evictSilent() || !f.awaitPlace() {
+			f.log.Warn("connection refused: too many connections have not said what they speak yet",
+				"remote", remote(nc), "max", f.opts.MaxPending)
+			_ = nc.Close()
+			return
+		}
 	}
 	f.mu.Lock()
 	if f.closed {
@@ -154,12 +170,13 @@ func (f *Front) ServeConn(nc net.Conn) {
 		_ = nc.Close()
 		return
 	}
-	f.sorting[nc] = struct{}{}
+	st := &sorting{accepted: time.Now()}
+	f.sorting[nc] = st
 	f.wg.Add(1)
 	f.mu.Unlock()
 	go func() {
 		defer f.wg.Done()
-		next := f.sort(nc)
+		next := f.sort(nc, st)
 		f.mu.Lock()
 		delete(f.sorting, nc)
 		closed := f.closed
@@ -173,11 +190,58 @@ func (f *Front) ServeConn(nc net.Conn) {
 	}()
 }
 
+// evictSilent closes the oldest connection that has not sent a byte yet;
+// it reports false when there is none.
+func (f *Front) evictSilent() bool {
+	f.mu.Lock()
+	var oldest net.Conn
+	var st *sorting
+	for nc, s := range f.sorting {
+		if !s.heard && !s.evicted && (st == nil || s.accepted.Before(st.accepted)) {
+			oldest, st = nc, s
+		}
+	}
+	if st != nil {
+		st.evicted = true
+	}
+	f.mu.Unlock()
+	if oldest == nil {
+		return false
+	}
+	f.log.Info("connection closed: it has not said what it speaks since it was accepted, and a new one needs its place",
+		"remote", remote(oldest), "waited", time.Since(st.accepted).Round(time.Millisecond), "max", f.opts.MaxPending)
+	_ = oldest.Close()
+	return true
+}
+
+// awaitPlace waits for a place among the MaxPending (an evicted
+// connection's comes back once its sorting goroutine sees the close).
+func (f *Front) awaitPlace() bool {
+	t := time.NewTimer(evictWait)
+	defer t.Stop()
+	select {
+	case f.pending <- struct{}{}:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
 // sort finds what nc speaks within the handshake timeout and returns what
 // serves it, or nil when the connection was closed.
-func (f *Front) sort(nc net.Conn) (serve func()) {
+func (f *Front) sort(nc net.Conn, st *sorting) (serve func()) {
 	_ = nc.SetDeadline(time.Now().Add(f.opts.HandshakeTimeout))
-	p, prefix, err := sniff(nc)
+	p, prefix, err := sniff(nc, func() {
+		f.mu.Lock()
+		st.heard = true
+		f.mu.Unlock()
+	})
+	f.mu.Lock()
+	evicted := st.evicted
+	f.mu.Unlock()
+	if evicted {
+		return nil // evictSilent logged it
+	}
 	if err != nil {
 		f.refuse(nc, "no protocol: the connection ended or stayed silent", prefix, "err", err)
 		return nil
@@ -194,7 +258,7 @@ func (f *Front) sort(nc net.Conn) (serve func()) {
 			f.refuse(nc, "TLS handshake failed", prefix, "err", err)
 			return nil
 		}
-		inner, innerPrefix, err := sniff(tc)
+		inner, innerPrefix, err := sniff(tc, nil)
 		if err != nil {
 			f.refuse(tc, "no protocol inside TLS: the connection ended or stayed silent", innerPrefix, "err", err)
 			return nil

@@ -256,6 +256,23 @@ func TestMaxPending(t *testing.T) {
 	amqpRoundTrip(t, fx.dial())
 }
 
+// Sockets that never send a byte do not lock out a client that speaks: at
+// MaxPending, a newcomer takes the place of the oldest silent one.
+func TestMaxPendingEvictsSilent(t *testing.T) {
+	fx := newFixture(t, func(o *Options) { o.MaxPending = 2 })
+	oldest := fx.dial()
+	fx.waitPending(1)
+	spoke := fx.dial()
+	_, _ = spoke.Write([]byte("A")) // undecided, but it has said something
+	fx.waitPending(2)
+	amqpRoundTrip(t, fx.dial())
+	fx.log.waitLog(t, "it has not said what it speaks since it was accepted", "max=2")
+	expectClosed(t, oldest)
+	// The one that spoke kept its place and is served once it finishes.
+	_, _ = spoke.Write([]byte("MQP\x00\x01\x00\x00"))
+	fx.waitPending(0)
+}
+
 // waitPending waits until n connections are being sorted.
 func (fx *fixture) waitPending(n int) {
 	fx.t.Helper()

@@ -71,8 +71,9 @@ func classify(b []byte) (p protocol, more bool) {
 }
 
 // sniff reads from nc until classify decides, and returns the protocol and
-// every byte read (which the connection's reader must see again).
-func sniff(nc net.Conn) (protocol, []byte, error) {
+// every byte read (which the connection's reader must see again). heard,
+// when not nil, is called once, when the first bytes arrive.
+func sniff(nc net.Conn, heard func()) (protocol, []byte, error) {
 	buf := make([]byte, 0, sniffLen)
 	for {
 		p, more := classify(buf)
@@ -80,6 +81,9 @@ func sniff(nc net.Conn) (protocol, []byte, error) {
 			return p, buf, nil
 		}
 		n, err := nc.Read(buf[len(buf):cap(buf)])
+		if len(buf) == 0 && n > 0 && heard != nil {
+			heard()
+		}
 		buf = buf[:len(buf)+n]
 		if err != nil {
 			if p, more := classify(buf); !more {
