@@ -80,15 +80,6 @@ func (l *link) handleRequest(d *inDelivery) {
 		c.logPeer("a request that is not an AMQP message", "node", logsafe.Clip(l.address), "err", logsafe.Err(err))
 		return
 	}
-	to := c.replyLinkFor(l, req.ReplyTo)
-	if to == nil {
-		if req.ReplyTo == "" {
-			c.logPeer("a request without reply-to, and no receiver attached on its node; no response possible", "node", logsafe.Clip(l.address))
-		} else {
-			c.logPeer("no link receives responses for this reply-to; request dropped", "node", logsafe.Clip(l.address), "reply-to", logsafe.Clip(req.ReplyTo))
-		}
-		return
-	}
 	var resp *response
 	if l.node == nodeCBS {
 		resp = c.putToken(req)
@@ -96,7 +87,15 @@ func (l *link) handleRequest(d *inDelivery) {
 	} else {
 		resp = c.manage(l, req)
 	}
-	c.respond(to, resp.encode(req, wire.EncodedPropertiesField(d.payload, wire.FieldMessageID)))
+	to := c.replyLinkFor(l, req.ReplyTo)
+	switch {
+	case to != nil:
+		c.respond(to, resp.encode(req, wire.EncodedPropertiesField(d.payload, wire.FieldMessageID)))
+	case req.ReplyTo == "":
+		c.logPeer("a request without reply-to, and no receiver attached on its node; response dropped", "node", logsafe.Clip(l.address))
+	default:
+		c.logPeer("no link receives responses for this reply-to; response dropped", "node", logsafe.Clip(l.address), "reply-to", logsafe.Clip(req.ReplyTo))
+	}
 }
 
 // replyLinkFor returns the link that receives the responses to a request

@@ -127,8 +127,9 @@ func TestRawUAMQPRequestsWithoutReplyTo(t *testing.T) {
 	}
 }
 
-// TestRawRequestWithoutReplyToAndReceiver: with no receiver on its node a
-// request without reply-to gets no answer and a log line saying why.
+// TestRawRequestWithoutReplyToAndReceiver: with no receiver on its node
+// the response to a request without reply-to is dropped, with a log line
+// saying why.
 func TestRawRequestWithoutReplyToAndReceiver(t *testing.T) {
 	var logBuf lockedBuffer
 	env := newEnv(t, engineOpts(), Options{Logger: slog.New(slog.NewTextHandler(&logBuf, nil))})
@@ -139,7 +140,7 @@ func TestRawRequestWithoutReplyToAndReceiver(t *testing.T) {
 	c.frame(0, &wire.Transfer{Handle: 0, DeliveryID: wire.Some[uint32](0), DeliveryTag: []byte{0},
 		Payload: uamqpRequest(t, uint64(0), wire.Map{{Key: sbamqp.PropOperation, Value: sbamqp.OpPutToken}}, "token")})
 	waitFor(t, 5*time.Second, "the log line", func() bool {
-		return strings.Contains(logBuf.String(), "a request without reply-to, and no receiver attached on its node")
+		return strings.Contains(logBuf.String(), "a request without reply-to, and no receiver attached on its node; response dropped")
 	})
 }
 
