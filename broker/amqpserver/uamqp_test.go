@@ -27,7 +27,7 @@ var uamqpScenario = filepath.Join("uamqp", "scenario.py")
 
 // uamqpSteps are the scenario's steps, in order.
 var uamqpSteps = []string{"send and receive", "receive and delete", "peek", "settle", "renew lock",
-	"schedule and cancel", "sessions", "topic and rules"}
+	"schedule and cancel", "sessions", "errors", "topic and rules"}
 
 // requireUAMQP returns the Python that can import azure.servicebus and
 // uamqp. Without them the test skips, saying how to get them, unless
@@ -49,8 +49,8 @@ func requireUAMQP(t *testing.T) string {
 // TestUAMQPPythonSDK runs the scenario: send, receive in peek-lock and
 // receive-and-delete, peek, every settlement, deferred receive, the
 // dead-letter queue, lock renewal, schedule and cancel, sessions with
-// their state and lock, and a topic's subscription with rules put through
-// the admin client. Each step checks what it got; the test then checks
+// their state and lock, errors as the SDK's exceptions, and a topic's
+// subscription with rules put through the admin client. Each step checks what it got; the test then checks
 // that every entity is empty and the rules are those the scenario left.
 func TestUAMQPPythonSDK(t *testing.T) {
 	py := requireUAMQP(t) // before the listener starts

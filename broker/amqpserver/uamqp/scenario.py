@@ -37,6 +37,10 @@ from azure.servicebus import (
     ServiceBusSubQueue,
     NEXT_AVAILABLE_SESSION,
 )
+from azure.servicebus.exceptions import (
+    MessageNotFoundError,
+    SessionCannotBeLockedError,
+)
 from azure.servicebus.management import (
     ServiceBusAdministrationClient,
     SqlRuleFilter,
@@ -295,6 +299,28 @@ def sessions(sb):
         r.complete_message(deferred[0])
 
 
+def errors(sb):
+    """Refusals reach the application as the SDK's own exceptions: by the
+    error condition of a $management response, and of a refused attach."""
+    def raises(exc, fn, what):
+        try:
+            fn()
+        except exc:
+            return
+        except Exception as e:
+            raise AssertionError("%s raised %s: %s, want %s" % (what, type(e).__name__, e, exc.__name__))
+        raise AssertionError("%s raised nothing, want %s" % (what, exc.__name__))
+
+    with sb.get_queue_receiver("q") as r:
+        raises(MessageNotFoundError, lambda: r.receive_deferred_messages([999999]), "receiving a missing deferred message")
+    with sb.get_queue_sender("q") as s:
+        raises(MessageNotFoundError, lambda: s.cancel_scheduled_messages(999999), "cancelling a missing scheduled message")
+    with sb.get_queue_receiver("sq", session_id="held"):
+        other = sb.get_queue_receiver("sq", session_id="held")
+        raises(SessionCannotBeLockedError, other.__enter__, "a second receiver of a held session")
+        other.close()
+
+
 def topic_rules(sb):
     """Rules through the admin client (azure-servicebus 7.8.2 has no AMQP
     rule manager): a SQL filter with an action and a correlation filter in
@@ -338,6 +364,7 @@ def main():
             ("renew lock", renew_lock),
             ("schedule and cancel", schedule_and_cancel),
             ("sessions", sessions),
+            ("errors", errors),
             ("topic and rules", topic_rules),
         ]:
             run(name, fn, sb)
