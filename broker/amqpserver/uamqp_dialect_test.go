@@ -127,6 +127,44 @@ func TestRawUAMQPRequestsWithoutReplyTo(t *testing.T) {
 	}
 }
 
+// TestRawRequestWithoutReplyToOtherSession: a request without reply-to in
+// a session without a receiver on its node is answered on the client's
+// receiver of the node in another session.
+func TestRawRequestWithoutReplyToOtherSession(t *testing.T) {
+	env := newEnv(t, engineOpts(), Options{})
+	env.queue("q", broker.EntitySettings{})
+	c := env.raw()
+	c.saslMechanism(wire.MechanismMSSBCBS)
+	c.begin(0)
+	c.begin(1)
+	c.frame(0, &wire.Attach{Name: "cbs-receiver", Handle: 0, Role: wire.RoleReceiver,
+		Source: &wire.Source{Address: sbamqp.CBSAddress}, Target: &wire.Target{Address: sbamqp.CBSAddress}})
+	c.frame(1, &wire.Attach{Name: "cbs-sender", Handle: 0, Role: wire.RoleSender,
+		Source: &wire.Source{Address: sbamqp.CBSAddress}, Target: &wire.Target{Address: sbamqp.CBSAddress}})
+	c.frame(0, &wire.Flow{NextIncomingID: wire.Some[uint32](0), IncomingWindow: 1 << 20, OutgoingWindow: 100,
+		Handle: wire.Some[uint32](0), DeliveryCount: wire.Some[uint32](0), LinkCredit: wire.Some[uint32](1)})
+	put := uamqpRequest(t, uint64(0), wire.Map{
+		{Key: sbamqp.PropName, Value: aud(env, "q")},
+		{Key: sbamqp.PropOperation, Value: sbamqp.OpPutToken},
+		{Key: sbamqp.PropType, Value: sbamqp.TokenTypeSAS},
+	}, sasToken(env, "q", time.Now().Add(time.Hour)))
+	c.frame(1, &wire.Transfer{Handle: 0, DeliveryID: wire.Some[uint32](0), DeliveryTag: []byte{0}, Payload: put})
+	for {
+		fr := c.read()
+		tr, ok := fr.Body.(*wire.Transfer)
+		if !ok {
+			continue
+		}
+		if fr.Channel != 0 || tr.Handle != 0 {
+			t.Fatalf("response on channel %d handle %d, want the receiver (channel 0, handle 0)", fr.Channel, tr.Handle)
+		}
+		if m, err := wire.DecodeMessage(tr.Payload); err != nil || m.ApplicationProperties[sbamqp.PropCBSStatusCode] != int32(202) {
+			t.Fatalf("response %+v, %v; want status 202", m, err)
+		}
+		return
+	}
+}
+
 // TestRawRequestWithoutReplyToAndReceiver: with no receiver on its node
 // the response to a request without reply-to is dropped, with a log line
 // saying why.
