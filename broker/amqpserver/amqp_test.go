@@ -108,8 +108,8 @@ func TestAMQPPreSettledSend(t *testing.T) {
 
 // TestAMQPSettleModes checks that the listener echoes every settle mode
 // and settles accordingly: a sender in rcv-settle-mode second gets its
-// outcome unsettled and then the final settlement; a receiver in mode first
-// settles with one disposition.
+// outcome settled at once, as Service Bus sends it (TestRawSecondModeSenderSettledAtOnce);
+// a receiver in mode first settles with one disposition.
 func TestAMQPSettleModes(t *testing.T) {
 	env := newEnv(t, engine.Options{}, Options{})
 	env.queue("q", broker.EntitySettings{})

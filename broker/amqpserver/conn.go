@@ -2,6 +2,7 @@ package amqpserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -38,6 +39,7 @@ type conn struct {
 	grants grants
 	guard  tokenGuard
 	noisy  *logsafe.Limiter // the budget of log lines the peer can cause (logPeer)
+	hs     handshakeTrace   // what the handshake saw (reader goroutine only)
 
 	// Negotiated in the open exchange.
 	peerMaxFrame uint32
@@ -122,6 +124,8 @@ func (c *conn) serve() {
 	if err == nil {
 		c.log.Debug("connection open")
 		err = c.readLoop()
+	} else if _, send := closeErrorFor(err); !send && !errors.Is(err, errHandshake) {
+		c.logLeftEarly(err)
 	}
 	e, send := closeErrorFor(err)
 	if send {
@@ -333,12 +337,6 @@ func (c *conn) unregisterReply(addr string, l *link) {
 	if c.replies[addr] == l {
 		delete(c.replies, addr)
 	}
-}
-
-func (c *conn) replyLink(addr string) *link {
-	c.replyMu.Lock()
-	defer c.replyMu.Unlock()
-	return c.replies[addr]
 }
 
 // registerSessionLink records a session receiver that holds its session,

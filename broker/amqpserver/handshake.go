@@ -58,19 +58,28 @@ func (c *conn) readHeader() (wire.ProtocolHeader, error) {
 		return h, err
 	}
 	c.touch()
+	c.hs.saw(headerName(h))
 	return h, nil
 }
 
-// sasl runs the SASL exchange: ANONYMOUS (the Service Bus SDKs, which then
-// authorize with CBS tokens), or PLAIN with a configured key name and key,
-// which grants access to every entity.
+// saslMechanisms are the SASL mechanisms the listener offers: ANONYMOUS
+// (the Service Bus SDKs, which then authorize with CBS tokens), PLAIN with
+// a configured key name and key, which grants that key's rights on every
+// entity, and MSSBCBS, Service Bus's name for ANONYMOUS-then-$cbs, which
+// Microsoft's C stack (uamqp, the Python SDK's) requires. EXTERNAL, which
+// Service Bus offers as well, needs a client certificate that the listener
+// never asks for: it is not offered, and refused when chosen.
+var saslMechanisms = []wire.Symbol{wire.MechanismAnonymous, wire.MechanismPlain, wire.MechanismMSSBCBS}
+
+// sasl runs the SASL exchange with one of saslMechanisms.
 func (c *conn) sasl() error {
 	b := wire.HeaderSASL.Append(nil)
-	b, err := wire.AppendFrame(b, wire.FrameSASL, 0, &wire.SASLMechanisms{Mechanisms: []wire.Symbol{wire.MechanismAnonymous, wire.MechanismPlain}})
+	b, err := wire.AppendFrame(b, wire.FrameSASL, 0, &wire.SASLMechanisms{Mechanisms: saslMechanisms})
 	if err != nil {
 		return err
 	}
 	c.w.send(b)
+	c.hs.offered = saslMechanisms
 	fr, err := c.r.ReadFrame()
 	if err != nil {
 		return err
@@ -78,12 +87,14 @@ func (c *conn) sasl() error {
 	c.touch()
 	init, ok := fr.Body.(*wire.SASLInit)
 	if fr.Type != wire.FrameSASL || !ok {
-		c.logPeer("SASL exchange without sasl-init", "frame", frameName(fr.Body))
+		c.hs.saw(frameName(fr.Body))
+		c.logPeer("SASL exchange without sasl-init", "frame", frameName(fr.Body), "offered", c.hs.offeredText())
 		return errHandshake
 	}
-	code := wire.SASLOK
+	mech := logsafe.Clip(string(init.Mechanism))
+	code, why := wire.SASLOK, ""
 	switch init.Mechanism {
-	case wire.MechanismAnonymous:
+	case wire.MechanismAnonymous, wire.MechanismMSSBCBS:
 	case wire.MechanismPlain:
 		if rights, ok := c.plainValid(init.InitialResponse); ok {
 			c.grants.mu.Lock()
@@ -91,14 +102,17 @@ func (c *conn) sasl() error {
 			c.grants.mu.Unlock()
 			c.authenticate()
 		} else if !c.opts.AllowAnonymous {
-			code = wire.SASLAuth
+			code, why = wire.SASLAuth, "no configured key name and key match the PLAIN credentials"
 		}
+	case wire.MechanismExternal:
+		code, why = wire.SASLAuth, "the listener takes no client certificates: choose MSSBCBS or ANONYMOUS and put a token on $cbs, or PLAIN with a key"
 	default:
-		code = wire.SASLAuth
+		code, why = wire.SASLAuth, "a mechanism the listener did not offer"
 	}
+	c.hs.saw("sasl-init " + mech)
 	c.w.send(mustFrame(wire.FrameSASL, 0, &wire.SASLOutcome{Code: code}))
 	if code != wire.SASLOK {
-		c.logPeer("SASL authentication failed", "mechanism", logsafe.Clip(string(init.Mechanism)))
+		c.logPeer("SASL authentication failed", "mechanism", mech, "reason", why, "offered", c.hs.offeredText())
 		return errHandshake
 	}
 	return nil
@@ -130,6 +144,7 @@ func (c *conn) open() error {
 		return err
 	}
 	c.touch()
+	c.hs.saw(frameName(fr.Body))
 	o, ok := fr.Body.(*wire.Open)
 	c.channelMax = uint16(c.opts.MaxSessionsPerConnection - 1)
 	if ok && fr.Type == wire.FrameAMQP && fr.Channel == 0 {

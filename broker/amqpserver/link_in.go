@@ -20,7 +20,6 @@ type inDelivery struct {
 	id       uint32
 	format   uint32
 	settled  bool // pre-settled: no outcome is sent
-	second   bool // rcv-settle-mode second: the outcome is sent unsettled
 	payload  []byte
 	size     uint64
 	tooLarge bool
@@ -44,13 +43,10 @@ func (l *link) onTransferLocked(t *wire.Transfer) {
 		l.deliveryCount++
 		l.inflight++
 		l.moved++
-		d = &inDelivery{id: id, format: t.MessageFormat.Value, second: l.rcvMode.Value == wire.ReceiverSettleSecond}
-		if m, ok := t.RcvSettleMode.Get(); ok {
-			if m == wire.ReceiverSettleSecond && !d.second {
-				l.failLocked(&wire.Error{Condition: wire.CondInvalidField, Description: "a transfer asks for rcv-settle-mode second on a link attached with first"})
-				return
-			}
-			d.second = m == wire.ReceiverSettleSecond
+		d = &inDelivery{id: id, format: t.MessageFormat.Value}
+		if m, ok := t.RcvSettleMode.Get(); ok && m == wire.ReceiverSettleSecond && l.rcvMode.Value != wire.ReceiverSettleSecond {
+			l.failLocked(&wire.Error{Condition: wire.CondInvalidField, Description: "a transfer asks for rcv-settle-mode second on a link attached with first"})
+			return
 		}
 	} else if id, ok := t.DeliveryID.Get(); ok && id != d.id {
 		l.failLocked(&wire.Error{Condition: wire.CondInvalidField,
@@ -103,9 +99,11 @@ func (l *link) dispatchLocked(d *inDelivery) {
 	}
 }
 
-// outcomeLocked sends the outcome of an incoming delivery: nothing for a
-// pre-settled one; settled in rcv-settle-mode first; unsettled in second,
-// to be settled when the peer settles.
+// outcomeLocked sends the outcome of an incoming delivery, settled (nothing
+// for a pre-settled one). Service Bus settles at once in rcv-settle-mode
+// second too, which it echoes when a sender asks for it: Microsoft's C
+// stack (uamqp, the Python SDK's) asks for second on every sender, counts a
+// send done only at a settled disposition, and never settles itself.
 func (l *link) outcomeLocked(d *inDelivery, state wire.DeliveryState) {
 	run := l.s.newDispositionRun(wire.RoleReceiver)
 	l.outcomeToLocked(run, d, state)
@@ -117,10 +115,7 @@ func (l *link) outcomeToLocked(run *dispositionRun, d *inDelivery, state wire.De
 	if d.settled || l.state != linkAttached {
 		return
 	}
-	if d.second {
-		l.s.inSecond[d.id] = state
-	}
-	run.addLocked(d.id, !d.second, state)
+	run.addLocked(d.id, true, state)
 }
 
 // replenishLocked gives the peer credit again when half of it is used.

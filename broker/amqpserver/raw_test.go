@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
@@ -193,6 +194,8 @@ func TestRawSASL(t *testing.T) {
 		"plain":         {&wire.SASLInit{Mechanism: wire.MechanismPlain, InitialResponse: []byte("\x00" + DefaultKeyName + "\x00" + DefaultKey)}, wire.SASLOK},
 		"plain bad key": {&wire.SASLInit{Mechanism: wire.MechanismPlain, InitialResponse: []byte("\x00" + DefaultKeyName + "\x00nope")}, wire.SASLAuth},
 		"plain garbage": {&wire.SASLInit{Mechanism: wire.MechanismPlain, InitialResponse: []byte("nul-less")}, wire.SASLAuth},
+		"mssbcbs":       {&wire.SASLInit{Mechanism: wire.MechanismMSSBCBS}, wire.SASLOK},
+		"external":      {&wire.SASLInit{Mechanism: wire.MechanismExternal}, wire.SASLAuth},
 		"unknown":       {&wire.SASLInit{Mechanism: "SCRAM-SHA-1"}, wire.SASLAuth},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -201,8 +204,8 @@ func TestRawSASL(t *testing.T) {
 				t.Fatalf("header %+v", h)
 			}
 			mechs, ok := c.read().Body.(*wire.SASLMechanisms)
-			if !ok || len(mechs.Mechanisms) != 2 {
-				t.Fatalf("mechanisms %+v", mechs)
+			if want := []wire.Symbol{wire.MechanismAnonymous, wire.MechanismPlain, wire.MechanismMSSBCBS}; !ok || !slices.Equal(mechs.Mechanisms, want) {
+				t.Fatalf("mechanisms %+v, want %v", mechs, want)
 			}
 			b, _ := wire.AppendFrame(nil, wire.FrameSASL, 0, tc.init)
 			c.write(b)

@@ -3,6 +3,7 @@ package amqpserver
 import (
 	"encoding/binary"
 	"net/http"
+	"strings"
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/logsafe"
@@ -38,8 +39,10 @@ func (c *conn) errorResponse(err error, address string) *response {
 }
 
 // encode returns the response message to req, correlated by its
-// message-id.
-func (r *response) encode(req *broker.Message) []byte {
+// message-id: id is that id as the request encoded it
+// (wire.EncodedPropertiesField), echoed with its own type; without one the
+// correlation-id is the id's text.
+func (r *response) encode(req *broker.Message, id []byte) []byte {
 	codeKey, descKey := sbamqp.PropStatusCode, sbamqp.PropStatusDescription
 	if r.cbs {
 		codeKey, descKey = sbamqp.PropCBSStatusCode, sbamqp.PropCBSStatusDescription
@@ -59,11 +62,11 @@ func (r *response) encode(req *broker.Message) []byte {
 		Body:                  body,
 		BodyKind:              broker.BodyValue,
 	}
-	return wire.EncodeMessage(nil, m, wire.EncodeOptions{})
+	return wire.EncodeMessage(nil, m, wire.EncodeOptions{CorrelationID: id})
 }
 
 // handleRequest answers one request delivery of a $cbs or $management link
-// on the reply link its reply-to names.
+// on the link that receives its responses (replyLinkFor).
 func (l *link) handleRequest(d *inDelivery) {
 	c := l.s.c
 	defer func() {
@@ -77,10 +80,6 @@ func (l *link) handleRequest(d *inDelivery) {
 		c.logPeer("a request that is not an AMQP message", "node", logsafe.Clip(l.address), "err", logsafe.Err(err))
 		return
 	}
-	if req.ReplyTo == "" {
-		c.logPeer("a request without reply-to; no response possible", "node", logsafe.Clip(l.address))
-		return
-	}
 	var resp *response
 	if l.node == nodeCBS {
 		resp = c.putToken(req)
@@ -88,16 +87,47 @@ func (l *link) handleRequest(d *inDelivery) {
 	} else {
 		resp = c.manage(l, req)
 	}
-	c.respond(req.ReplyTo, resp.encode(req))
+	to := c.replyLinkFor(l, req.ReplyTo)
+	switch {
+	case to != nil:
+		c.respond(to, resp.encode(req, wire.EncodedPropertiesField(d.payload, wire.FieldMessageID)))
+	case req.ReplyTo == "":
+		c.logPeer("a request without reply-to, and no receiver attached on its node; response dropped", "node", logsafe.Clip(l.address))
+	default:
+		c.logPeer("no link receives responses for this reply-to; response dropped", "node", logsafe.Clip(l.address), "reply-to", logsafe.Clip(req.ReplyTo))
+	}
 }
 
-// respond queues a response on the reply link attached with target to.
-func (c *conn) respond(to string, payload []byte) {
-	l := c.replyLink(to)
-	if l == nil {
-		c.logPeer("no link receives responses for this reply-to; response dropped", "reply-to", logsafe.Clip(to))
-		return
+// replyLinkFor returns the link that receives the responses to a request
+// that arrived on link l: the one attached with the request's reply-to as
+// its target address (the Go SDK) or name (rhea); for a request without
+// reply-to, which Microsoft's C stack (uamqp) sends on $cbs and
+// $management, the receiver the same client attached on the same node, in
+// the same session if there is one there, else in the connection's session
+// of the lowest channel. Nil when there is none.
+func (c *conn) replyLinkFor(l *link, replyTo string) *link {
+	c.replyMu.Lock()
+	defer c.replyMu.Unlock()
+	if replyTo != "" {
+		return c.replies[replyTo]
 	}
+	var found *link
+	for _, r := range c.replies {
+		if !strings.EqualFold(r.address, l.address) {
+			continue
+		}
+		if r.s == l.s {
+			return r
+		}
+		if found == nil || r.s.ch < found.s.ch || r.s.ch == found.s.ch && r.handle < found.handle {
+			found = r
+		}
+	}
+	return found
+}
+
+// respond queues a response on reply link l.
+func (c *conn) respond(l *link, payload []byte) {
 	s := l.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -105,7 +135,7 @@ func (c *conn) respond(to string, payload []byte) {
 		return
 	}
 	if len(l.replies) >= maxQueuedReplies {
-		c.logPeer("too many responses wait for credit; response dropped", "reply-to", logsafe.Clip(to))
+		c.logPeer("too many responses wait for credit; response dropped", "reply-to", logsafe.Clip(l.replyTo))
 		return
 	}
 	l.replies = append(l.replies, payload)

@@ -42,9 +42,6 @@ type session struct {
 	remoteIncomingWindow uint32
 	nextDeliveryID       uint32
 	outUnsettled         map[uint32]*outDelivery // our deliveries awaiting the peer's outcome
-	// Outcomes we sent unsettled (rcv-settle-mode second) that wait for
-	// the sending peer to settle, by delivery id.
-	inSecond map[uint32]wire.DeliveryState
 }
 
 func newSession(c *conn, ch uint16, b *wire.Begin) *session {
@@ -57,7 +54,6 @@ func newSession(c *conn, ch uint16, b *wire.Begin) *session {
 		incomingWindow:       sessionWindow,
 		remoteIncomingWindow: b.IncomingWindow,
 		outUnsettled:         make(map[uint32]*outDelivery),
-		inSecond:             make(map[uint32]wire.DeliveryState),
 	}
 	s.cond = sync.NewCond(&s.mu)
 	return s
@@ -190,8 +186,9 @@ func (s *session) refreshWindowLocked() {
 }
 
 // onDisposition handles the peer's dispositions: outcomes of our
-// deliveries (peer role receiver) or the settlement of deliveries we
-// answered unsettled (peer role sender).
+// deliveries (peer role receiver). As a sender the peer has nothing to
+// tell: the listener settles every outcome of its deliveries at once
+// (outcomeLocked).
 func (s *session) onDisposition(d *wire.Disposition) error {
 	last := d.First
 	if v, ok := d.Last.Get(); ok {
@@ -204,32 +201,6 @@ func (s *session) onDisposition(d *wire.Disposition) error {
 		s.forEachOut(d.First, last, func(id uint32, od *outDelivery) {
 			s.settleOutLocked(id, od, d)
 		})
-		return nil
-	}
-	if !d.Settled {
-		return nil
-	}
-	run := s.newDispositionRun(wire.RoleReceiver)
-	defer run.flushLocked()
-	visit := func(id uint32) {
-		if st, ok := s.inSecond[id]; ok {
-			delete(s.inSecond, id)
-			run.addLocked(id, true, st)
-		}
-	}
-	if last-d.First < maxDispositionRange {
-		for id := d.First; ; id++ {
-			visit(id)
-			if id == last {
-				break
-			}
-		}
-		return nil
-	}
-	for id := range s.inSecond {
-		if id-d.First <= last-d.First {
-			visit(id)
-		}
 	}
 	return nil
 }
@@ -337,6 +308,5 @@ func (s *session) closeLinksLocked() {
 		s.dropLinkLocked(h)
 	}
 	clear(s.outUnsettled)
-	clear(s.inSecond)
 	s.cond.Broadcast()
 }

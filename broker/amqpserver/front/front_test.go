@@ -124,6 +124,7 @@ func TestWebSocket(t *testing.T) {
 		{"wss://" + fx.addr + WebSocketPath, "AMQPWSB10", fx.httpsClient()},
 		{"wss://" + fx.addr + WebSocketPath, "amqp", fx.httpsClient()},
 		{"ws://" + fx.addr + WebSocketPath, "AMQPWSB10", nil},
+		{"wss://" + fx.addr + WebSocketPath + "/", "AMQPWSB10", fx.httpsClient()}, // uamqp's path
 	} {
 		t.Run(tc.url+" "+tc.sub, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -140,8 +141,8 @@ func TestWebSocket(t *testing.T) {
 			amqpRoundTrip(t, nc)
 		})
 	}
-	if n := fx.amqp.count(); n != 3 {
-		t.Errorf("%d AMQP connections, want 3", n)
+	if n := fx.amqp.count(); n != 4 {
+		t.Errorf("%d AMQP connections, want 4", n)
 	}
 }
 

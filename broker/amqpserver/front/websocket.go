@@ -18,7 +18,9 @@ var Subprotocols = []string{"AMQPWSB10", "amqp"}
 type router struct{ f *Front }
 
 func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if strings.EqualFold(r.URL.Path, WebSocketPath) {
+	// uamqp (the Python SDK's C stack) asks for the path with a trailing
+	// slash, which Service Bus accepts as well.
+	if strings.EqualFold(strings.TrimSuffix(r.URL.Path, "/"), WebSocketPath) {
 		rt.websocket(w, r)
 		return
 	}

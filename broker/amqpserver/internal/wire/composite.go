@@ -39,6 +39,11 @@ func (c *compositeWriter) done(b []byte) []byte {
 	return b
 }
 
+// raw writes a field given encoded.
+func (c *compositeWriter) raw(b, v []byte) []byte {
+	return c.done(append(b, v...))
+}
+
 func (c *compositeWriter) str(b []byte, v string, set bool) []byte {
 	if !set {
 		return c.null(b)

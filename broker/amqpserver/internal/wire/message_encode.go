@@ -39,6 +39,10 @@ type EncodeOptions struct {
 	// DeliveryCount 0 gets no delivery count. Without it, as a sender
 	// writes a message, the header has no delivery count.
 	DeliveryCount bool
+	// CorrelationID, when set, is an encoded AMQP value (EncodedPropertiesField)
+	// written as the correlation-id in place of m.CorrelationID: a response
+	// echoes its request's message-id with that id's own type.
+	CorrelationID []byte
 }
 
 // EncodeMessage appends m as an AMQP message: header (durable, priority,
@@ -58,7 +62,7 @@ func EncodeMessage(dst []byte, m *broker.Message, opts EncodeOptions) []byte {
 	dst = appendHeader(dst, m, opts)
 	dst = appendDeliveryAnnotations(dst, m, opts)
 	dst = appendMessageAnnotations(dst, m)
-	dst = appendProperties(dst, m)
+	dst = appendProperties(dst, m, opts.CorrelationID)
 	dst = appendApplicationProperties(dst, m.ApplicationProperties)
 	dst = appendBody(dst, m)
 	return appendFooter(dst, m)
@@ -200,14 +204,19 @@ func appendMessageAnnotations(b []byte, m *broker.Message) []byte {
 
 // appendProperties writes the properties section. It is always written:
 // the Go SDK reads the header delivery count only when properties exist.
-func appendProperties(b []byte, m *broker.Message) []byte {
+// A correlationID given encoded replaces m.CorrelationID.
+func appendProperties(b []byte, m *broker.Message, correlationID []byte) []byte {
 	b, c := beginComposite(b, descProperties)
 	b = c.str(b, m.MessageID, m.MessageID != "")
 	b = c.null(b) // user-id
 	b = c.str(b, m.To, m.To != "")
 	b = c.str(b, m.Subject, m.Subject != "")
 	b = c.str(b, m.ReplyTo, m.ReplyTo != "")
-	b = c.str(b, m.CorrelationID, m.CorrelationID != "")
+	if correlationID != nil {
+		b = c.raw(b, correlationID)
+	} else {
+		b = c.str(b, m.CorrelationID, m.CorrelationID != "")
+	}
 	b = c.symbol(b, Symbol(m.ContentType), m.ContentType != "")
 	b = c.null(b) // content-encoding
 	expires := !m.ExpiresAt.IsZero()

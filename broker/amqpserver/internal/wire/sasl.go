@@ -1,10 +1,14 @@
 package wire
 
-// SASL mechanism names a listener offers (§5.3.3.1).
+// SASL mechanism names (§5.3.3.1).
 const (
 	MechanismAnonymous Symbol = "ANONYMOUS"
 	MechanismPlain     Symbol = "PLAIN"
 	MechanismExternal  Symbol = "EXTERNAL"
+	// MechanismMSSBCBS is Service Bus's own: no credentials in the SASL
+	// layer, a token put on $cbs afterwards. Microsoft's C stack (uamqp)
+	// and older Microsoft clients insist on it.
+	MechanismMSSBCBS Symbol = "MSSBCBS"
 )
 
 // SASLCode is the outcome of a SASL exchange (§5.3.3.6).
