@@ -95,7 +95,7 @@ func (m *Model) lock(n int) tea.Cmd {
 		if m.requiresSession() {
 			return m.lockDeferredInSession(seqs, i)
 		}
-		clear(m.panes[i].selected)
+		m.panes[i].clearSelection()
 		return func() tea.Msg {
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
@@ -176,7 +176,7 @@ func (m *Model) settle(b *key.Binding, s broker.Settlement) tea.Cmd {
 		h.settling = true
 		return m.settleCmd(keys[0], h, s)
 	}
-	clear(m.panes[m.focus].selected)
+	m.panes[m.focus].clearSelection()
 	return m.startSettleJob(keys, s)
 }
 
@@ -236,7 +236,7 @@ func (m *Model) resubmit() tea.Cmd {
 	if len(seqs) == 0 {
 		return m.refuse(&m.keys.Resubmit, "no message here")
 	}
-	clear(m.panes[i].selected)
+	m.panes[i].clearSelection()
 	return m.startResubmitJob(seqs)
 }
 
@@ -269,7 +269,7 @@ func (m *Model) cancelScheduled() tea.Cmd {
 	d.footer = "enter or y cancel the message · esc keep it"
 	c, timeout, entity := m.client, m.opts.Timeout, m.entity
 	d.submit = func(*dialogState) (tea.Cmd, error) {
-		clear(m.panes[i].selected)
+		m.panes[i].clearSelection()
 		return func() tea.Msg {
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()

@@ -171,7 +171,7 @@ func (m *Model) back() tea.Cmd {
 		m.setInfo("filter cleared")
 		return m.requestRefresh()
 	case len(m.panes[m.focus].selected) > 0:
-		clear(m.panes[m.focus].selected)
+		m.panes[m.focus].clearSelection()
 		return nil
 	}
 	return nil
@@ -322,34 +322,13 @@ func (m *Model) toggleSelect() tea.Cmd {
 	if cur == nil {
 		return m.refuse(&m.keys.Select, "no message here")
 	}
+	p.allSelected = false
 	if p.selected[cur.SequenceNumber] {
 		delete(p.selected, cur.SequenceNumber)
 	} else {
 		p.selected[cur.SequenceNumber] = true
 	}
 	return m.move(1)
-}
-
-// selectAll selects every row on screen, or clears the selection when all
-// of them are selected already.
-func (m *Model) selectAll() tea.Cmd {
-	p := m.focused()
-	rows := m.shownRows(m.focus)
-	all := len(rows) > 0
-	for _, x := range rows {
-		if !p.selected[x.SequenceNumber] {
-			all = false
-		}
-	}
-	for _, x := range rows {
-		if all {
-			delete(p.selected, x.SequenceNumber)
-		} else {
-			p.selected[x.SequenceNumber] = true
-		}
-	}
-	m.setInfo(fmt.Sprintf("%d selected", len(p.selected)))
-	return nil
 }
 
 // shownRows returns the rows of pane i that are on screen.

@@ -86,6 +86,9 @@ type Model struct {
 	dialog *dialogState
 	job    *bulkJob
 	jobSeq int
+	// lastExport is what the last export held (nil: none yet), which the
+	// purge dialog compares with what a purge removes.
+	lastExport *lastExport
 	filter filterSpec
 	jumps  []jump
 	// search is the search for a reply's request in progress (nil for

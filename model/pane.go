@@ -20,8 +20,10 @@ type paneState struct {
 	// pos is the 1-based position of rows[0] in the category, best effort
 	// (0: unknown).
 	pos int64
-	// selected holds the sequence numbers selected with space.
-	selected map[int64]bool
+	// selected holds the sequence numbers selected with space or *;
+	// allSelected is set when * made it (a second * clears it).
+	selected    map[int64]bool
+	allSelected bool
 	// filterTops are earlier window starts while a filter is in force: a
 	// filtered window cannot be found backwards by bisection.
 	filterTops []int64
@@ -67,7 +69,13 @@ func (p *paneState) reset() {
 	p.scanned, p.partial = 0, false
 	p.err = nil
 	p.loaded = false
+	p.clearSelection()
+}
+
+// clearSelection unselects every message of the pane.
+func (p *paneState) clearSelection() {
 	clear(p.selected)
+	p.allSelected = false
 }
 
 // category returns the broker category of pane i.

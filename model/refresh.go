@@ -256,8 +256,10 @@ func (m *Model) applyPane(r paneResult, at time.Time) {
 	p.pendingCursor = cursorKeep
 	limit := min(len(p.rows), max(1, r.req.rows-1))
 	p.cursor = max(0, min(p.cursor, limit-1))
-	// Selections of messages that left the window stay: they may come back,
-	// and bulk work checks each one against the broker anyway.
+	// A selected message that left the window by scrolling stays selected;
+	// one the window shows is gone leaves the selection.
+	e, _ := m.currentEntity()
+	p.pruneSelection(r.req.index, e.Counts.Count(category(r.req.index)), m.listed && !e.Counts.Unknown)
 	if m.detail != nil && m.detail.pane == r.req.index {
 		m.detail.refresh(p.rows)
 	}
