@@ -88,6 +88,9 @@ func (m *Model) lock(n int) tea.Cmd {
 	_, i := m.target()
 	switch category(i) {
 	case broker.CategoryDeferred:
+		if why := m.cursorJustMoved(); why != "" {
+			return m.refuse(&m.keys.Lock, why)
+		}
 		seqs, _ := m.targetSeqs()
 		if len(seqs) == 0 {
 			return m.refuse(&m.keys.Lock, "no deferred message here")

@@ -31,6 +31,10 @@ type paneRequest struct {
 	filter filterSpec
 }
 
+// dueOrder reports whether the window is in due order (the Scheduled
+// pane), not in sequence order.
+func (r paneRequest) dueOrder() bool { return category(r.index) == broker.CategoryScheduled }
+
 // paneResult is one pane's window.
 type paneResult struct {
 	req     paneRequest

@@ -1,7 +1,9 @@
 package model
 
 import (
+	"slices"
 	"sort"
+	"time"
 
 	"github.com/peeklock/peeklock/broker"
 )
@@ -33,10 +35,14 @@ type paneState struct {
 	pendingCursor cursorPlace
 	// wantSeq, when not 0, puts the cursor on that message when it arrives.
 	wantSeq int64
-	scanned int
-	partial bool
-	err     error
-	loaded  bool
+	// movedAt is when the row under the cursor last changed by itself
+	// (followCursor), movedWhy how; the user moving the cursor clears them.
+	movedAt  time.Time
+	movedWhy string
+	scanned  int
+	partial  bool
+	err      error
+	loaded   bool
 }
 
 // cursorPlace says where the cursor goes when a window arrives.
@@ -66,6 +72,7 @@ func (p *paneState) reset() {
 	p.seeking = false
 	p.pendingCursor = cursorKeep
 	p.wantSeq = 0
+	p.chose()
 	p.scanned, p.partial = 0, false
 	p.err = nil
 	p.loaded = false
@@ -135,18 +142,33 @@ func (m *Model) syncLocalPanes() {
 			continue
 		}
 		p := &m.panes[i]
+		var keep int64 = -1
+		if cur := p.current(); cur != nil && p.wantSeq == 0 {
+			keep = cur.SequenceNumber
+		}
 		var all []*broker.Message
 		if category(i) == broker.CategoryLocked || category(i) == broker.CategoryDeadLettered {
 			all = m.heldInOrder(addresses(m.entity, i)...)
 		}
 		start := sort.Search(len(all), func(k int) bool { return all[k].SequenceNumber >= p.top })
 		n := max(1, m.visibleRows(i)) + 1
+		before := p.rows
 		p.rows = all[start:min(len(all), start+n)]
 		p.loaded = true
 		if p.wantSeq != 0 {
 			for k, x := range p.rows {
 				if x.SequenceNumber == p.wantSeq {
 					p.cursor, p.wantSeq = k, 0
+				}
+			}
+		} else if !slices.Equal(before, p.rows) {
+			if m.followCursor(p, keep, n-1, true) {
+				// The top moved with the cursor's message: the window again.
+				start = sort.Search(len(all), func(k int) bool { return all[k].SequenceNumber >= p.top })
+				p.rows = all[start:min(len(all), start+n)]
+				p.wantSeq = 0
+				if k := slices.IndexFunc(p.rows, func(x *broker.Message) bool { return x.SequenceNumber == keep }); k >= 0 {
+					p.cursor = k
 				}
 			}
 		}

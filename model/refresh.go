@@ -234,11 +234,12 @@ func (m *Model) applyPane(r paneResult, at time.Time) {
 	if p.pos == 0 && p.top == 0 {
 		p.pos = 1
 	}
+	placed := false // by the user: on the message asked for
 	if p.wantSeq != 0 {
 		if i := slices.IndexFunc(p.rows, func(x *broker.Message) bool { return x.SequenceNumber == p.wantSeq }); i >= 0 {
 			p.cursor, p.wantSeq = i, 0
 			p.pendingCursor = cursorKeep
-			keep = -1
+			placed = true
 		}
 	}
 	switch p.pendingCursor {
@@ -247,10 +248,8 @@ func (m *Model) applyPane(r paneResult, at time.Time) {
 	case cursorLast:
 		p.cursor = min(len(p.rows), max(1, r.req.rows-1)) - 1
 	default:
-		if keep >= 0 {
-			if i := slices.IndexFunc(p.rows, func(x *broker.Message) bool { return x.SequenceNumber == keep }); i >= 0 {
-				p.cursor = i
-			}
+		if !placed && p.wantSeq == 0 && m.followCursor(p, keep, r.req.rows-1, !r.req.dueOrder()) {
+			m.sched.want = true // the window moved with the cursor's message
 		}
 	}
 	p.pendingCursor = cursorKeep
