@@ -223,13 +223,29 @@ func (d *dialogState) view(c *ui.Common) ui.Dialog {
 	var lines []string
 	lines = append(lines, d.text...)
 	lw := d.labelWidth()
+	fw := max(1, d.width-lw-2)
 	for i, in := range d.inputs {
 		label := st.Label.Render(fmt.Sprintf("%-*s", lw, d.labels[i]))
 		field := in.View()
+		var hint []string
+		if ph := in.Placeholder; in.Value() == "" && ansi.StringWidth(ph) >= fw {
+			// A hint longer than the field: the focused field shows it
+			// whole under itself, the others cut it, marked.
+			if i == d.focus {
+				in.Placeholder = ""
+				field = in.View()
+				for _, l := range ui.Wrap(ph, max(10, d.width-lw-1)) {
+					hint = append(hint, strings.Repeat(" ", lw+1)+st.Faint.Render(l))
+				}
+			} else {
+				field = st.Faint.Render(ansi.Truncate(ph, fw-1, "…"))
+			}
+		}
 		if d.selected[i] {
-			field = st.Cursor.Render(ansi.Truncate(in.Value(), max(1, d.width-lw-2), "…"))
+			field = st.Cursor.Render(ansi.Truncate(in.Value(), fw, "…"))
 		}
 		lines = append(lines, label+" "+field)
+		lines = append(lines, hint...)
 	}
 	if d.body != nil {
 		lines = append(lines, st.Label.Render("Body"))

@@ -136,6 +136,12 @@ func ProgressDialog(c *Common, p Progress) Dialog {
 func HelpLines(c *Common, why func(*key.Binding) string, w int) []string {
 	st := c.Styles
 	titles := []string{"Move", "Panes and views", "Messages", "Tools"}
+	cw := w // the width of a column
+	if w >= 100 {
+		cw = w/2 - 1
+	}
+	const keyW = 12
+	descW := max(10, cw-keyW-3) // "  key… desc": the description wraps under itself
 	var cols [][]string
 	for gi, g := range c.KeyMap.Groups() {
 		col := []string{st.Header.Render(titles[gi])}
@@ -144,17 +150,21 @@ func HelpLines(c *Common, why func(*key.Binding) string, w int) []string {
 				continue
 			}
 			h := b.Help()
-			line := "  " + st.HelpKey.Render(fit(h.Key, 12)) + " "
+			desc, style := h.Desc, st.HelpDesc
 			if r := why(b); r != "" {
-				line += st.Faint.Render(h.Desc + " — " + Sanitize(r))
-			} else {
-				line += st.HelpDesc.Render(h.Desc)
+				desc, style = h.Desc+" — "+Sanitize(r), st.Faint
 			}
-			col = append(col, line)
+			for i, part := range Wrap(desc, descW) {
+				lead := "  " + st.HelpKey.Render(fit(h.Key, keyW)) + " "
+				if i > 0 {
+					lead = blank(keyW + 3)
+				}
+				col = append(col, lead+style.Render(part))
+			}
 		}
 		cols = append(cols, append(col, ""))
 	}
-	head := st.Title.Render("Keys") + st.Faint.Render("  ↑/↓ scroll · ? or esc close")
+	head := st.Title.Render("Keys") + st.Faint.Render(fit("  ↑/↓ scroll · ? or esc close", max(0, w-4)))
 	legend := []string{st.Header.Render("Legend")}
 	for _, l := range Legend {
 		for i, part := range Wrap(l, max(10, w-4)) {
@@ -184,7 +194,7 @@ func HelpLines(c *Common, why func(*key.Binding) string, w int) []string {
 		if i < len(right) {
 			r = right[i]
 		}
-		lines = append(lines, fit(l, half)+r)
+		lines = append(lines, fit(l, half)+fit(r, w-half))
 	}
 	return append(lines, legend...)
 }
