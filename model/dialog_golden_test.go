@@ -114,3 +114,17 @@ func TestGoldenHelpWraps(t *testing.T) {
 		})
 	}
 }
+
+// TestGoldenCloseClientDialog60x20 compares the connected clients view's
+// close dialog (C, then X) at 60×20 with testdata.
+func TestGoldenCloseClientDialog60x20(t *testing.T) {
+	le, hc := clientsFixture(t)
+	h := newHarness(t, le, hc, Options{}, 60, 20)
+	h.keys("C", "X")
+	if h.m.dialog == nil {
+		t.Fatal("X opened no dialog")
+	}
+	s := h.screen()
+	requireBlankBesideBox(t, s)
+	golden.RequireEqual(t, s)
+}

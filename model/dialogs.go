@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
 	"slices"
@@ -49,6 +50,9 @@ type dialogState struct {
 	// live, when set, writes the dialog's text again from the state after
 	// every message the model takes (counts, lock times).
 	live func(d *dialogState)
+	// holds are the held locks the dialog is about: they are renewed
+	// while it is open (autoRenew), so that typing takes the time it takes.
+	holds []heldKey
 	// purge: the sub-queue to purge (tab toggles).
 	sub broker.SubQueue
 	// compose: the message being edited, if any; prefill holds the text an
@@ -374,6 +378,10 @@ func (m *Model) openDeadLetter() tea.Cmd {
 	}
 	d.inputs[0].Placeholder = "e.g. InvalidPayload"
 	d.footer = "enter next/confirm · tab next field · esc cancel"
+	d.holds = keys
+	intro := d.text
+	d.live = func(d *dialogState) { d.text = append(slices.Clip(intro), m.holdText(d.holds)...) }
+	d.live(d)
 	d.submit = func(d *dialogState) (tea.Cmd, error) {
 		reason := strings.TrimSpace(d.value(0))
 		if reason == "" {
@@ -528,4 +536,21 @@ func (m *Model) openResubmitAll() tea.Cmd {
 	d.submit = func(*dialogState) (tea.Cmd, error) { return m.startResubmitAllJob(entity), nil }
 	m.dialog = d
 	return nil
+}
+
+// holdText says, for a dialog about held locks, that they are renewed
+// while it is open and how long the first has left, or that one was lost.
+func (m *Model) holdText(keys []heldKey) []string {
+	for _, k := range keys {
+		if m.held[k] == nil {
+			return []string{m.styles.Error.Render(fmt.Sprintf("The lock on sequence number %d is gone (expired or lost): this will fail for it.", k.seq))}
+		}
+	}
+	h := m.held[keys[0]]
+	what := "Its lock is"
+	if len(keys) > 1 {
+		what = "Their locks are"
+	}
+	left := max(0, h.msg.LockedUntil.Sub(m.now))
+	return []string{m.styles.Faint.Render(fmt.Sprintf("%s renewed while this dialog is open (%s left).", what, ui.Short(left.Truncate(time.Second))))}
 }
