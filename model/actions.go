@@ -285,11 +285,20 @@ func (m *Model) cancelScheduled() tea.Cmd {
 
 // edit opens the compose dialog with a copy of the target message.
 func (m *Model) edit() tea.Cmd {
-	cur, _ := m.target()
+	cur, i := m.target()
 	if cur == nil {
 		return m.refuse(&m.keys.Edit, "no message here")
 	}
-	return m.openCompose(cur)
+	cmd := m.openCompose(cur)
+	// A copy of a message this dashboard holds: its lock is kept while the
+	// copy is edited, to settle the original after.
+	if k := (heldKey{msgAddress(m.entity, i, cur), cur.SequenceNumber}); m.held[k] != nil && m.dialog != nil {
+		d := m.dialog
+		d.holds = []heldKey{k}
+		d.live = func(d *dialogState) { d.text = m.holdText(d.holds) }
+		d.live(d)
+	}
+	return cmd
 }
 
 // jump is where a jump to replies, or to the request of a reply, came

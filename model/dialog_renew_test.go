@@ -44,3 +44,19 @@ func TestDeadLetterDialogRenewsItsLock(t *testing.T) {
 		t.Fatalf("a lock is still held after its dialog closed: %v", h.m.held)
 	}
 }
+
+// Editing a copy of a message this dashboard holds keeps its lock too.
+func TestEditDialogRenewsTheOriginalsLock(t *testing.T) {
+	clock := clockwork.NewFakeClockAt(t0)
+	eng := newEngine(t, clock, broker.Entity{Path: "orders", Settings: broker.EntitySettings{LockDuration: 10 * time.Second}})
+	send(t, eng, "orders", msg("o-1", "order 1"))
+	h := newHarness(t, eng, clock, Options{}, 60, 20)
+	h.keys("l", "e")
+	if h.m.dialog == nil || !strings.Contains(flat(h.screen()), "Its lock is renewed while this dialog is open") {
+		t.Fatalf("the edit dialog does not keep the lock:\n%s", h.screen())
+	}
+	h.advance(25 * time.Second)
+	h.key("esc")
+	h.key("c")
+	h.wantStatus("completed: sequence number 1")
+}
