@@ -1,6 +1,7 @@
 package model
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -83,4 +84,53 @@ func TestFlowSelectAllExportPurgeAt60x20(t *testing.T) {
 	f.press("space") // one selected
 	f.press("P")
 	f.waitForText("15 will be removed; only 1 are selected: a purge removes them all, not the selection; the last export held 12.")
+}
+
+// x and y with nothing selected act on the whole pane, every page, and say
+// so; with a selection, on all of it, also off screen; selected messages
+// found gone leave the selection, and the notice says how many.
+func TestExportAndCopyWholePaneAndSelection(t *testing.T) {
+	clock, c := fixture(t, 30)
+	dir := t.TempDir()
+	h := newHarness(t, c, clock, Options{ExportDir: dir}, 60, 20)
+	if n := h.m.visibleRows(0); n >= 30 {
+		t.Fatalf("%d rows on screen: the test proves nothing", n)
+	}
+	h.key("x")
+	h.wantStatus("exported 30 message(s), the whole Active pane: nothing was selected, to")
+	h.wantReport("nothing was selected, to")
+	h.key("y")
+	if len(h.clip) != 1 || strings.Count(h.clip[0], `"MessageId"`) != 30 {
+		t.Fatalf("y copied %d messages, want 30", strings.Count(strings.Join(h.clip, ""), `"MessageId"`))
+	}
+	h.key("*")
+	h.wantStatus("selected 30 message(s): every message of the Active pane")
+	// Five selected messages go off screen (received and completed).
+	got, err := c.Receive(context.Background(), broker.ReceiveRequest{Entity: "orders", Max: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range got[25:] {
+		if err := c.Settle(context.Background(), broker.Settlement{Kind: broker.Complete, Entity: "orders", Token: x.LockToken}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, x := range got[:25] {
+		if err := c.Settle(context.Background(), broker.Settlement{Kind: broker.Abandon, Entity: "orders", Token: x.LockToken}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.advance(time.Second) // a new file name
+	h.refresh()
+	h.key("x")
+	h.wantReport("exported 25 message(s), 5 selected message(s) are gone and left the selection, to")
+	if n := len(h.m.panes[0].selected); n != 25 {
+		t.Fatalf("%d selected, want 25", n)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if len(files) != 2 {
+		t.Fatalf("files %v", files)
+	}
+	h.key("*")
+	h.wantStatus("selection cleared (25 unselected)")
 }
