@@ -331,12 +331,3 @@ func (m *Model) toggleSelect() tea.Cmd {
 	return m.move(1)
 }
 
-// shownRows returns the rows of pane i that are on screen.
-func (m *Model) shownRows(i int) []*broker.Message {
-	p := &m.panes[i]
-	n := m.visibleRows(i)
-	if n == 0 {
-		n = len(p.rows)
-	}
-	return p.rows[:min(n, len(p.rows))]
-}
