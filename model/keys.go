@@ -330,4 +330,3 @@ func (m *Model) toggleSelect() tea.Cmd {
 	}
 	return m.move(1)
 }
-
