@@ -24,9 +24,10 @@ const settleGuard = time.Second
 // is noted (p.moved) so that a settling key does not act on a row the
 // user did not choose. ordered is false for a window not in sequence order
 // (the Scheduled pane in due order), where a message not found is taken as
-// gone and the cursor keeps its place. It reports whether the window
+// gone and the cursor keeps its place; full says that the window holds as
+// many rows as were asked for, so that more may follow its last. It reports whether the window
 // moved, so that a refresh follows.
-func (m *Model) followCursor(p *paneState, keep int64, limit int, ordered bool) (moved bool) {
+func (m *Model) followCursor(p *paneState, keep int64, limit int, ordered, full bool) (moved bool) {
 	limit = max(1, limit)
 	if keep < 0 {
 		return false // an empty pane: whatever comes was never under the cursor
@@ -53,12 +54,12 @@ func (m *Model) followCursor(p *paneState, keep int64, limit int, ordered bool) 
 		if len(p.rows) > 0 {
 			p.noteMoved(m.now, fmt.Sprintf("sequence number %d is gone, the cursor is on %d now", keep, p.rows[p.cursor].SequenceNumber))
 		}
-	case len(p.rows) > limit && keep > p.rows[len(p.rows)-1].SequenceNumber:
+	case full && len(p.rows) > 0 && keep > p.rows[len(p.rows)-1].SequenceNumber:
 		// Further below than the window reaches: start it there.
-		p.top, p.pos, p.wantSeq = keep, 0, keep
 		if m.filter.active() {
-			p.filterTops = append(p.filterTops, p.rows[0].SequenceNumber)
+			p.filterTops = append(p.filterTops, p.top)
 		}
+		p.top, p.pos, p.wantSeq = keep, 0, keep
 		return true
 	default:
 		// Gone: the next message, or the last one if it was the last.

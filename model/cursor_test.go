@@ -135,3 +135,21 @@ func TestCursorStaysOnItsMessageWhenRowsAppearAbove(t *testing.T) {
 		t.Fatalf("the cursor is drawn on %q, want 30:\n%s", row, h.screen())
 	}
 }
+
+// l puts the cursor on the lock it took even when that row lies below the
+// rows the Locked pane shows (it was put on the last row shown, another
+// receiver's lock, and d or c then acted on that one).
+func TestLockPutsTheCursorOnItsRowBelowTheScreen(t *testing.T) {
+	clock, c := fixture(t, 30)
+	if _, err := c.Receive(context.Background(), broker.ReceiveRequest{Entity: "orders", Max: 20}); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, c, clock, Options{}, 60, 20)
+	h.key("l")
+	h.wantCursor(21)
+	if row := h.cursorRow(); !regexp.MustCompile(`▸\S*\s+21\s`).MatchString(row) {
+		t.Fatalf("the cursor is drawn on %q, want 21:\n%s", row, h.screen())
+	}
+	h.key("c")
+	h.wantStatus("completed: sequence number 21")
+}

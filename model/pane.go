@@ -143,7 +143,7 @@ func (m *Model) syncLocalPanes() {
 		}
 		p := &m.panes[i]
 		var keep int64 = -1
-		if cur := p.current(); cur != nil && p.wantSeq == 0 {
+		if cur := p.current(); cur != nil {
 			keep = cur.SequenceNumber
 		}
 		var all []*broker.Message
@@ -152,24 +152,21 @@ func (m *Model) syncLocalPanes() {
 		}
 		start := sort.Search(len(all), func(k int) bool { return all[k].SequenceNumber >= p.top })
 		n := max(1, m.visibleRows(i)) + 1
-		before := p.rows
+		if w := sort.Search(len(all), func(k int) bool { return all[k].SequenceNumber >= p.wantSeq }); p.wantSeq != 0 && w < len(all) && w >= start+n-1 {
+			start, p.top, p.pos = w, all[w].SequenceNumber, 0 // the message asked for, below the window
+		}
 		p.rows = all[start:min(len(all), start+n)]
 		p.loaded = true
-		if p.wantSeq != 0 {
-			for k, x := range p.rows {
-				if x.SequenceNumber == p.wantSeq {
-					p.cursor, p.wantSeq = k, 0
-				}
-			}
-		} else if !slices.Equal(before, p.rows) {
-			if m.followCursor(p, keep, n-1, true) {
-				// The top moved with the cursor's message: the window again.
-				start = sort.Search(len(all), func(k int) bool { return all[k].SequenceNumber >= p.top })
-				p.rows = all[start:min(len(all), start+n)]
-				p.wantSeq = 0
-				if k := slices.IndexFunc(p.rows, func(x *broker.Message) bool { return x.SequenceNumber == keep }); k >= 0 {
-					p.cursor = k
-				}
+		if p.wantSeq != 0 && slices.ContainsFunc(p.rows, func(x *broker.Message) bool { return x.SequenceNumber == p.wantSeq }) {
+			keep, p.wantSeq = p.wantSeq, 0 // the message asked for
+		}
+		if p.wantSeq == 0 && m.followCursor(p, keep, n-1, true, len(p.rows) >= n) {
+			// The top moved with the cursor's message: the window again.
+			start = sort.Search(len(all), func(k int) bool { return all[k].SequenceNumber >= p.top })
+			p.rows = all[start:min(len(all), start+n)]
+			p.wantSeq = 0
+			if k := slices.IndexFunc(p.rows, func(x *broker.Message) bool { return x.SequenceNumber == keep }); k >= 0 {
+				p.cursor = k
 			}
 		}
 		p.cursor = max(0, min(p.cursor, len(p.rows)-1))

@@ -234,26 +234,37 @@ func (m *Model) applyPane(r paneResult, at time.Time) {
 	if p.pos == 0 && p.top == 0 {
 		p.pos = 1
 	}
-	placed := false // by the user: on the message asked for
 	if p.wantSeq != 0 {
-		if i := slices.IndexFunc(p.rows, func(x *broker.Message) bool { return x.SequenceNumber == p.wantSeq }); i >= 0 {
-			p.cursor, p.wantSeq = i, 0
+		switch {
+		case slices.ContainsFunc(p.rows, func(x *broker.Message) bool { return x.SequenceNumber == p.wantSeq }):
+			keep, p.wantSeq = p.wantSeq, 0 // the message asked for: the cursor goes there
 			p.pendingCursor = cursorKeep
-			placed = true
+		case !r.req.dueOrder() && len(p.rows) >= r.req.rows && p.wantSeq > p.rows[len(p.rows)-1].SequenceNumber:
+			// Further down than the window reaches: start it there.
+			if m.filter.active() {
+				p.filterTops = append(p.filterTops, p.top)
+			}
+			p.top, p.pos = p.wantSeq, 0
+			m.sched.want = true
 		}
+	}
+	// The rows on screen now: the layout may have changed since the request.
+	shown := r.req.rows - 1
+	if n := m.visibleRows(r.req.index); n > 0 {
+		shown = n
 	}
 	switch p.pendingCursor {
 	case cursorFirst:
 		p.cursor = 0
 	case cursorLast:
-		p.cursor = min(len(p.rows), max(1, r.req.rows-1)) - 1
+		p.cursor = min(len(p.rows), max(1, shown)) - 1
 	default:
-		if !placed && p.wantSeq == 0 && m.followCursor(p, keep, r.req.rows-1, !r.req.dueOrder()) {
+		if p.wantSeq == 0 && m.followCursor(p, keep, shown, !r.req.dueOrder(), len(p.rows) >= r.req.rows) {
 			m.sched.want = true // the window moved with the cursor's message
 		}
 	}
 	p.pendingCursor = cursorKeep
-	limit := min(len(p.rows), max(1, r.req.rows-1))
+	limit := min(len(p.rows), max(1, shown))
 	p.cursor = max(0, min(p.cursor, limit-1))
 	// A selected message that left the window by scrolling stays selected;
 	// one the window shows is gone leaves the selection.
