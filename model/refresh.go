@@ -179,13 +179,14 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 	if m.entity == "" {
 		m.entity = msg.entity
 	}
+	after := m.layout() // with the new counts
 	if msg.entity == m.entity {
 		for _, r := range msg.panes {
-			m.applyPane(r, msg.at)
+			m.applyPane(r, msg.at, after)
 		}
 	}
 	m.keepEntityVisible()
-	if after := m.layout(); !slices.Equal(before.Panes, after.Panes) {
+	if !slices.Equal(before.Panes, after.Panes) {
 		// New counts moved the panes: their windows follow.
 		m.sched.want = true
 		if after.Main.W != before.Main.W {
@@ -208,8 +209,8 @@ func connState(err error) string {
 }
 
 // applyPane takes one pane's window, unless the pane moved since it was
-// asked for.
-func (m *Model) applyPane(r paneResult, at time.Time) {
+// asked for; l is the layout now, which the cursor keeps to.
+func (m *Model) applyPane(r paneResult, at time.Time, l ui.Layout) {
 	p := &m.panes[r.req.index]
 	if p.top != r.req.top || p.seeking || !r.req.filter.equal(m.filter) {
 		return // stale: the next refresh brings the right window
@@ -250,8 +251,8 @@ func (m *Model) applyPane(r paneResult, at time.Time) {
 	}
 	// The rows on screen now: the layout may have changed since the request.
 	shown := r.req.rows - 1
-	if n := m.visibleRows(r.req.index); n > 0 {
-		shown = n
+	if slot, ok := l.Slot(r.req.index); ok && slot.Rows() > 0 {
+		shown = slot.Rows()
 	}
 	switch p.pendingCursor {
 	case cursorFirst:
