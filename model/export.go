@@ -64,8 +64,8 @@ func (m *Model) copyJSON() tea.Cmd {
 		}
 		report(jobEvent{result: msgs})
 	})
-	if m.job == nil {
-		return cmd
+	if cmd == nil {
+		return nil // refused: other bulk work is running
 	}
 	m.job.finish = func(j *bulkJob) tea.Cmd {
 		msgs, _ := j.result.([]*broker.Message)
@@ -213,8 +213,8 @@ func (m *Model) export() tea.Cmd {
 		res.of = of
 		report(jobEvent{result: res})
 	})
-	if m.job == nil {
-		return cmd
+	if cmd == nil {
+		return nil // refused: other bulk work is running
 	}
 	m.job.finish = func(j *bulkJob) tea.Cmd {
 		res, ok := j.result.(exportedMsg)

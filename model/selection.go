@@ -55,8 +55,8 @@ func (m *Model) selectAll() tea.Cmd {
 		}
 		report(jobEvent{result: seqs})
 	})
-	if m.job == nil {
-		return cmd
+	if cmd == nil {
+		return nil // refused: other bulk work is running
 	}
 	m.job.finish = func(j *bulkJob) tea.Cmd {
 		seqs, _ := j.result.([]int64)

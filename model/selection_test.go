@@ -134,3 +134,36 @@ func TestExportAndCopyWholePaneAndSelection(t *testing.T) {
 	h.key("*")
 	h.wantStatus("selection cleared (25 unselected)")
 }
+
+// * honours the filter; a selected message that a window shows gone
+// leaves the selection; * while other bulk work runs is refused and leaves
+// that work alone.
+func TestSelectAllFilterAndGone(t *testing.T) {
+	clock, c := fixture(t, 0)
+	for i := 1; i <= 30; i++ {
+		x := msg(fmt.Sprintf("o-%d", i), "order")
+		x.ApplicationProperties = map[string]any{"tenant": []string{"acme", "zeta"}[i%2]}
+		send(t, c, "orders", x)
+	}
+	h := newHarness(t, c, clock, Options{}, 60, 20)
+	h.key("/")
+	h.typeText("tenant=acme")
+	h.key("enter")
+	h.key("*")
+	h.wantStatus("selected 15 message(s): every message of the Active pane that matches the filter")
+	// Sequence number 2 (acme, on screen) goes.
+	got, err := c.Receive(context.Background(), broker.ReceiveRequest{Entity: "orders", Max: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Settle(context.Background(), broker.Settlement{Kind: broker.Complete, Entity: "orders", Token: got[1].LockToken}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Settle(context.Background(), broker.Settlement{Kind: broker.Abandon, Entity: "orders", Token: got[0].LockToken}); err != nil {
+		t.Fatal(err)
+	}
+	h.refresh()
+	if n := len(h.m.panes[0].selected); n != 14 || h.m.panes[0].selected[2] {
+		t.Fatalf("%d selected (2: %v), want 14 without 2", n, h.m.panes[0].selected[2])
+	}
+}
