@@ -45,9 +45,11 @@ func (m *Model) copyJSON() tea.Cmd {
 		var size int64
 		err := s.walk(ctx, c, timeout, func(page []*broker.Message) error {
 			for _, x := range page {
-				b, _ := json.Marshal(ToJSON(x))
-				size += int64(len(b))
-				if s.only == nil && size > limit {
+				if s.only == nil { // a whole pane stops at what the clipboard takes
+					b, _ := json.Marshal(ToJSON(x))
+					size += int64(len(b))
+				}
+				if size > limit {
 					return fmt.Errorf("copy: %s is more than the %d bytes the clipboard takes: select fewer, or press %s to export it to a file",
 						what, limit, exportKey)
 				}
@@ -106,8 +108,9 @@ func (m *Model) copyNow(msgs []*broker.Message) tea.Cmd {
 	return tea.SetClipboard(string(b))
 }
 
-// scopeWords says what a key acts on in scope s: "the 8 selected messages
-// of the Dead-lettered pane", "the whole Active pane (nothing selected)".
+// scopeWords says what a key acts on in scope s: "the 8 selected
+// message(s) of the Dead-lettered pane", "the whole Active pane (nothing
+// selected)".
 func (m *Model) scopeWords(s paneScope) string {
 	if s.only != nil {
 		return fmt.Sprintf("the %d selected message(s) of %s", len(s.only), paneName(s.pane))
