@@ -102,7 +102,7 @@ func DefaultKeyMap() KeyMap {
 		Purge:           b("purge", "P"),
 
 		Select:    b("select", "space"),
-		SelectAll: b("select all shown", "*"),
+		SelectAll: b("select all pages / clear", "*"),
 		Filter:    b("filter", "/"),
 		Replies:   b("replies / back", "o"),
 		Request:   b("find the request of a reply", "O"),

@@ -88,6 +88,9 @@ func (m *Model) lock(n int) tea.Cmd {
 	_, i := m.target()
 	switch category(i) {
 	case broker.CategoryDeferred:
+		if why := m.cursorJustMoved(); why != "" {
+			return m.refuse(&m.keys.Lock, why)
+		}
 		seqs, _ := m.targetSeqs()
 		if len(seqs) == 0 {
 			return m.refuse(&m.keys.Lock, "no deferred message here")
@@ -95,7 +98,7 @@ func (m *Model) lock(n int) tea.Cmd {
 		if m.requiresSession() {
 			return m.lockDeferredInSession(seqs, i)
 		}
-		clear(m.panes[i].selected)
+		m.panes[i].clearSelection()
 		return func() tea.Msg {
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
@@ -176,7 +179,7 @@ func (m *Model) settle(b *key.Binding, s broker.Settlement) tea.Cmd {
 		h.settling = true
 		return m.settleCmd(keys[0], h, s)
 	}
-	clear(m.panes[m.focus].selected)
+	m.panes[m.focus].clearSelection()
 	return m.startSettleJob(keys, s)
 }
 
@@ -236,7 +239,7 @@ func (m *Model) resubmit() tea.Cmd {
 	if len(seqs) == 0 {
 		return m.refuse(&m.keys.Resubmit, "no message here")
 	}
-	clear(m.panes[i].selected)
+	m.panes[i].clearSelection()
 	return m.startResubmitJob(seqs)
 }
 
@@ -269,7 +272,7 @@ func (m *Model) cancelScheduled() tea.Cmd {
 	d.footer = "enter or y cancel the message · esc keep it"
 	c, timeout, entity := m.client, m.opts.Timeout, m.entity
 	d.submit = func(*dialogState) (tea.Cmd, error) {
-		clear(m.panes[i].selected)
+		m.panes[i].clearSelection()
 		return func() tea.Msg {
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
@@ -282,11 +285,20 @@ func (m *Model) cancelScheduled() tea.Cmd {
 
 // edit opens the compose dialog with a copy of the target message.
 func (m *Model) edit() tea.Cmd {
-	cur, _ := m.target()
+	cur, i := m.target()
 	if cur == nil {
 		return m.refuse(&m.keys.Edit, "no message here")
 	}
-	return m.openCompose(cur)
+	cmd := m.openCompose(cur)
+	// A copy of a message this dashboard holds: its lock is kept while the
+	// copy is edited, to settle the original after.
+	if k := (heldKey{msgAddress(m.entity, i, cur), cur.SequenceNumber}); m.held[k] != nil && m.dialog != nil {
+		d := m.dialog
+		d.holds = []heldKey{k}
+		d.live = func(d *dialogState) { d.text = m.holdText(d.holds) }
+		d.live(d)
+	}
+	return cmd
 }
 
 // jump is where a jump to replies, or to the request of a reply, came

@@ -31,6 +31,11 @@ type bulkJob struct {
 	// keys are the held locks the job works on; when it ends, those it
 	// did not get to are free to be settled again.
 	keys []heldKey
+	// result is what the job's last event handed over (see
+	// jobEvent.result); finish, when set, reports the job instead of
+	// finishReport and takes its result into the state.
+	result any
+	finish func(j *bulkJob) tea.Cmd
 }
 
 // jobEvent is one outcome of bulk work.
@@ -49,6 +54,9 @@ type jobEvent struct {
 	until time.Time
 	// note is a line for the final report.
 	note string
+	// result, when not nil, is the job's outcome for its finish (the
+	// sequence numbers a selection found, an export's file).
+	result any
 }
 
 // jobProgressMsg carries outcomes read from a job's channel.
@@ -127,6 +135,9 @@ func (m *Model) onJob(msg tea.Msg) tea.Cmd {
 		if e.note != "" {
 			j.notes = append(j.notes, e.note)
 		}
+		if e.result != nil {
+			j.result = e.result
+		}
 		switch {
 		case e.ok:
 			j.done += max(1, e.count)
@@ -162,6 +173,9 @@ func (m *Model) onJob(msg tea.Msg) tea.Cmd {
 		if h := m.held[k]; h != nil {
 			h.settling, h.renewing = false, false
 		}
+	}
+	if j.finish != nil {
+		return tea.Batch(j.finish(j), m.requestRefresh())
 	}
 	m.finishReport(j)
 	return m.requestRefresh()

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
 	"slices"
@@ -46,6 +47,12 @@ type dialogState struct {
 	submit func(d *dialogState) (tea.Cmd, error)
 	// onTab, when set, is what tab does instead of moving the focus.
 	onTab func(d *dialogState)
+	// live, when set, writes the dialog's text again from the state after
+	// every message the model takes (counts, lock times).
+	live func(d *dialogState)
+	// holds are the held locks the dialog is about: they are renewed
+	// while it is open (autoRenew), so that typing takes the time it takes.
+	holds []heldKey
 	// purge: the sub-queue to purge (tab toggles).
 	sub broker.SubQueue
 	// compose: the message being edited, if any; prefill holds the text an
@@ -146,7 +153,7 @@ func newDialog(kind dialogKind, title string, width int, labels ...string) *dial
 
 // setWidth sizes the dialog for a screen width.
 func (d *dialogState) setWidth(screen int) {
-	d.width = min(72, max(30, screen-6))
+	d.width = min(72, max(10, screen-ui.DialogMargin))
 	lw := d.labelWidth()
 	for i := range d.inputs {
 		d.inputs[i].SetWidth(max(8, d.width-lw-2))
@@ -220,13 +227,29 @@ func (d *dialogState) view(c *ui.Common) ui.Dialog {
 	var lines []string
 	lines = append(lines, d.text...)
 	lw := d.labelWidth()
+	fw := max(1, d.width-lw-2)
 	for i, in := range d.inputs {
 		label := st.Label.Render(fmt.Sprintf("%-*s", lw, d.labels[i]))
 		field := in.View()
+		var hint []string
+		if ph := in.Placeholder; in.Value() == "" && ansi.StringWidth(ph) >= fw {
+			// A hint longer than the field: the focused field shows it
+			// whole under itself, the others cut it, marked.
+			if i == d.focus {
+				in.Placeholder = ""
+				field = in.View()
+				for _, l := range ui.Wrap(ph, max(10, d.width-lw-1)) {
+					hint = append(hint, strings.Repeat(" ", lw+1)+st.Faint.Render(l))
+				}
+			} else {
+				field = st.Faint.Render(ansi.Truncate(ph, fw-1, "…"))
+			}
+		}
 		if d.selected[i] {
-			field = st.Cursor.Render(ansi.Truncate(in.Value(), max(1, d.width-lw-2), "…"))
+			field = st.Cursor.Render(ansi.Truncate(in.Value(), fw, "…"))
 		}
 		lines = append(lines, label+" "+field)
+		lines = append(lines, hint...)
 	}
 	if d.body != nil {
 		lines = append(lines, st.Label.Render("Body"))
@@ -355,6 +378,10 @@ func (m *Model) openDeadLetter() tea.Cmd {
 	}
 	d.inputs[0].Placeholder = "e.g. InvalidPayload"
 	d.footer = "enter next/confirm · tab next field · esc cancel"
+	d.holds = keys
+	intro := d.text
+	d.live = func(d *dialogState) { d.text = append(slices.Clip(intro), m.holdText(d.holds)...) }
+	d.live(d)
 	d.submit = func(d *dialogState) (tea.Cmd, error) {
 		reason := strings.TrimSpace(d.value(0))
 		if reason == "" {
@@ -413,7 +440,10 @@ func (m *Model) openFilter() tea.Cmd {
 	return nil
 }
 
-func purgeText(entity string, sub broker.SubQueue) []string {
+// purgeText says what a purge of entity's sub-queue removes: how many
+// messages (the latest counts), and, when the selection of the focused
+// pane or the last export covered fewer of them, that in words.
+func (m *Model) purgeText(entity string, sub broker.SubQueue) []string {
 	what := "every message of the main queue of"
 	switch sub {
 	case broker.SubQueueDeadLetter:
@@ -421,11 +451,40 @@ func purgeText(entity string, sub broker.SubQueue) []string {
 	case broker.SubQueueTransferDeadLetter:
 		what = "every message of the transfer dead-letter queue of"
 	}
-	return []string{
-		"This removes " + what,
-		"  " + ui.Sanitize(entity),
-		"Type the entity name to confirm (tab: main / dead-letter / transfer dead-letter queue).",
+	lines := []string{"This removes " + what, "  " + ui.Sanitize(entity)}
+	e, ok := m.currentEntity()
+	if !ok || e.Counts.Unknown {
+		lines = append(lines, m.styles.Error.Render("How many it removes is not known: this endpoint does not count its messages."))
+	} else {
+		n := e.Counts.Active + e.Counts.Locked + e.Counts.Deferred + e.Counts.Scheduled
+		switch sub {
+		case broker.SubQueueDeadLetter:
+			n = e.Counts.DeadLettered
+		case broker.SubQueueTransferDeadLetter:
+			n = e.Counts.TransferDeadLettered
+		}
+		said := fmt.Sprintf("%d will be removed", n)
+		var warn []string
+		if k := len(m.focused().selected); k > 0 && int64(k) < n && (sub == broker.SubQueueMain) == (category(m.focus) != broker.CategoryDeadLettered) {
+			warn = append(warn, fmt.Sprintf("only %d are selected: a purge removes them all, not the selection", k))
+		}
+		if le := m.lastExport; n > 0 {
+			switch {
+			case le == nil || le.entity != entity:
+				warn = append(warn, "none was exported (x exports a pane)")
+			case int64(le.bySub[sub]) < n:
+				warn = append(warn, fmt.Sprintf("the last export held %d", le.bySub[sub]))
+			default:
+				said += fmt.Sprintf("; the last export held %d", le.bySub[sub])
+			}
+		}
+		if len(warn) > 0 {
+			lines = append(lines, m.styles.Error.Render(said+"; "+strings.Join(warn, "; ")+"."))
+		} else {
+			lines = append(lines, said+".")
+		}
 	}
+	return append(lines, "Type the entity name to confirm (tab: main / dead-letter / transfer dead-letter queue).")
 }
 
 // openPurge asks to confirm a purge by typing the entity's name.
@@ -440,12 +499,13 @@ func (m *Model) openPurge() tea.Cmd {
 			d.sub = broker.SubQueueTransferDeadLetter
 		}
 	}
-	d.text = purgeText(m.entity, d.sub)
-	d.footer = "enter purge · tab switch queue · esc cancel"
 	entity := m.entity
+	d.live = func(d *dialogState) { d.text = m.purgeText(entity, d.sub) }
+	d.live(d)
+	d.footer = "enter purge · tab switch queue · esc cancel"
 	d.onTab = func(d *dialogState) {
 		d.sub = (d.sub + 1) % broker.SubQueue(len(deadLetterQueues)+1)
-		d.text = purgeText(entity, d.sub)
+		d.live(d)
 	}
 	d.submit = func(d *dialogState) (tea.Cmd, error) {
 		if strings.TrimSpace(d.value(0)) != entity {
@@ -454,7 +514,7 @@ func (m *Model) openPurge() tea.Cmd {
 		return m.startPurgeJob(entity, d.sub), nil
 	}
 	m.dialog = d
-	return nil
+	return m.requestRefresh() // the counts the dialog states, fresh
 }
 
 // openResubmitAll asks to confirm resubmitting a whole dead-letter queue.
@@ -476,4 +536,21 @@ func (m *Model) openResubmitAll() tea.Cmd {
 	d.submit = func(*dialogState) (tea.Cmd, error) { return m.startResubmitAllJob(entity), nil }
 	m.dialog = d
 	return nil
+}
+
+// holdText says, for a dialog about held locks, that they are renewed
+// while it is open and how long the first has left, or that one was lost.
+func (m *Model) holdText(keys []heldKey) []string {
+	for _, k := range keys {
+		if m.held[k] == nil {
+			return []string{m.styles.Error.Render(fmt.Sprintf("The lock on sequence number %d is gone (expired or lost): this will fail for it.", k.seq))}
+		}
+	}
+	h := m.held[keys[0]]
+	what := "Its lock is"
+	if len(keys) > 1 {
+		what = "Their locks are"
+	}
+	left := max(0, h.msg.LockedUntil.Sub(m.now))
+	return []string{m.styles.Faint.Render(fmt.Sprintf("%s renewed while this dialog is open (%s left).", what, ui.Short(left.Truncate(time.Second))))}
 }

@@ -8,7 +8,10 @@
 // dropped, a refresh never runs while another is in flight, and events from
 // Client.Events are read by one re-armed command. Update and View never
 // block and never do I/O; what a frame costs is bounded by what is on
-// screen, because panes Browse windows sized to themselves.
+// screen, because panes Browse windows sized to themselves. Work on a
+// whole pane (* selecting every message, x and y without a selection)
+// pages through it in a job with progress (walk.go), never in Update.
+// The cursor names its message by sequence number (cursor.go).
 //
 // The views that open over the panes (a dialog, the message log, the help
 // screen, the connected clients, the entity information, the detail of a

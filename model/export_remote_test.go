@@ -43,7 +43,7 @@ func TestFlowRemoteExportOSC52(t *testing.T) {
 	var audit exportAudit
 	f := newFlow(t, Options{RemoteExport: &RemoteExport{Audit: audit.record}}, 1)
 	f.press("x")
-	f.waitFor("exported 1 message(s) to your clipboard (OSC 52")
+	f.waitForText("exported 1 message(s), the whole Active pane: nothing was selected, to your clipboard (OSC 52")
 	want := "\x1b]52;c;"
 	var payload string
 	teatest.WaitFor(t, f.tm.Output(), func(b []byte) bool {

@@ -48,17 +48,27 @@ type flow struct {
 
 func newFlow(t *testing.T, opts Options, n int) *flow {
 	t.Helper()
+	return newFlowSized(t, opts, n, 100, 30, nil)
+}
+
+// newFlowSized is newFlow at w×h, with prep run on the engine before the
+// program starts (nil: nothing).
+func newFlowSized(t *testing.T, opts Options, n, w, h int, prep func(broker.Client)) *flow {
+	t.Helper()
 	fake, c := fixture(t, n)
+	if prep != nil {
+		prep(c)
+	}
 	tc := newTestClock(fake)
 	opts.Clock, opts.Entity, opts.Theme = tc, "orders", "dark"
 	p := &probe{Model: New(c, opts)}
-	tm := teatest.NewTestModel(t, p, teatest.WithInitialTermSize(100, 30))
+	tm := teatest.NewTestModel(t, p, teatest.WithInitialTermSize(w, h))
 	f := &flow{t: t, tm: tm, p: p, clock: tc, eng: c.(*engine.Engine)}
 	t.Cleanup(func() {
 		_ = tm.Quit()
 		tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
 	})
-	f.waitFor("1 Active", "orders")
+	f.waitFor("1 Act", "orders")
 	return f
 }
 

@@ -262,10 +262,17 @@ func (h *harness) refresh() {
 // screen returns the view without styling.
 func (h *harness) screen() string { return ansi.Strip(h.m.render()) }
 
-// statusLine returns the last line of the screen.
+// statusLine returns the status bar: the last line of the screen, with
+// the line above it when a long message wrapped onto it (it then starts
+// as the status bar does), runs of spaces made one so that wrapped text
+// reads whole.
 func (h *harness) statusLine() string {
 	lines := strings.Split(h.screen(), "\n")
-	return lines[len(lines)-1]
+	s := lines[len(lines)-1]
+	if n := len(lines); n > 1 && strings.HasPrefix(lines[n-2], " ● ") {
+		s = lines[n-2] + " " + s
+	}
+	return strings.Join(strings.Fields(s), " ")
 }
 
 // testClock is the model's clock in tests: the fake clock's time, and

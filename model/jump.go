@@ -112,7 +112,7 @@ func (m *Model) jumpLines() {
 		return
 	}
 	first := max(0, min(j.sel-maxJumpRows/2, len(j.matches)-maxJumpRows))
-	w := max(10, d.width-14)
+	w := max(10, d.width-15) // "▸ ", the name, a space, 12 cells of counts
 	for k := first; k < len(j.matches) && k < first+maxJumpRows; k++ {
 		if j.matches[k] == newName {
 			line := "watch " + truncateName(ui.Sanitize(strings.TrimSpace(d.value(0))), w) + " (new)"
@@ -127,7 +127,7 @@ func (m *Model) jumpLines() {
 		name := ui.Sanitize(e.Path)
 		counts := fmt.Sprintf("Σ%5s X%4s", ui.Count(ui.Depth(e.Counts)), ui.CountOf(e.Counts, broker.CategoryDeadLettered))
 		if e.Kind == broker.KindTopic {
-			counts = fmt.Sprintf("%11s", "topic")
+			counts = fmt.Sprintf("%12s", "topic")
 		}
 		line := fmt.Sprintf("%-*s %s", w, truncateName(name, w), counts)
 		if k == j.sel {

@@ -115,15 +115,15 @@ func (m *Model) actions() []action {
 		{&k.CloseClient, m.closeClient},
 		{&k.Lock, func() tea.Cmd { return m.lock(m.opts.LockCount) }},
 		{&k.LockMany, m.openLockMany},
-		{&k.Complete, func() tea.Cmd { return m.settle(&k.Complete, broker.Settlement{Kind: broker.Complete}) }},
-		{&k.Abandon, func() tea.Cmd { return m.settle(&k.Abandon, broker.Settlement{Kind: broker.Abandon}) }},
-		{&k.DeadLetter, m.openDeadLetter},
-		{&k.Defer, func() tea.Cmd { return m.settle(&k.Defer, broker.Settlement{Kind: broker.Defer}) }},
-		{&k.Renew, m.renew},
-		{&k.AutoRenew, m.toggleAutoRenew},
-		{&k.Resubmit, m.resubmit},
+		{&k.Complete, m.guarded(&k.Complete, func() tea.Cmd { return m.settle(&k.Complete, broker.Settlement{Kind: broker.Complete}) })},
+		{&k.Abandon, m.guarded(&k.Abandon, func() tea.Cmd { return m.settle(&k.Abandon, broker.Settlement{Kind: broker.Abandon}) })},
+		{&k.DeadLetter, m.guarded(&k.DeadLetter, m.openDeadLetter)},
+		{&k.Defer, m.guarded(&k.Defer, func() tea.Cmd { return m.settle(&k.Defer, broker.Settlement{Kind: broker.Defer}) })},
+		{&k.Renew, m.guarded(&k.Renew, m.renew)},
+		{&k.AutoRenew, m.guarded(&k.AutoRenew, m.toggleAutoRenew)},
+		{&k.Resubmit, m.guardedOn(broker.CategoryDeadLettered, &k.Resubmit, m.resubmit)},
 		{&k.ResubmitAll, m.openResubmitAll},
-		{&k.CancelScheduled, m.cancelScheduled},
+		{&k.CancelScheduled, m.guardedOn(broker.CategoryScheduled, &k.CancelScheduled, m.cancelScheduled)},
 		{&k.Compose, func() tea.Cmd { return m.openCompose(nil) }},
 		{&k.Edit, m.edit},
 		{&k.Purge, m.openPurge},
@@ -171,7 +171,7 @@ func (m *Model) back() tea.Cmd {
 		m.setInfo("filter cleared")
 		return m.requestRefresh()
 	case len(m.panes[m.focus].selected) > 0:
-		clear(m.panes[m.focus].selected)
+		m.panes[m.focus].clearSelection()
 		return nil
 	}
 	return nil
@@ -322,42 +322,11 @@ func (m *Model) toggleSelect() tea.Cmd {
 	if cur == nil {
 		return m.refuse(&m.keys.Select, "no message here")
 	}
+	p.allSelected = false
 	if p.selected[cur.SequenceNumber] {
 		delete(p.selected, cur.SequenceNumber)
 	} else {
 		p.selected[cur.SequenceNumber] = true
 	}
 	return m.move(1)
-}
-
-// selectAll selects every row on screen, or clears the selection when all
-// of them are selected already.
-func (m *Model) selectAll() tea.Cmd {
-	p := m.focused()
-	rows := m.shownRows(m.focus)
-	all := len(rows) > 0
-	for _, x := range rows {
-		if !p.selected[x.SequenceNumber] {
-			all = false
-		}
-	}
-	for _, x := range rows {
-		if all {
-			delete(p.selected, x.SequenceNumber)
-		} else {
-			p.selected[x.SequenceNumber] = true
-		}
-	}
-	m.setInfo(fmt.Sprintf("%d selected", len(p.selected)))
-	return nil
-}
-
-// shownRows returns the rows of pane i that are on screen.
-func (m *Model) shownRows(i int) []*broker.Message {
-	p := &m.panes[i]
-	n := m.visibleRows(i)
-	if n == 0 {
-		n = len(p.rows)
-	}
-	return p.rows[:min(n, len(p.rows))]
 }

@@ -112,14 +112,25 @@ func (m *Model) expireHeld() {
 	}
 }
 
-// autoRenew renews held locks marked for auto-renew when a third of the
-// lock duration (at most 10 s) is left, and the session lock they were
-// taken under.
+// autoRenew renews held locks marked for auto-renew, and those an open
+// dialog is about (dialogState.holds), when a third of the lock duration
+// (at most 10 s) is left, and the session lock they were taken under.
 func (m *Model) autoRenew() tea.Cmd {
 	var cmds []tea.Cmd
 	ahead := min(10*time.Second, m.lockDuration()/3)
+	var open []heldKey // the locks of an open dialog are kept while it is
+	if m.dialog != nil {
+		open = m.dialog.holds
+	}
 	for k, h := range m.held {
-		if !h.autoRenew || h.renewing || h.settling {
+		if h.renewing || h.settling {
+			continue
+		}
+		if !h.autoRenew {
+			if slices.Contains(open, k) && h.msg.LockedUntil.Sub(m.now) <= ahead {
+				h.renewing = true
+				cmds = append(cmds, m.renewCmd(k, h, true))
+			}
 			continue
 		}
 		if !h.autoUntil.IsZero() && !m.now.Before(h.autoUntil) {

@@ -86,8 +86,11 @@ type Model struct {
 	dialog *dialogState
 	job    *bulkJob
 	jobSeq int
-	filter filterSpec
-	jumps  []jump
+	// lastExport is what the last export held (nil: none yet), which the
+	// purge dialog compares with what a purge removes.
+	lastExport *lastExport
+	filter     filterSpec
+	jumps      []jump
 	// search is the search for a reply's request in progress (nil for
 	// none); replySources maps an entity (lower case) to the entities whose
 	// messages were seen asking for replies in it.

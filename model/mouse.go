@@ -33,6 +33,7 @@ func (m *Model) onClick(ms tea.Mouse) tea.Cmd {
 			p := &m.panes[s.Index]
 			if row >= 0 && row < min(s.Rows(), len(p.rows)) {
 				p.cursor = row
+				p.chose()
 			}
 			return nil
 		}

@@ -31,6 +31,10 @@ type paneRequest struct {
 	filter filterSpec
 }
 
+// dueOrder reports whether the window is in due order (the Scheduled
+// pane), not in sequence order.
+func (r paneRequest) dueOrder() bool { return category(r.index) == broker.CategoryScheduled }
+
 // paneResult is one pane's window.
 type paneResult struct {
 	req     paneRequest
@@ -113,6 +117,22 @@ type exportedMsg struct {
 	// then ""), bytes its size or the file's.
 	clip  string
 	bytes int64
+	// of says what was exported, for the notice and the purge dialog.
+	of exportScope
+}
+
+// exportScope is what an export covered: the entity, the pane, whether it
+// was the whole pane (nothing selected) or the message in the detail view,
+// how many selected messages were found gone, how many of each sub-queue
+// it held, and whether it was cancelled part way.
+type exportScope struct {
+	entity    string
+	pane      int
+	whole     bool
+	one       bool
+	gone      []int64
+	bySub     [3]int
+	cancelled bool
 }
 
 // errMsg reports an error of a command that has no better place.

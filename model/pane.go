@@ -1,7 +1,9 @@
 package model
 
 import (
+	"slices"
 	"sort"
+	"time"
 
 	"github.com/peeklock/peeklock/broker"
 )
@@ -20,8 +22,10 @@ type paneState struct {
 	// pos is the 1-based position of rows[0] in the category, best effort
 	// (0: unknown).
 	pos int64
-	// selected holds the sequence numbers selected with space.
-	selected map[int64]bool
+	// selected holds the sequence numbers selected with space or *;
+	// allSelected is set when * made it (a second * clears it).
+	selected    map[int64]bool
+	allSelected bool
 	// filterTops are earlier window starts while a filter is in force: a
 	// filtered window cannot be found backwards by bisection.
 	filterTops []int64
@@ -31,10 +35,14 @@ type paneState struct {
 	pendingCursor cursorPlace
 	// wantSeq, when not 0, puts the cursor on that message when it arrives.
 	wantSeq int64
-	scanned int
-	partial bool
-	err     error
-	loaded  bool
+	// movedAt is when the row under the cursor last changed by itself
+	// (followCursor), movedWhy how; the user moving the cursor clears them.
+	movedAt  time.Time
+	movedWhy string
+	scanned  int
+	partial  bool
+	err      error
+	loaded   bool
 }
 
 // cursorPlace says where the cursor goes when a window arrives.
@@ -64,10 +72,17 @@ func (p *paneState) reset() {
 	p.seeking = false
 	p.pendingCursor = cursorKeep
 	p.wantSeq = 0
+	p.chose()
 	p.scanned, p.partial = 0, false
 	p.err = nil
 	p.loaded = false
+	p.clearSelection()
+}
+
+// clearSelection unselects every message of the pane.
+func (p *paneState) clearSelection() {
 	clear(p.selected)
+	p.allSelected = false
 }
 
 // category returns the broker category of pane i.
@@ -127,19 +142,31 @@ func (m *Model) syncLocalPanes() {
 			continue
 		}
 		p := &m.panes[i]
+		var keep int64 = -1
+		if cur := p.current(); cur != nil {
+			keep = cur.SequenceNumber
+		}
 		var all []*broker.Message
 		if category(i) == broker.CategoryLocked || category(i) == broker.CategoryDeadLettered {
 			all = m.heldInOrder(addresses(m.entity, i)...)
 		}
 		start := sort.Search(len(all), func(k int) bool { return all[k].SequenceNumber >= p.top })
 		n := max(1, m.visibleRows(i)) + 1
+		if w := sort.Search(len(all), func(k int) bool { return all[k].SequenceNumber >= p.wantSeq }); p.wantSeq != 0 && w < len(all) && w >= start+n-1 {
+			start, p.top, p.pos = w, all[w].SequenceNumber, 0 // the message asked for, below the window
+		}
 		p.rows = all[start:min(len(all), start+n)]
 		p.loaded = true
-		if p.wantSeq != 0 {
-			for k, x := range p.rows {
-				if x.SequenceNumber == p.wantSeq {
-					p.cursor, p.wantSeq = k, 0
-				}
+		if p.wantSeq != 0 && slices.ContainsFunc(p.rows, func(x *broker.Message) bool { return x.SequenceNumber == p.wantSeq }) {
+			keep, p.wantSeq = p.wantSeq, 0 // the message asked for
+		}
+		if p.wantSeq == 0 && m.followCursor(p, keep, n-1, true, len(p.rows) >= n) {
+			// The top moved with the cursor's message: the window again.
+			start = sort.Search(len(all), func(k int) bool { return all[k].SequenceNumber >= p.top })
+			p.rows = all[start:min(len(all), start+n)]
+			p.wantSeq = 0
+			if k := slices.IndexFunc(p.rows, func(x *broker.Message) bool { return x.SequenceNumber == keep }); k >= 0 {
+				p.cursor = k
 			}
 		}
 		p.cursor = max(0, min(p.cursor, len(p.rows)-1))

@@ -179,13 +179,14 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 	if m.entity == "" {
 		m.entity = msg.entity
 	}
+	after := m.layout() // with the new counts
 	if msg.entity == m.entity {
 		for _, r := range msg.panes {
-			m.applyPane(r, msg.at)
+			m.applyPane(r, msg.at, after)
 		}
 	}
 	m.keepEntityVisible()
-	if after := m.layout(); !slices.Equal(before.Panes, after.Panes) {
+	if !slices.Equal(before.Panes, after.Panes) {
 		// New counts moved the panes: their windows follow.
 		m.sched.want = true
 		if after.Main.W != before.Main.W {
@@ -208,8 +209,8 @@ func connState(err error) string {
 }
 
 // applyPane takes one pane's window, unless the pane moved since it was
-// asked for.
-func (m *Model) applyPane(r paneResult, at time.Time) {
+// asked for; l is the layout now, which the cursor keeps to.
+func (m *Model) applyPane(r paneResult, at time.Time, l ui.Layout) {
 	p := &m.panes[r.req.index]
 	if p.top != r.req.top || p.seeking || !r.req.filter.equal(m.filter) {
 		return // stale: the next refresh brings the right window
@@ -235,29 +236,41 @@ func (m *Model) applyPane(r paneResult, at time.Time) {
 		p.pos = 1
 	}
 	if p.wantSeq != 0 {
-		if i := slices.IndexFunc(p.rows, func(x *broker.Message) bool { return x.SequenceNumber == p.wantSeq }); i >= 0 {
-			p.cursor, p.wantSeq = i, 0
+		switch {
+		case slices.ContainsFunc(p.rows, func(x *broker.Message) bool { return x.SequenceNumber == p.wantSeq }):
+			keep, p.wantSeq = p.wantSeq, 0 // the message asked for: the cursor goes there
 			p.pendingCursor = cursorKeep
-			keep = -1
+		case !r.req.dueOrder() && len(p.rows) >= r.req.rows && p.wantSeq > p.rows[len(p.rows)-1].SequenceNumber:
+			// Further down than the window reaches: start it there.
+			if m.filter.active() {
+				p.filterTops = append(p.filterTops, p.top)
+			}
+			p.top, p.pos = p.wantSeq, 0
+			m.sched.want = true
 		}
+	}
+	// The rows on screen now: the layout may have changed since the request.
+	shown := r.req.rows - 1
+	if slot, ok := l.Slot(r.req.index); ok && slot.Rows() > 0 {
+		shown = slot.Rows()
 	}
 	switch p.pendingCursor {
 	case cursorFirst:
 		p.cursor = 0
 	case cursorLast:
-		p.cursor = min(len(p.rows), max(1, r.req.rows-1)) - 1
+		p.cursor = min(len(p.rows), max(1, shown)) - 1
 	default:
-		if keep >= 0 {
-			if i := slices.IndexFunc(p.rows, func(x *broker.Message) bool { return x.SequenceNumber == keep }); i >= 0 {
-				p.cursor = i
-			}
+		if p.wantSeq == 0 && m.followCursor(p, keep, shown, !r.req.dueOrder(), len(p.rows) >= r.req.rows) {
+			m.sched.want = true // the window moved with the cursor's message
 		}
 	}
 	p.pendingCursor = cursorKeep
-	limit := min(len(p.rows), max(1, r.req.rows-1))
+	limit := min(len(p.rows), max(1, shown))
 	p.cursor = max(0, min(p.cursor, limit-1))
-	// Selections of messages that left the window stay: they may come back,
-	// and bulk work checks each one against the broker anyway.
+	// A selected message that left the window by scrolling stays selected;
+	// one the window shows is gone leaves the selection.
+	e, _ := m.currentEntity()
+	p.pruneSelection(r.req.index, e.Counts.Count(category(r.req.index)), m.listed && !e.Counts.Unknown)
 	if m.detail != nil && m.detail.pane == r.req.index {
 		m.detail.refresh(p.rows)
 	}

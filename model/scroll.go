@@ -23,6 +23,7 @@ func (m *Model) localPane(i int) bool {
 // window scrolls, by one message.
 func (m *Model) move(d int) tea.Cmd {
 	p := m.focused()
+	p.chose()
 	rows := max(1, m.visibleRows(m.focus))
 	n := p.cursor + d
 	switch {
@@ -91,6 +92,7 @@ func (m *Model) scrollUp(k int, place cursorPlace) tea.Cmd {
 // pageUp scrolls up by a screen.
 func (m *Model) pageUp() tea.Cmd {
 	p := m.focused()
+	p.chose()
 	if p.cursor > 0 {
 		p.cursor = 0
 		return nil
@@ -101,6 +103,7 @@ func (m *Model) pageUp() tea.Cmd {
 // pageDown scrolls down by a screen.
 func (m *Model) pageDown() tea.Cmd {
 	p := m.focused()
+	p.chose()
 	rows := max(1, m.visibleRows(m.focus))
 	if len(p.rows) <= rows {
 		p.cursor = max(0, len(p.rows)-1)
@@ -112,6 +115,7 @@ func (m *Model) pageDown() tea.Cmd {
 // toTop goes to the first message of the pane.
 func (m *Model) toTop() tea.Cmd {
 	p := m.focused()
+	p.chose()
 	p.cursor = 0
 	if p.top == 0 {
 		return nil
@@ -124,6 +128,7 @@ func (m *Model) toTop() tea.Cmd {
 // toBottom goes to the last message of the pane.
 func (m *Model) toBottom() tea.Cmd {
 	p := m.focused()
+	p.chose()
 	rows := max(1, m.visibleRows(m.focus))
 	if len(p.rows) <= rows && (p.top == 0 || m.localPane(m.focus)) {
 		p.cursor = max(0, len(p.rows)-1)

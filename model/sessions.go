@@ -92,7 +92,7 @@ func (m *Model) lockDeferredInSession(seqs []int64, pane int) tea.Cmd {
 	if sessions[0] == "" {
 		return m.refuse(&m.keys.Lock, fmt.Sprintf("sequence number %d has no session id", seqs[0]))
 	}
-	clear(m.panes[pane].selected)
+	m.panes[pane].clearSelection()
 	return m.underSession(sessions[0], func(ctx context.Context, sc broker.SessionClient, entity, id string) ([]*broker.Message, error) {
 		return sc.ReceiveDeferredFromSession(ctx, entity, id, seqs)
 	})

@@ -24,6 +24,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = tea.Batch(cmd, r)
 	}
 	m.syncLocalPanes()
+	if m.dialog != nil && m.dialog.live != nil {
+		m.dialog.live(m.dialog)
+	}
 	m.updateKeybindings()
 	if f := m.ensureFrame(); f != nil {
 		cmd = tea.Batch(cmd, f)

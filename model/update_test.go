@@ -545,7 +545,7 @@ func TestSelectAndSettleASelection(t *testing.T) {
 	h.key("esc")
 	h.key("*")
 	if len(h.m.panes[1].selected) != 2 {
-		t.Fatal("* does not select all shown")
+		t.Fatal("* does not select the whole pane")
 	}
 	h.key("*")
 	if len(h.m.panes[1].selected) != 0 {

@@ -126,6 +126,16 @@ func (m *Model) paneView(slot ui.PaneSlot) ui.PaneState {
 	}
 	if category(i) == broker.CategoryLocked && len(m.ghosts) > 0 {
 		rows = m.withGhosts(rows, n, p)
+		// The flashing rows of ended locks sit among the others: the
+		// cursor is drawn on its message, not at its index.
+		ps.Cursor = -1
+		if cur := p.current(); cur != nil {
+			for k, r := range rows {
+				if r.Flash == "" && r.Msg.SequenceNumber == cur.SequenceNumber {
+					ps.Cursor = k
+				}
+			}
+		}
 	}
 	ps.Rows = rows
 	switch {

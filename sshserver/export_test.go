@@ -81,7 +81,7 @@ func TestExportReadOnlyKeyClipboardOnly(t *testing.T) {
 	ts := startServer(t, exportEngine(t), exportLimits(dir))
 	term := openTerm(t, ts.mustDial(ts.reader), 200, 30)
 	term.waitScreen(waitLong, "m-1", "Active 3")
-	term.press("x")
+	term.press(" x") // x exports the selection (with none, the whole pane)
 	term.waitScreen(waitLong, "exported 1 message(s) to your clipboard (OSC 52")
 	waitUntil(t, waitLong, "the OSC 52 sequence", func() bool { return len(clipboardPayloads(t, term.raw.String())) == 1 })
 	clip := clipboardPayloads(t, term.raw.String())[0]
@@ -89,7 +89,7 @@ func TestExportReadOnlyKeyClipboardOnly(t *testing.T) {
 	if err := json.Unmarshal([]byte(clip), &m); err != nil || m["MessageId"] != "m-1" || !strings.HasSuffix(clip, "\n") {
 		t.Fatalf("clipboard %q (%v), want the JSON line of m-1", clip, err)
 	}
-	term.press("j") // big: too large for the clipboard
+	term.press(" ") // and big (the cursor moved to it): too large for the clipboard
 	term.press("x")
 	term.waitScreen(waitLong, "a read-only key exports to the clipboard only")
 	if got := clipboardPayloads(t, term.raw.String()); len(got) != 1 {
@@ -115,7 +115,7 @@ func TestExportOperatorWritesFileInExportDir(t *testing.T) {
 	term := openTerm(t, ts.mustDial(ts.operator), 200, 30)
 	term.waitScreen(waitLong, "m-1", "Active 3")
 	term.press("j")
-	term.press("x")
+	term.press(" x") // x exports the selection (with none, the whole pane)
 	term.waitScreen(waitLong, "exported 1 message(s) to "+dir)
 	f := files(t, dir)
 	if len(f) != 1 || !strings.HasPrefix(f[0], "peeklock-orders-") || !strings.HasSuffix(f[0], ".jsonl") {
@@ -129,7 +129,7 @@ func TestExportOperatorWritesFileInExportDir(t *testing.T) {
 	if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
 		t.Errorf("export file mode %v, want 0600", st.Mode().Perm())
 	}
-	term.press("j") // huge: past the file limit
+	term.press(" ") // and huge (the cursor moved to it): past the file limit
 	term.press("x")
 	term.waitScreen(waitLong, "more than the 10000 bytes an export file may hold")
 	if f := files(t, dir); len(f) != 1 {

@@ -32,23 +32,50 @@ func DialogBox(c *Common, d Dialog) []string {
 	if inner <= 0 {
 		inner = 50
 	}
-	inner = min(inner, max(10, c.Width-4))
+	inner = min(inner, max(10, c.Width-DialogMargin))
 	var body []string
-	body = append(body, st.DialogTitle.Render(fit(Sanitize(d.Title), inner)))
-	body = append(body, d.Lines...)
+	for _, l := range Wrap(Sanitize(d.Title), inner) {
+		body = append(body, st.DialogTitle.Render(l))
+	}
+	for _, l := range d.Lines {
+		body = append(body, wrapStyled(l, inner)...)
+	}
 	if d.Error != "" {
-		for _, l := range strings.Split(ansi.Hardwrap(Sanitize(d.Error), inner, true), "\n") {
+		for _, l := range Wrap(Sanitize(d.Error), inner) {
 			body = append(body, st.Error.Render(l))
 		}
 	}
 	if d.Footer != "" {
-		body = append(body, "", st.Faint.Render(d.Footer))
+		body = append(body, "")
+		for _, l := range Wrap(d.Footer, inner) {
+			body = append(body, st.Faint.Render(l))
+		}
+	}
+	if most := c.Height - 2; most > 0 && len(body) > most {
+		// Too tall for the screen: the content gives way in the middle,
+		// marked, so that the title, the error and the keys stay.
+		cut := len(body) - most + 1
+		from := max(1, (len(body)-cut)/2)
+		body = append(append(body[:from:from], st.Faint.Render("…")), body[from+cut:]...)
 	}
 	for i, l := range body {
 		body[i] = fit(l, inner)
 	}
 	box := st.DialogBox.Render(strings.Join(body, "\n"))
 	return strings.Split(box, "\n")
+}
+
+// DialogMargin is how many cells of the screen's width a dialog leaves
+// free: its border and padding, and a blank cell beside it on each side.
+const DialogMargin = 6
+
+// wrapStyled breaks a styled line into lines of at most w cells, at spaces
+// where it can, keeping its styles.
+func wrapStyled(s string, w int) []string {
+	if sw, _ := width(s); sw <= w {
+		return []string{s}
+	}
+	return strings.Split(ansi.Wrap(s, w, ""), "\n")
 }
 
 // Progress is the state of bulk work for its progress box.
@@ -109,6 +136,12 @@ func ProgressDialog(c *Common, p Progress) Dialog {
 func HelpLines(c *Common, why func(*key.Binding) string, w int) []string {
 	st := c.Styles
 	titles := []string{"Move", "Panes and views", "Messages", "Tools"}
+	cw := w // the width of a column
+	if w >= 100 {
+		cw = w/2 - 1
+	}
+	const keyW = 12
+	descW := max(10, cw-keyW-3) // "  key… desc": the description wraps under itself
 	var cols [][]string
 	for gi, g := range c.KeyMap.Groups() {
 		col := []string{st.Header.Render(titles[gi])}
@@ -117,17 +150,21 @@ func HelpLines(c *Common, why func(*key.Binding) string, w int) []string {
 				continue
 			}
 			h := b.Help()
-			line := "  " + st.HelpKey.Render(fit(h.Key, 12)) + " "
+			desc, style := h.Desc, st.HelpDesc
 			if r := why(b); r != "" {
-				line += st.Faint.Render(h.Desc + " — " + Sanitize(r))
-			} else {
-				line += st.HelpDesc.Render(h.Desc)
+				desc, style = h.Desc+" — "+Sanitize(r), st.Faint
 			}
-			col = append(col, line)
+			for i, part := range Wrap(desc, descW) {
+				lead := "  " + st.HelpKey.Render(fit(h.Key, keyW)) + " "
+				if i > 0 {
+					lead = blank(keyW + 3)
+				}
+				col = append(col, lead+style.Render(part))
+			}
 		}
 		cols = append(cols, append(col, ""))
 	}
-	head := st.Title.Render("Keys") + st.Faint.Render("  ↑/↓ scroll · ? or esc close")
+	head := st.Title.Render("Keys") + st.Faint.Render(fit("  ↑/↓ scroll · ? or esc close", max(0, w-4)))
 	legend := []string{st.Header.Render("Legend")}
 	for _, l := range Legend {
 		for i, part := range Wrap(l, max(10, w-4)) {
@@ -157,7 +194,7 @@ func HelpLines(c *Common, why func(*key.Binding) string, w int) []string {
 		if i < len(right) {
 			r = right[i]
 		}
-		lines = append(lines, fit(l, half)+r)
+		lines = append(lines, fit(l, half)+fit(r, w-half))
 	}
 	return append(lines, legend...)
 }

@@ -92,7 +92,13 @@ func Render(c *Common, s Screen) string {
 		copy(lines[:l.HelpLine.Y], s.Cover)
 	}
 	lines[l.HelpLine.Y] = ShortHelp(c, s.Help, w)
-	lines[l.Status.Y] = StatusBar(c, s.Status, w)
+	if l.HelpLine.Y < l.Status.Y {
+		// A message too long for the status bar takes the key help's line.
+		st := StatusLines(c, s.Status, w)
+		copy(lines[l.Status.Y+1-len(st):], st)
+	} else {
+		lines[l.Status.Y] = StatusBar(c, s.Status, w)
+	}
 	if s.Dialog != nil {
 		lines = Overlay(lines, DialogBox(c, *s.Dialog), w)
 	}

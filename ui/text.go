@@ -69,7 +69,8 @@ func padLines(lines []string, w, h int) []string {
 }
 
 // Overlay draws box (lines of equal width) over base, centred, keeping the
-// parts of base to its left and right. base must have lines of width w.
+// parts of base to its left and right but the cell next to each side of
+// the box, which it blanks. base must have lines of width w.
 func Overlay(base []string, box []string, w int) []string {
 	if len(box) == 0 {
 		return base
@@ -87,9 +88,13 @@ func Overlay(base []string, box []string, w int) []string {
 			break
 		}
 		row := out[y+i]
-		left := ansi.Truncate(row, x, "")
-		right := ansi.TruncateLeft(row, x+bw, "")
-		out[y+i] = fit(left, x) + fit(l, bw) + right
+		// One blank cell on each side of the box, so that nothing of the
+		// line underneath seems to belong to it.
+		lm := min(x, 1)
+		rm := min(w-x-bw, 1)
+		left := ansi.Truncate(row, x-lm, "")
+		right := ansi.TruncateLeft(row, x+bw+rm, "")
+		out[y+i] = fit(left, x-lm) + blank(lm) + fit(l, bw) + blank(rm) + right
 	}
 	return out
 }
