@@ -106,7 +106,12 @@ func runRoot(ctx context.Context, d dashboardFlags, b brokerFlags, noDemo bool) 
 			return err
 		}
 	}
-	ep, err := newEndpoint(eng, b, slog.New(slog.DiscardHandler))
+	quiet := slog.New(slog.DiscardHandler)
+	ev, err := b.front.entraValidator(quiet)
+	if err != nil {
+		return err
+	}
+	ep, err := newEndpoint(eng, b, ev, quiet)
 	if err != nil {
 		return err
 	}
@@ -114,8 +119,11 @@ func runRoot(ctx context.Context, d dashboardFlags, b brokerFlags, noDemo bool) 
 	if err != nil {
 		return err
 	}
+	if err := ep.openTLS(b, ls, quiet); err != nil {
+		return err
+	}
 	// The screen belongs to the dashboard: the listeners log nothing.
-	defer startListeners(eng, storeMetrics, b, ls, ep, slog.New(slog.DiscardHandler))()
+	defer startListeners(eng, storeMetrics, b, ls, ep, quiet)()
 	if runDemo {
 		if err := demo.Setup(ctx, eng, dcfg); err != nil {
 			return fmt.Errorf("demo: %w", err)

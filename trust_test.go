@@ -1,0 +1,44 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestTmuxServeDataTrusted runs, in a real terminal, `peeklock serve
+// --data DIR` (its CA in DIR/tls) and then `peeklock list` with the
+// connection string serve printed, both with a home of their own: list
+// trusts the CA that serve recorded for its port and exits 0. With another
+// home (no record) the same list is a trust problem, one line with the fix
+// and exit 2, not "connection lost".
+func TestTmuxServeDataTrusted(t *testing.T) {
+	bin := buildBinary(t)
+	home := t.TempDir()
+	data := filepath.Join(t.TempDir(), "data")
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=", "XDG_STATE_HOME="}
+	p := launchServe(t, bin, env, "--data", data, "--amqp", "127.0.0.1:0", "--admin", "127.0.0.1:0")
+	if ca := p.wait(reTrustCA)[1]; ca != filepath.Join(data, "tls", "ca.pem") {
+		t.Fatalf("the CA is %s, want it in the data directory", ca)
+	}
+	conn := p.wait(`connection_string="([^"]+)"`)[1]
+
+	tm := newTmux(t, fmt.Sprintf("env HOME=%s XDG_CONFIG_HOME= XDG_STATE_HOME= %s list --connection '%s'", home, bin, conn))
+	screen := tm.waitFor("list to end", has("peeklock exited"))
+	if !strings.Contains(screen, "peeklock exited 0") || !strings.Contains(screen, "ENTITY") {
+		t.Fatalf("list with serve's connection string:\n%s", screen)
+	}
+
+	r := runBin(t, "", nil, "list", "--connection", conn)
+	if r.status != 2 || !strings.Contains(r.stderr, "TLS certificate is not trusted") || !strings.Contains(r.stderr, "SSL_CERT_FILE=") ||
+		strings.Contains(r.stderr, "connection lost") || strings.Count(r.stderr, "\n") != 1 {
+		t.Fatalf("list without the record: status %d, %q; want 2 and the trust problem in one line", r.status, r.stderr)
+	}
+	p.stop()
+	r = runBin(t, "", []string{"HOME=" + home, "XDG_STATE_HOME="}, "list", "--connection", conn)
+	if r.status != 1 || !regexp.MustCompile(`cannot reach the endpoint`).MatchString(r.stderr) || strings.Contains(r.stderr, "connection lost") {
+		t.Fatalf("list after serve stopped: status %d, %q; want 1 and \"cannot reach\"", r.status, r.stderr)
+	}
+}
