@@ -130,7 +130,7 @@ func runRoot(ctx context.Context, d dashboardFlags, b brokerFlags, noDemo bool) 
 		}
 		demoCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		go demo.Run(demoCtx, eng, dcfg, demo.Options{})
+		go demo.Run(broker.WithActor(demoCtx, actorDemo), eng, dcfg, demo.Options{})
 	}
 	return runDashboard(ctx, eng, opts)
 }

@@ -119,7 +119,7 @@ func (e *endpointFlags) open(ctx context.Context, cmd, entity string, writes boo
 	if writes && readOnly {
 		return nil, readOnlyRefusal(cmd)
 	}
-	client, err := dial(ctx, conn, entity, e.adminURL)
+	client, err := dial(ctx, conn, entity, e.adminURL, actorName(actorCLI))
 	if err != nil {
 		return nil, err
 	}
