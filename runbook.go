@@ -25,6 +25,9 @@ func addRunbookCommands(root *cobra.Command) {
 		newImportCommand(), newExportCommand(), newResubmitCommand(), newPurgeCommand(), newHistoryCommand()} {
 		c.GroupID = "runbook"
 		c.Flags().SortFlags = false
+		if strings.Contains(c.Use, "ENTITY") {
+			c.ValidArgsFunction = completeEntities
+		}
 		root.AddCommand(c)
 	}
 }
