@@ -18,11 +18,11 @@ import (
 )
 
 // addRunbookCommands adds the commands for runbooks and scripts: list,
-// peek, tail, send, import, export, resubmit, purge, history.
+// peek, tail, send, import, export, resubmit, deadletter, purge, history.
 func addRunbookCommands(root *cobra.Command) {
 	root.AddGroup(&cobra.Group{ID: "runbook", Title: "runbook commands"})
 	for _, c := range []*cobra.Command{newListCommand(), newPeekCommand(), newTailCommand(), newSendCommand(),
-		newImportCommand(), newExportCommand(), newResubmitCommand(), newPurgeCommand(), newHistoryCommand()} {
+		newImportCommand(), newExportCommand(), newResubmitCommand(), newDeadLetterCommand(), newPurgeCommand(), newHistoryCommand()} {
 		c.GroupID = "runbook"
 		c.Flags().SortFlags = false
 		if strings.Contains(c.Use, "ENTITY") {
