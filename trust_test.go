@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"io/fs"
+	"net"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -40,5 +43,35 @@ func TestTmuxServeDataTrusted(t *testing.T) {
 	r = runBin(t, "", []string{"HOME=" + home, "XDG_STATE_HOME="}, "list", "--connection", conn)
 	if r.status != 1 || !regexp.MustCompile(`cannot reach the endpoint`).MatchString(r.stderr) || strings.Contains(r.stderr, "connection lost") {
 		t.Fatalf("list after serve stopped: status %d, %q; want 1 and \"cannot reach\"", r.status, r.stderr)
+	}
+}
+
+// TestServeWritesNothingBeforeItBinds: a serve whose port is taken fails
+// before it writes anything: no data directory, no local CA in the home,
+// no record of its CA.
+func TestServeWritesNothingBeforeItBinds(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	home := t.TempDir()
+	data := filepath.Join(t.TempDir(), "data")
+	r := runBin(t, "", []string{"HOME=" + home, "XDG_CONFIG_HOME=", "XDG_STATE_HOME="}, "serve", "--data", data, "--amqp", busy.Addr().String(), "--admin", "")
+	if r.status != 1 || !strings.Contains(r.stderr, "address already in use") {
+		t.Fatalf("serve on a taken port: %d %q", r.status, r.stderr)
+	}
+	if _, err := os.Stat(data); !os.IsNotExist(err) {
+		t.Errorf("the data directory was made: %v", err)
+	}
+	var made []string
+	filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && p != home {
+			made = append(made, p)
+		}
+		return nil
+	})
+	if len(made) > 0 {
+		t.Errorf("serve wrote into the home: %v", made)
 	}
 }
