@@ -75,3 +75,32 @@ func TestServeWritesNothingBeforeItBinds(t *testing.T) {
 		t.Errorf("serve wrote into the home: %v", made)
 	}
 }
+
+// TestTrustHintNamesEveryRuntime: the line serve logs about its local CA,
+// and the README's "Connect any SDK" table, say how Go, Node.js, Python,
+// Java and .NET trust it, and where SDKs without a port in the endpoint
+// dial.
+func TestTrustHintNamesEveryRuntime(t *testing.T) {
+	bin := buildBinary(t)
+	p := launchServe(t, bin, nil, "--amqp", "127.0.0.1:0", "--admin", "")
+	line := p.wait(`msg="(trust the local CA [^"]*)".*ports="([^"]*)"`)
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, _ := strings.Cut(string(readme), "### Connect any SDK")
+	for _, want := range []string{"SSL_CERT_FILE=", "NODE_EXTRA_CA_CERTS=", "REQUESTS_CA_BUNDLE=", "connection_verify=",
+		"keytool", "javax.net.ssl.trustStore", "system store", ".NET", "Python", "Java"} {
+		if !strings.Contains(line[1], want) {
+			t.Errorf("the trust hint lacks %q: %s", want, line[1])
+		}
+		if !strings.Contains(table, want) {
+			t.Errorf("the README's Connect any SDK table lacks %q", want)
+		}
+	}
+	for _, want := range []string{"--tls-addr 127.0.0.1:5671", "--admin 127.0.0.1:443", "UseDevelopmentEmulator=true"} {
+		if !strings.Contains(line[2], want) || !strings.Contains(table, want) {
+			t.Errorf("the ports hint or the README lacks %q: %s", want, line[2])
+		}
+	}
+}
