@@ -45,7 +45,7 @@ func runBin(t *testing.T, stdin string, env []string, args ...string) result {
 var helpCommands = [][]string{
 	{}, {"serve"}, {"connect"}, {"version"}, {"help"},
 	{"completion"}, {"completion", "bash"}, {"completion", "zsh"}, {"completion", "fish"}, {"completion", "powershell"},
-	{"list"}, {"peek"}, {"tail"}, {"send"}, {"import"}, {"export"}, {"resubmit"}, {"purge"}, {"history"},
+	{"list"}, {"peek"}, {"tail"}, {"send"}, {"import"}, {"export"}, {"resubmit"}, {"deadletter"}, {"purge"}, {"history"},
 }
 
 // trailingSpace is what lipgloss pads lines with.

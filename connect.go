@@ -81,7 +81,7 @@ func runConnect(ctx context.Context, args []string, d dashboardFlags, sf sshFlag
 	if err != nil {
 		return err
 	}
-	client, err := dial(ctx, conn, d.entity, adminURL)
+	client, err := dial(ctx, conn, d.entity, adminURL, actorName(actorDashboard))
 	if err != nil {
 		return err
 	}
@@ -96,14 +96,17 @@ func runConnect(ctx context.Context, args []string, d dashboardFlags, sf sshFlag
 	return runDashboard(ctx, client, opts)
 }
 
-// dial connects to conn and checks, before anything else happens, that the
-// endpoint takes the credential and has entity ("" for none).
-func dial(ctx context.Context, conn remote.ConnectionString, entity, adminURL string) (*remote.Client, error) {
+// dial connects to conn as who (the AMQP container id, which serve's
+// message histories name) and checks, before anything else happens, that
+// the endpoint takes the credential and has entity ("" for none).
+func dial(ctx context.Context, conn remote.ConnectionString, entity, adminURL, who string) (*remote.Client, error) {
 	var entities []string
 	if entity != "" {
 		entities = []string{entity}
 	}
-	client, err := remote.Dial(ctx, connectConfig(conn, entities, adminURL))
+	cfg := connectConfig(conn, entities, adminURL)
+	cfg.ContainerID = "peeklock " + who
+	client, err := remote.Dial(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", conn.Redacted(), endpointError(err))
 	}

@@ -11,13 +11,15 @@ import (
 	"github.com/peeklock/peeklock/broker/remote"
 )
 
-// connectConfig is the remote client's configuration for connect. Its TLS
-// trusts the system's roots and, when `peeklock serve` has made one in the
-// user's config directory, the local CA: connect then reaches a local serve
-// over TLS, HTTPS and WebSockets without SSL_CERT_FILE.
+// connectConfig is the remote client's configuration for connect and the
+// runbook commands. Its TLS trusts the system's roots and the local CAs of
+// `peeklock serve`: the one in the user's config directory, and the one a
+// serve on this machine recorded for the endpoint's port (servedca.go), so
+// that serve's connection string works over TLS, HTTPS and WebSockets
+// without SSL_CERT_FILE, with or without serve --data.
 func connectConfig(conn remote.ConnectionString, entities []string, adminURL string) remote.Config {
 	cfg := remote.Config{Conn: conn, Entities: entities, AdminURL: adminURL}
-	roots := localTrust()
+	roots := localTrust(servedCAs(conn, adminURL))
 	if roots == nil {
 		return cfg
 	}
@@ -28,22 +30,26 @@ func connectConfig(conn remote.ConnectionString, entities []string, adminURL str
 	return cfg
 }
 
-// localTrust returns the system's roots with the local CA added, or nil
-// when there is no local CA (or no system pool to add it to).
-func localTrust() *x509.CertPool {
-	dir, err := devcert.DefaultDir("")
-	if err != nil {
-		return nil
-	}
-	pem, err := os.ReadFile(filepath.Join(dir, devcert.CAFile))
-	if err != nil {
-		return nil
+// localTrust returns the system's roots with the local CAs added (the
+// config directory's and the files given), or nil when there is none (or
+// no system pool to add them to).
+func localTrust(more []string) *x509.CertPool {
+	files := more
+	if dir, err := devcert.DefaultDir(""); err == nil {
+		files = append(files, filepath.Join(dir, devcert.CAFile))
 	}
 	pool, err := x509.SystemCertPool()
 	if err != nil {
 		return nil
 	}
-	if !pool.AppendCertsFromPEM(pem) {
+	added := false
+	for _, f := range files {
+		pem, err := os.ReadFile(f)
+		if err == nil && pool.AppendCertsFromPEM(pem) {
+			added = true
+		}
+	}
+	if !added {
 		return nil
 	}
 	return pool

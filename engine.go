@@ -57,6 +57,11 @@ func (b *brokerFlags) check() (*engine.Config, error) {
 	return loadEmulatorConfig(b.config)
 }
 
+// listens reports whether the flags open the listener (an address given).
+func (b *brokerFlags) listens() bool {
+	return b.amqp != "" || b.admin != "" || b.front.tlsAddr != ""
+}
+
 // checkAddr refuses a listen address that is not HOST:PORT.
 func checkAddr(flag, addr string) error {
 	if addr == "" {
@@ -158,6 +163,17 @@ func (b *brokerFlags) bind() (*listeners, error) {
 		*a.l = l
 	}
 	return &ls, nil
+}
+
+// addrs returns the addresses of the bound sockets.
+func (ls *listeners) addrs() []net.Addr {
+	var out []net.Addr
+	for _, l := range []net.Listener{ls.amqp, ls.admin, ls.tls} {
+		if l != nil {
+			out = append(out, l.Addr())
+		}
+	}
+	return out
 }
 
 func (ls *listeners) close() {

@@ -22,8 +22,8 @@ func newExportCommand() *cobra.Command {
 		Long: `peeklock export — write an entity's messages as JSON lines, the dashboard's export format (x),
 which import sends again. Like peek, it never locks a message nor changes a delivery count, and
 takes the same selectors; it writes every message unless --max, to stdout or to a new file
-(--out), with a progress bar on stderr when that is a terminal. --filter keeps the messages that
-match (exit status 3 when none does).` + endpointHelp,
+(--out, ending with "exported N messages to FILE"), with a progress bar on stderr when that is
+a terminal. --filter keeps the messages that match (exit status 3 when none does).` + endpointHelp,
 		Example: `  # keep the dead letters before purging them
   peeklock export orders --dlq --data ./data --out orders-dlq.jsonl
 
@@ -35,7 +35,11 @@ match (exit status 3 when none does).` + endpointHelp,
 			if out != "" {
 				open = newFile(out)
 			}
-			return runRead(cmd.Context(), open, "export", args[0], &e, &r, true)
+			n, err := runRead(cmd.Context(), open, "export", args[0], &e, &r, true)
+			if err == nil && out != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "exported %d messages to %s\n", n, out)
+			}
+			return err
 		},
 	}
 	r.register(cmd.Flags(), 0)

@@ -26,13 +26,17 @@ losses (and why), deferral, dead-lettering (reason, and who: a client or the bro
 resubmission. The history goes with its message: a settled message has none.
 
 SEQ is the message's sequence number; ENTITY may be the entity or its dead-letter sub-queue. Only
-the embedded broker keeps histories (serve --history=false turns them off); Service Bus keeps
-none.` + endpointHelp,
+the embedded broker keeps histories (serve --history=false turns them off): read them with --data
+from a store no peeklock has open, or with serve's connection string while it runs. Service Bus
+keeps none.` + endpointHelp,
 		Example: `  # why did this message end up in the dead-letter queue?
   peeklock history orders 42 --data ./data
 
   # the same, as JSON
-  peeklock history orders/$DeadLetterQueue 42 --data ./data -o json`,
+  peeklock history orders/$DeadLetterQueue 42 --data ./data -o json
+
+  # while peeklock serve runs: its connection string
+  peeklock history orders 42 -c "$CONNECTION_STRING_SERVE_PRINTED"`,
 		Args: entityAndSequence,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			seq, _ := strconv.ParseInt(args[1], 10, 64) // checked by entityAndSequence
@@ -41,11 +45,14 @@ none.` + endpointHelp,
 				return err
 			}
 			defer c.Close()
-			hr, ok := broker.HistoryOf(c)
-			if !ok {
-				return fmt.Errorf("history: %s keeps no message history (only the embedded broker does: use --data)", safe(c.Endpoint()))
+			var h broker.History
+			if hr, ok := broker.HistoryOf(c); ok {
+				h, err = hr.History(cmd.Context(), args[0], seq)
+			} else if h, ok, err = serveHistory(cmd.Context(), c, args[0], seq); !ok {
+				return fmt.Errorf("history: %s keeps no message history (only the embedded broker and peeklock serve do)", safe(c.Endpoint()))
+			} else if err != nil {
+				err = notServe(err, "histories")
 			}
-			h, err := hr.History(cmd.Context(), args[0], seq)
 			if err != nil {
 				return fmt.Errorf("history of %s sequence number %d: %w", args[0], seq, err)
 			}

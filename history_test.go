@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -77,5 +78,29 @@ func TestHistoryCommand(t *testing.T) {
 		if r.status == 0 || !strings.Contains(r.stderr, c.want) {
 			t.Errorf("peeklock %s: status %d, stderr %q; want a failure saying %q", strings.Join(c.args, " "), r.status, r.stderr, c.want)
 		}
+	}
+}
+
+// TestHistoryNamesTheCLI: a message a runbook command sent names the
+// command line and the OS user in its history, on the store (through the
+// context) and through serve (the AMQP connection's container id), never
+// "dashboard".
+func TestHistoryNamesTheCLI(t *testing.T) {
+	for _, ep := range runbookEndpoints(t, 1) {
+		t.Run(ep.name, func(t *testing.T) {
+			ep.must(t, "send", "payments", "hello", "--message-id", "cli-1")
+			got := jsonLines(t, ep.must(t, "peek", "payments", "-o", "jsonl"))
+			if len(got) != 1 {
+				t.Fatalf("peek: %+v", got)
+			}
+			out := ep.must(t, "history", "payments", fmt.Sprint(got[0].SequenceNumber))
+			want := actorName(actorCLI)
+			if ep.conn != "" {
+				want = `(container "peeklock ` + want + `")`
+			}
+			if !strings.Contains(out, "sent") || !strings.Contains(out, want) || strings.Contains(out, "dashboard") {
+				t.Fatalf("history names %q; want %q:\n%s", out, want, out)
+			}
+		})
 	}
 }

@@ -25,6 +25,11 @@ func newListCommand() *cobra.Command {
 		Short: "Entities with their counts",
 		Long: `peeklock list — the queues, topics and subscriptions with their message counts.
 
+LOCKED counts the messages under a peek-lock now, whoever holds it (an application, a dashboard),
+as the dashboard's Locked pane does; ACTIVE the others available to receive. The store (--data)
+and peeklock serve know every lock; Service Bus tells none, and LOCKED shows "-" (ACTIVE then
+includes the locked messages, as Service Bus counts them).
+
 --watch lists them again every --interval until interrupted (a table is redrawn in place on a
 terminal; json and jsonl write one list per refresh).` + endpointHelp,
 		Example: `  # how many dead letters per entity?
@@ -78,6 +83,8 @@ func toEntityJSON(e broker.Entity) entityJSON {
 // runList lists the entities once, or every interval while watch.
 func runList(ctx context.Context, c broker.Client, w io.Writer, format string, watch bool, interval time.Duration) error {
 	redraw := watch && format == outTable && isTerminal(w)
+	_, askServe := remoteOf(c)
+	locksKnown := true
 	for {
 		list, err := c.Entities(ctx)
 		if err != nil {
@@ -86,6 +93,14 @@ func runList(ctx context.Context, c broker.Client, w io.Writer, format string, w
 			}
 			return err
 		}
+		if askServe {
+			// peeklock serve tells every lock; Service Bus none.
+			if full, ok := serveEntities(ctx, c); ok {
+				list = full
+			} else {
+				askServe, locksKnown = false, false
+			}
+		}
 		if _, notice := broker.StatusOf(c); notice != "" {
 			fmt.Fprintf(os.Stderr, "peeklock: %s\n", notice)
 		}
@@ -93,7 +108,7 @@ func runList(ctx context.Context, c broker.Client, w io.Writer, format string, w
 			fmt.Fprint(w, "\x1b[H\x1b[2J") // home, clear
 			fmt.Fprintf(w, "%s  every %s\n\n", time.Now().Format("15:04:05"), interval)
 		}
-		if err := writeEntities(w, format, list); err != nil {
+		if err := writeEntities(w, format, list, locksKnown); err != nil {
 			return err
 		}
 		if !watch {
@@ -107,8 +122,9 @@ func runList(ctx context.Context, c broker.Client, w io.Writer, format string, w
 	}
 }
 
-// writeEntities writes the list in format.
-func writeEntities(w io.Writer, format string, list []broker.Entity) error {
+// writeEntities writes the list in format; without locksKnown the table
+// shows "-" for the locked counts (and JSON 0).
+func writeEntities(w io.Writer, format string, list []broker.Entity, locksKnown bool) error {
 	switch format {
 	case outJSON:
 		out := make([]entityJSON, len(list))
@@ -133,7 +149,11 @@ func writeEntities(w io.Writer, format string, list []broker.Entity) error {
 			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t-\t-\n", cell(e.Path, 80), e.Kind)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\n", cell(e.Path, 80), e.Kind, n.Active, n.Locked, n.Deferred, n.Scheduled, n.DeadLettered, n.TransferDeadLettered)
+		locked := "-"
+		if locksKnown {
+			locked = fmt.Sprint(n.Locked)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%d\t%d\t%d\n", cell(e.Path, 80), e.Kind, n.Active, locked, n.Deferred, n.Scheduled, n.DeadLettered, n.TransferDeadLettered)
 	}
 	return tw.Flush()
 }

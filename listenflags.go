@@ -52,8 +52,14 @@ func (l *listenerFlags) check() error {
 	if l.maxFrameSize < amqpserver.MinMaxFrameSize || l.maxFrameSize > 1<<32-1 {
 		return usageError{fmt.Sprintf("--max-frame-size %d: between %d and %d bytes", l.maxFrameSize, amqpserver.MinMaxFrameSize, uint64(1<<32-1))}
 	}
+	if l.maxSessions > 65536 {
+		return usageError{fmt.Sprintf("--max-sessions %d: at most 65536", l.maxSessions)}
+	}
 	if l.idleTimeout < 0 {
 		return usageError{fmt.Sprintf("--idle-timeout %v: 0 (never) or more", l.idleTimeout)}
+	}
+	if l.idleTimeout > 0 && l.idleTimeout < time.Millisecond {
+		return usageError{fmt.Sprintf("--idle-timeout %v: 0 (never) or at least 1ms", l.idleTimeout)}
 	}
 	if l.authTimeout < 0 {
 		return usageError{fmt.Sprintf("--auth-timeout %v: 0 (never) or more", l.authTimeout)}

@@ -26,7 +26,9 @@ func execute(ctx context.Context, args []string) int {
 	root := newRootCommand()
 	root.SetArgs(normalizeArgs(root, args))
 	writeHelpAtOnce(root)
-	err := fang.Execute(ctx, root,
+	// What a runbook command does on the store is the command line's; the
+	// dashboard, the demo and serve's clients name themselves (actor.go).
+	err := fang.Execute(asCLI(ctx), root,
 		fang.WithVersion(version()),
 		fang.WithErrorHandler(func(_ io.Writer, _ fang.Styles, _ error) {}),
 		fang.WithNotifySignal(os.Interrupt, syscall.SIGTERM),

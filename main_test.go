@@ -14,6 +14,7 @@ import (
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/engine"
 	"github.com/peeklock/peeklock/broker/engine/store"
+	"github.com/peeklock/peeklock/internal/testhome"
 )
 
 // TestCommandLine checks the exit statuses and messages of the command
@@ -183,8 +184,11 @@ var binary struct {
 	out  []byte
 }
 
+// TestMain runs the tests with HOME and the XDG directories in a temporary
+// directory (the binaries they start inherit them), and fails when any
+// wrote under the real home or into the working directory.
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := testhome.Main(m)
 	if binary.dir != "" {
 		os.RemoveAll(binary.dir)
 	}

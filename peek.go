@@ -68,7 +68,8 @@ when none does).` + endpointHelp,
   peeklock peek orders --filter 'ACME Corp' --max 100`,
 		Args: oneEntity,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runRead(cmd.Context(), stdoutOf(cmd), "peek", args[0], &e, &r, false)
+			_, err := runRead(cmd.Context(), stdoutOf(cmd), "peek", args[0], &e, &r, false)
+			return err
 		},
 	}
 	r.register(cmd.Flags(), 20)
@@ -87,21 +88,21 @@ func stdoutOf(cmd *cobra.Command) output {
 	}
 }
 
-// runRead writes the messages the flags ask for (peek, export): it exits
-// 3 when a filter matched nothing.
-func runRead(ctx context.Context, open output, name, entity string, e *endpointFlags, r *readFlags, progressBar bool) (err error) {
+// runRead writes the messages the flags ask for (peek, export) and returns
+// how many it wrote: it exits 3 when a filter matched nothing.
+func runRead(ctx context.Context, open output, name, entity string, e *endpointFlags, r *readFlags, progressBar bool) (n int, err error) {
 	req, f, what, err := r.request(entity)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	c, err := e.open(ctx, name, entity, false)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer c.Close()
 	w, done, err := open()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer func() {
 		if derr := done(err != nil); err == nil {
@@ -124,25 +125,25 @@ func runRead(ctx context.Context, open output, name, entity string, e *endpointF
 		if p.err != nil {
 			bar.finish()
 			sink.Close()
-			return fmt.Errorf("%s %s: %w", name, what, p.err)
+			return 0, fmt.Errorf("%s %s: %w", name, what, p.err)
 		}
 		for _, m := range p.msgs {
 			if err := sink.Write(m); err != nil {
 				bar.finish()
-				return err
+				return 0, err
 			}
 		}
 		bar.add(len(p.msgs))
 	}
 	bar.finish()
 	if err := sink.Close(); err != nil {
-		return err
+		return 0, err
 	}
 	if ctx.Err() != nil {
-		return ctx.Err()
+		return 0, ctx.Err()
 	}
 	if f.Active() && sink.Count() == 0 {
-		return noMatchError{fmt.Sprintf("%s: no message of %s matches %q", name, what, f.Raw())}
+		return 0, noMatchError{fmt.Sprintf("%s: no message of %s matches %q", name, what, f.Raw())}
 	}
-	return nil
+	return sink.Count(), nil
 }

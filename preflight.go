@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"sort"
@@ -55,14 +57,45 @@ func probeEntity(ctx context.Context, c broker.Client, path string) error {
 }
 
 // endpointError classifies an error of the first request to an endpoint:
-// a refused credential is the user's to fix (exit 2); anything else failed
-// at run time.
+// a refused credential and a certificate this machine does not trust are
+// the user's to fix (exit 2, with the fix); a dropped connection is one
+// that never existed (nothing was "lost"); anything else failed at run
+// time.
 func endpointError(err error) error {
 	var be *broker.Error
 	if errors.As(err, &be) && be.Code == broker.CodeUnauthorized {
 		return usagef("the endpoint refused the credential: %v", err)
 	}
+	if cause := untrusted(err); cause != nil {
+		return usagef("the endpoint's TLS certificate is not trusted (%v): trust the CA that signed it, "+
+			"e.g. SSL_CERT_FILE=CA.pem peeklock … (peeklock serve names its CA file when it starts; "+
+			"a serve on this machine is trusted by itself while it runs)", cause)
+	}
+	if errors.As(err, &be) && be.Code == broker.CodeConnectionLost {
+		return fmt.Errorf("cannot reach the endpoint: %s", be.Message)
+	}
 	return err
+}
+
+// untrusted returns the certificate verification failure in err, if any.
+func untrusted(err error) error {
+	var unknown x509.UnknownAuthorityError
+	if errors.As(err, &unknown) {
+		return unknown
+	}
+	var invalid x509.CertificateInvalidError
+	if errors.As(err, &invalid) {
+		return invalid
+	}
+	var host x509.HostnameError
+	if errors.As(err, &host) {
+		return host
+	}
+	var verify *tls.CertificateVerificationError
+	if errors.As(err, &verify) {
+		return verify
+	}
+	return nil
 }
 
 // unknownEntity is the error of an entity name that is not in list, with

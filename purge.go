@@ -25,7 +25,11 @@ func newPurgeCommand() *cobra.Command {
 --dlq or --transfer-dlq of one of its dead-letter queues. It asks for --yes; export first to keep a
 copy.` + endpointHelp,
 		Example: `  # export the dead-letter queue, then purge it
-  peeklock export orders --dlq --data ./data --out orders-dlq.jsonl && peeklock purge orders --dlq --yes --data ./data`,
+  peeklock export orders --dlq --data ./data --out orders-dlq.jsonl &&
+    peeklock purge orders --dlq --yes --data ./data
+
+  # the whole queue of a named connection, as JSON
+  peeklock purge orders --yes -c prod -o json`,
 		Args: oneEntity,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dlq && transferDLQ {

@@ -42,8 +42,8 @@ func readmeRunbooks(t *testing.T) []string {
 // four dead letters, and checks what it did.
 func TestReadmeRunbooksWork(t *testing.T) {
 	recipes := readmeRunbooks(t)
-	if len(recipes) != 3 {
-		t.Fatalf("the Runbooks section has %d recipes, want 3", len(recipes))
+	if len(recipes) != 4 {
+		t.Fatalf("the Runbooks section has %d recipes, want 4", len(recipes))
 	}
 	bin := buildBinary(t)
 	checks := []func(t *testing.T, dir, out string){
@@ -70,6 +70,14 @@ func TestReadmeRunbooksWork(t *testing.T) {
 			ent, err := e.Entity(context.Background(), "orders")
 			if err != nil || ent.Counts.DeadLettered != 2 || ent.Counts.Active != 2 {
 				t.Fatalf("after resubmit: %+v, %v", ent.Counts, err)
+			}
+		},
+		func(t *testing.T, dir, _ string) {
+			e := openStore(t, dir+"/data")
+			defer e.Close()
+			ent, err := e.Entity(context.Background(), "payments")
+			if err != nil || ent.Counts.DeadLettered != 1 || ent.Counts.Active != 0 {
+				t.Fatalf("after deadletter: %+v, %v", ent.Counts, err)
 			}
 		},
 	}

@@ -106,7 +106,12 @@ func runRoot(ctx context.Context, d dashboardFlags, b brokerFlags, noDemo bool) 
 			return err
 		}
 	}
-	ep, err := newEndpoint(eng, b, slog.New(slog.DiscardHandler))
+	quiet := slog.New(slog.DiscardHandler)
+	ev, err := b.front.entraValidator(quiet)
+	if err != nil {
+		return err
+	}
+	ep, err := newEndpoint(eng, b, ev, quiet)
 	if err != nil {
 		return err
 	}
@@ -114,17 +119,34 @@ func runRoot(ctx context.Context, d dashboardFlags, b brokerFlags, noDemo bool) 
 	if err != nil {
 		return err
 	}
+	if err := ep.openTLS(b, ls, quiet); err != nil {
+		return err
+	}
 	// The screen belongs to the dashboard: the listeners log nothing.
-	defer startListeners(eng, storeMetrics, b, ls, ep, slog.New(slog.DiscardHandler))()
+	defer startListeners(eng, storeMetrics, b, ls, ep, quiet)()
 	if runDemo {
-		if err := demo.Setup(ctx, eng, dcfg); err != nil {
-			return fmt.Errorf("demo: %w", err)
+		stop, err := startDemo(ctx, eng, dcfg, demo.Options{})
+		if err != nil {
+			return err
 		}
-		demoCtx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		go demo.Run(demoCtx, eng, dcfg, demo.Options{})
+		defer stop()
 	}
 	return runDashboard(ctx, eng, opts)
+}
+
+// startDemo makes the demo's entities and runs its traffic on eng, as the
+// demo generator (the actor its messages' histories name), until stop.
+func startDemo(ctx context.Context, eng *engine.Engine, cfg demo.Config, o demo.Options) (stop func(), err error) {
+	if err := demo.Setup(ctx, eng, cfg); err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	demoCtx, cancel := context.WithCancel(broker.WithActor(ctx, actorDemo))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		demo.Run(demoCtx, eng, cfg, o)
+	}()
+	return func() { cancel(); <-done }, nil
 }
 
 // checkEntityWith is checkEndpoint on the embedded broker, counting the

@@ -18,13 +18,16 @@ import (
 )
 
 // addRunbookCommands adds the commands for runbooks and scripts: list,
-// peek, tail, send, import, export, resubmit, purge, history.
+// peek, tail, send, import, export, resubmit, deadletter, purge, history.
 func addRunbookCommands(root *cobra.Command) {
 	root.AddGroup(&cobra.Group{ID: "runbook", Title: "runbook commands"})
 	for _, c := range []*cobra.Command{newListCommand(), newPeekCommand(), newTailCommand(), newSendCommand(),
-		newImportCommand(), newExportCommand(), newResubmitCommand(), newPurgeCommand(), newHistoryCommand()} {
+		newImportCommand(), newExportCommand(), newResubmitCommand(), newDeadLetterCommand(), newPurgeCommand(), newHistoryCommand()} {
 		c.GroupID = "runbook"
 		c.Flags().SortFlags = false
+		if strings.Contains(c.Use, "ENTITY") {
+			c.ValidArgsFunction = completeEntities
+		}
 		root.AddCommand(c)
 	}
 }
@@ -119,7 +122,7 @@ func (e *endpointFlags) open(ctx context.Context, cmd, entity string, writes boo
 	if writes && readOnly {
 		return nil, readOnlyRefusal(cmd)
 	}
-	client, err := dial(ctx, conn, entity, e.adminURL)
+	client, err := dial(ctx, conn, entity, e.adminURL, actorName(actorCLI))
 	if err != nil {
 		return nil, err
 	}

@@ -222,7 +222,9 @@ func TestRunbookReading(t *testing.T) {
 			}
 
 			file := filepath.Join(t.TempDir(), "dlq.jsonl")
-			ep.must(t, "export", "orders", "--dlq", "--out", file)
+			if out := ep.must(t, "export", "orders", "--dlq", "--out", file); out != "exported 6 messages to "+file+"\n" {
+				t.Fatalf("export --out says %q", out)
+			}
 			data, err := os.ReadFile(file)
 			if err != nil {
 				t.Fatal(err)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"net"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -48,8 +49,9 @@ Everything is checked before a port opens.`,
 	return cmd
 }
 
-// runServe checks everything, opens the broker, binds every socket, and
-// only then says it is ready.
+// runServe checks everything, binds every socket, and only then writes
+// anything (the data directory, the local CA), opens the broker and says it
+// is ready.
 func runServe(ctx context.Context, b brokerFlags, sf sshFlags, d dashboardFlags) error {
 	cfg, err := b.check()
 	if err != nil {
@@ -70,30 +72,48 @@ func runServe(ctx context.Context, b brokerFlags, sf sshFlags, d dashboardFlags)
 	}
 	gctune.Start(ctx)
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	storeMetrics := metrics.NewStoreMetrics()
-	eng, err := openEngine(ctx, b.data, cfg, storeMetrics, b.history)
+	ev, err := b.front.entraValidator(log)
 	if err != nil {
 		return err
 	}
-	defer eng.Close()
-	ep, err := newEndpoint(eng, b, log)
-	if err != nil {
-		return err
-	}
+	// Bind first: a port in use fails here, before the data directory or
+	// the local CA is written.
 	ls, err := b.bind()
 	if err != nil {
 		return err
 	}
+	var sl net.Listener
 	if plan != nil {
-		sl, err := plan.bind()
-		if err != nil {
+		if sl, err = plan.bind(); err != nil {
 			ls.close()
 			return err
 		}
-		defer startListeners(eng, storeMetrics, b, ls, ep, log)()
-		return plan.serve(ctx, eng, sl, log)
+	}
+	closeAll := func() {
+		ls.close()
+		if sl != nil {
+			sl.Close()
+		}
+	}
+	storeMetrics := metrics.NewStoreMetrics()
+	eng, err := openEngine(ctx, b.data, cfg, storeMetrics, b.history)
+	if err != nil {
+		closeAll()
+		return err
+	}
+	defer eng.Close()
+	ep, err := newEndpoint(eng, b, ev, log)
+	if err == nil {
+		err = ep.openTLS(b, ls, log)
+	}
+	if err != nil {
+		closeAll()
+		return err
 	}
 	defer startListeners(eng, storeMetrics, b, ls, ep, log)()
+	if plan != nil {
+		return plan.serve(ctx, eng, sl, log)
+	}
 	<-ctx.Done()
 	log.Info("shutting down")
 	return nil

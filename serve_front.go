@@ -83,46 +83,47 @@ func (f *frontFlags) check() error {
 
 // tlsConfig returns the listener's TLS configuration: the certificate of
 // the flags, or the local CA's leaf (made on first start, renewed when due),
-// and logs how to trust that CA.
-func (f *frontFlags) tlsConfig(dataDir string, log *slog.Logger) (*tls.Config, error) {
+// and logs how to trust that CA. caPath is the local CA's file ("" with
+// --tls-cert). It writes the CA's files: call it after the ports are bound.
+func (f *frontFlags) tlsConfig(dataDir string, log *slog.Logger) (cfg *tls.Config, caPath string, err error) {
 	// Full-sized records from the start: the peers are programs moving
 	// messages, not browsers painting a first screen.
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, DynamicRecordSizingDisabled: true}
+	cfg = &tls.Config{MinVersion: tls.VersionTLS12, DynamicRecordSizingDisabled: true}
 	if f.cert != nil {
 		cfg.Certificates = []tls.Certificate{*f.cert}
-		return cfg, nil
+		return cfg, "", nil
 	}
 	dir, err := devcert.DefaultDir(dataDir)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	ca, err := devcert.Open(devcert.Options{Dir: dir})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	cfg.GetCertificate = ca.GetCertificate
-	log.Info(ca.TrustHint(), "ca", ca.CAPath(), "created", ca.Created())
-	return cfg, nil
+	log.Info(trustHint(ca.CAPath()), "ca", ca.CAPath(), "created", ca.Created(), "ports", portsHint)
+	return cfg, ca.CAPath(), nil
 }
 
-// listenEndpoint is what serves the bound sockets: the AMQP server, the Entra ID
-// validator and the TLS configuration, made before any socket opens so that
-// their options are checked first.
+// listenEndpoint is what serves the bound sockets: the AMQP server and the
+// Entra ID validator, made before any socket opens so that their options
+// are checked first, and the TLS configuration, made once the sockets are
+// bound (openTLS): nothing is written before.
 type listenEndpoint struct {
 	srv   *amqpserver.Server
 	entra *entra.Validator
 	tls   *tls.Config
+	// unrecord removes the records of the local CA for the bound ports.
+	unrecord func()
 }
 
 // newEndpoint makes the listenEndpoint of the flags, or nil when no address is
-// given.
-func newEndpoint(eng *engine.Engine, b brokerFlags, log *slog.Logger) (*listenEndpoint, error) {
-	if b.amqp == "" && b.admin == "" && b.front.tlsAddr == "" {
+// given. ev is the Entra ID validator (b.front.entraValidator, read before
+// any port is bound).
+func newEndpoint(eng *engine.Engine, b brokerFlags, ev *entra.Validator, log *slog.Logger) (*listenEndpoint, error) {
+	if !b.listens() {
 		return nil, nil
-	}
-	ev, err := b.front.entraValidator(log)
-	if err != nil {
-		return nil, err
 	}
 	o := b.listener.options()
 	o.Logger = log
@@ -131,12 +132,28 @@ func newEndpoint(eng *engine.Engine, b brokerFlags, log *slog.Logger) (*listenEn
 	if err != nil {
 		return nil, usageError{err.Error()}
 	}
-	tlsCfg, err := b.front.tlsConfig(b.data, log)
-	if err != nil {
-		srv.Close()
-		return nil, err
+	return &listenEndpoint{srv: srv, entra: ev, unrecord: func() {}}, nil
+}
+
+// openTLS makes the TLS configuration of the bound sockets ls (the local
+// CA's files are written now, not before the ports are bound) and records
+// the local CA for their ports, so that the other peeklock commands of this
+// machine trust it (servedca.go). On error it closes ls and the server.
+func (ep *listenEndpoint) openTLS(b brokerFlags, ls *listeners, log *slog.Logger) error {
+	if ep == nil {
+		return nil
 	}
-	return &listenEndpoint{srv: srv, entra: ev, tls: tlsCfg}, nil
+	cfg, caPath, err := b.front.tlsConfig(b.data, log)
+	if err != nil {
+		ls.close()
+		ep.srv.Close()
+		return err
+	}
+	ep.tls = cfg
+	ep.unrecord = recordServedCA(caPath, ls.addrs(), func(err error) {
+		log.Warn("the other peeklock commands of this machine will not trust the local CA by themselves", "err", err)
+	})
+	return nil
 }
 
 // startListeners serves the bound sockets: every port tells AMQP, TLS and
@@ -157,7 +174,7 @@ func startListeners(eng *engine.Engine, st *metrics.StoreMetrics, b brokerFlags,
 	if err != nil { // the options above are always complete
 		log.Error("the listener's front cannot start", "err", err)
 		ls.close()
-		return func() { ep.srv.Close() }
+		return func() { ep.srv.Close(); ep.unrecord() }
 	}
 	if ls.amqp != nil {
 		go fr.Serve(ls.amqp)
@@ -180,6 +197,7 @@ func startListeners(eng *engine.Engine, st *metrics.StoreMetrics, b brokerFlags,
 	return func() {
 		_ = fr.Close()
 		_ = ep.srv.Close()
+		ep.unrecord()
 	}
 }
 

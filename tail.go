@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -28,8 +29,9 @@ func newTailCommand() *cobra.Command {
 locking them: it peeks every --interval (at once on the embedded broker's events) and writes each
 message it has not seen, whatever its state (active, locked, deferred, scheduled); --dlq and
 --transfer-dlq follow a dead-letter queue instead. It starts after the messages already there,
-or at --from, and runs until interrupted, or until --max messages. A message received and
-settled between two peeks is not seen. json output is JSON lines.` + endpointHelp,
+or at --from, and runs until interrupted, or until --max messages; while the endpoint is out of
+reach it says so once and keeps trying. A message received and settled between two peeks is not
+seen. json output is JSON lines.` + endpointHelp,
 		Example: `  # watch what arrives in orders
   peeklock tail orders --data ./data
 
@@ -139,6 +141,7 @@ func (t *tailer) run(ctx context.Context, sink messageSink, from int64) error {
 		}
 	}
 	written := 0
+	lost := false // the endpoint is out of reach: say so once
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -160,7 +163,19 @@ func (t *tailer) run(ctx context.Context, sink messageSink, from int64) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("tail %s: %w", t.entity, err)
+			if !retryable(err) {
+				return fmt.Errorf("tail %s: %w", t.entity, err)
+			}
+			if !lost {
+				lost = true
+				fmt.Fprintf(stderr, "peeklock: tail %s: %s; trying again every %s until interrupted\n", t.entity, oneLine(err.Error()), t.interval)
+			}
+			timer.Reset(t.interval)
+			continue
+		}
+		if lost {
+			lost = false
+			fmt.Fprintf(stderr, "peeklock: tail %s: reached again\n", t.entity)
 		}
 		for _, m := range msgs {
 			from = m.SequenceNumber + 1
@@ -180,6 +195,13 @@ func (t *tailer) run(ctx context.Context, sink messageSink, from int64) error {
 		}
 		timer.Reset(t.interval)
 	}
+}
+
+// retryable reports whether err may pass when tried again unchanged (a
+// lost connection, a busy or slow endpoint).
+func retryable(err error) bool {
+	var be *broker.Error
+	return errors.As(err, &be) && be.Retryable()
 }
 
 // concerns reports whether an event may bring a new message to follow.

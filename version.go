@@ -78,6 +78,7 @@ func decorateBuiltins(root *cobra.Command) {
 			for _, sub := range c.Commands() {
 				sub.Example = examples[sub.Name()]
 			}
+			refuseUnknownShell(c)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -100,6 +101,20 @@ func WithResubmitOf(ctx context.Context, entity string, seq int64) context.Conte
 func ResubmitOf(ctx context.Context) (entity string, seq int64, ok bool) {
 	r, ok := ctx.Value(resubmitKey{}).(resubmitOf)
 	return r.entity, r.seq, ok
+}
+
+// ResubmittedAs returns the sequence number the last resubmit of the
+// message of h gave its copy, from the event's Detail ("resubmitted as
+// sequence number N in TARGET", as the engine words it); ok is false when
+// h records no resubmit.
+func ResubmittedAs(h History) (seq int64, ok bool) {
+	for i := len(h.Events) - 1; i >= 0; i-- {
+		if ev := h.Events[i]; ev.Kind == EventResubmitted {
+			_, err := fmt.Sscanf(ev.Detail, "resubmitted as sequence number %d", &seq)
+			return seq, err == nil
+		}
+	}
+	return 0, false
 }
 
 // HistoryOf returns the HistoryReader of c: c itself when it implements it,

@@ -21,6 +21,15 @@ func ResubmitTarget(entity string) string {
 // original where it was (its lock is abandoned); a failure after it leaves a
 // duplicate (same MessageId) in both places, never a gap.
 func Resubmit(ctx context.Context, c Client, dlq string, m *Message, target string) error {
+	if err := sendCopy(ctx, c, dlq, m, target); err != nil {
+		return err
+	}
+	return completeOriginal(ctx, c, dlq, m, target)
+}
+
+// sendCopy is Resubmit's first half: it sends the copy of m to target and,
+// when that fails, gives the original back.
+func sendCopy(ctx context.Context, c Client, dlq string, m *Message, target string) error {
 	if !m.Locked() {
 		return Errorf(CodeInvalid, "resubmit needs the dead-lettered message locked (sequence number %d)", m.SequenceNumber)
 	}
@@ -29,6 +38,12 @@ func Resubmit(ctx context.Context, c Client, dlq string, m *Message, target stri
 		_ = c.Settle(context.WithoutCancel(ctx), Settlement{Kind: Abandon, Entity: dlq, Token: m.LockToken})
 		return fmt.Errorf("resubmit of sequence number %d: send to %q failed, original kept: %w", m.SequenceNumber, target, err)
 	}
+	return nil
+}
+
+// completeOriginal is Resubmit's second half, once the copy is accepted: it
+// completes the original.
+func completeOriginal(ctx context.Context, c Client, dlq string, m *Message, target string) error {
 	if err := c.Settle(ctx, Settlement{Kind: Complete, Entity: dlq, Token: m.LockToken}); err != nil {
 		return fmt.Errorf("resubmit of sequence number %d: copy sent to %q but the original could not be completed, so it is there twice (MessageId %q): %w",
 			m.SequenceNumber, target, m.MessageID, err)

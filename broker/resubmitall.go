@@ -45,8 +45,11 @@ type aside struct {
 // by one with Resubmit (the copy accepted before the original is
 // completed), receiving them under peek-lock in batches, until the
 // sub-queues are empty, the messages of o.Only are found, o.Max is reached
-// or ctx ends. report is called once for every message attempted, with its
-// outcome, one call at a time (the resubmits themselves run concurrently). A message whose resubmit failed is given back, and when it comes
+// or ctx ends. The copies are sent in the order of the sub-queues and of
+// their sequence numbers, one after the other; completing the originals
+// overlaps the sends, o.Concurrency at once. report is called once for
+// every message attempted, with its outcome, one call at a time. A message
+// whose resubmit failed is given back, and when it comes
 // again it is kept locked until the end with the others set aside; at the
 // end every message set aside is released unchanged (its delivery count
 // stays). The error is that of a receive that failed, which ends the work.
@@ -104,7 +107,7 @@ func ResubmitFrom(ctx context.Context, c Client, entity string, o ResubmitOption
 			if o.Now != nil {
 				now = o.Now()
 			}
-			var fresh []*Message
+			var fresh []LockedAt
 			news := 0
 			for _, m := range got {
 				_, wanted := o.Only[m.SequenceNumber]
@@ -120,7 +123,7 @@ func ResubmitFrom(ctx context.Context, c Client, entity string, o ResubmitOption
 				if wanted {
 					left[sub]--
 				}
-				fresh = append(fresh, m)
+				fresh = append(fresh, LockedAt{Address: from, Msg: m})
 			}
 			if news == 0 {
 				// Only messages seen before: their locks ran out, and this
@@ -128,13 +131,10 @@ func ResubmitFrom(ctx context.Context, c Client, entity string, o ResubmitOption
 				break
 			}
 			done += len(fresh)
-			ForEach(ctx, n, fresh, func(m *Message) {
-				cctx, cancel := context.WithTimeout(ctx, timeout)
-				defer cancel()
-				err := Resubmit(cctx, c, from, m, target)
+			resubmitInOrder(ctx, c, fresh, target, n, timeout, func(it LockedAt, err error) {
 				reportMu.Lock()
 				defer reportMu.Unlock()
-				report(from, m, err)
+				report(from, it.Msg, err)
 			})
 			if o.Now != nil {
 				renewAside(ctx, c, kept, o.Now(), timeout)

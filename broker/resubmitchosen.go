@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -35,11 +36,17 @@ type ResubmitSequencesOptions struct {
 	// SeenIn is the sub-queue each message of Seqs was seen in, where
 	// known; one not there is looked for in either.
 	SeenIn map[int64]SubQueue
-	// Concurrency bounds the resubmits in flight (0: 8).
+	// Concurrency bounds the locks and the completes in flight (0: 8); the
+	// copies are sent one after the other, in sequence order.
 	Concurrency int
 	// Timeout bounds each broker call (0: 15 s).
 	Timeout time.Duration
 }
+
+// lockChunk is how many chosen messages ResubmitSequences locks by
+// sequence number before it resubmits them: the locks taken wait for their
+// turn to be sent no longer than a chunk takes.
+const lockChunk = 256
 
 // ResubmitSequences resubmits the dead-lettered messages of entity with the
 // given sequence numbers, from either dead-letter sub-queue, touching those
@@ -49,7 +56,8 @@ type ResubmitSequencesOptions struct {
 // up to the last chosen one (see receiveUpTo), the others received on the
 // way given back at once with Release, which counts no delivery. Then
 // Resubmit sends each copy back and completes the original only after the
-// copy is accepted.
+// copy is accepted. The copies go in the order of the sequence numbers
+// (held and chosen together), one after the other.
 //
 // report is called once for every message, one call at a time, with the
 // address it was locked at ("" when it could not be locked or found) and
@@ -71,35 +79,59 @@ func ResubmitSequences(ctx context.Context, c Client, entity string, o ResubmitS
 		defer reportMu.Unlock()
 		report(seq, dlq, err)
 	}
-	resubmit := func(it LockedAt) {
-		cctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		err := Resubmit(cctx, c, it.Address, it.Msg, target)
-		done(it.Msg.SequenceNumber, it.Address, err)
-	}
-	ForEach(ctx, n, ready, resubmit)
-	if len(want) == 0 {
-		return
-	}
-	if sl, ok := SequenceLockerOf(c); ok {
-		var mu sync.Mutex
-		var unsupported []int64
-		ForEach(ctx, n, want, func(s int64) {
-			it, err := lockOne(ctx, sl, entity, s, subOf, timeout)
-			switch {
-			case errors.Is(err, ErrNotSupported):
-				mu.Lock()
-				unsupported = append(unsupported, s)
-				mu.Unlock()
-			case err != nil:
-				done(s, "", err)
-			default:
-				resubmit(it)
-			}
+	resubmit := func(its []LockedAt) {
+		resubmitInOrder(ctx, c, its, target, n, timeout, func(it LockedAt, err error) {
+			done(it.Msg.SequenceNumber, it.Address, err)
 		})
-		if want = unsupported; len(want) == 0 {
-			return
+	}
+	held := slices.Clone(ready)
+	slices.SortFunc(held, func(a, b LockedAt) int { return cmp.Compare(a.Msg.SequenceNumber, b.Msg.SequenceNumber) })
+	// heldUpTo takes the held messages up to sequence number last (all of
+	// them for -1) off held.
+	heldUpTo := func(last int64) []LockedAt {
+		i := 0
+		for i < len(held) && (last < 0 || held[i].Msg.SequenceNumber <= last) {
+			i++
 		}
+		out := held[:i]
+		held = held[i:]
+		return out
+	}
+	want = slices.Clone(want)
+	slices.Sort(want)
+	if sl, ok := SequenceLockerOf(c); ok && len(want) > 0 {
+		var unsupported []int64
+		for chunk := range slices.Chunk(want, lockChunk) {
+			var mu sync.Mutex
+			var locked []LockedAt
+			type failure struct {
+				seq int64
+				err error
+			}
+			var failed []failure
+			ForEach(ctx, n, chunk, func(s int64) {
+				it, err := lockOne(ctx, sl, entity, s, subOf, timeout)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case errors.Is(err, ErrNotSupported):
+					unsupported = append(unsupported, s)
+				case err != nil:
+					failed = append(failed, failure{s, err})
+				default:
+					locked = append(locked, it)
+				}
+			})
+			resubmit(append(heldUpTo(chunk[len(chunk)-1]), locked...))
+			for _, f := range failed {
+				done(f.seq, "", f.err)
+			}
+		}
+		want = unsupported
+	}
+	if len(want) == 0 {
+		resubmit(heldUpTo(-1))
+		return
 	}
 	// Receive from the head of the sub-queue each was seen in, up to
 	// the chosen ones; one the pane did not see is looked for in the
@@ -118,12 +150,13 @@ func ResubmitSequences(ctx context.Context, c Client, entity string, o ResubmitS
 		}
 	}
 	var missing []int64
+	var found []LockedAt
 	look := func(sub SubQueue, ws []int64) []int64 {
 		if len(ws) == 0 || ctx.Err() != nil {
 			return ws
 		}
-		found, left, err := receiveUpTo(ctx, c, entity, sub, ws, timeout)
-		ForEach(ctx, n, found, resubmit)
+		got, left, err := receiveUpTo(ctx, c, entity, sub, ws, timeout)
+		found = append(found, got...)
 		if err != nil {
 			for _, s := range left {
 				done(s, "", err)
@@ -140,6 +173,7 @@ func ResubmitSequences(ctx context.Context, c Client, entity string, o ResubmitS
 		}
 	}
 	missing = append(missing, look(SubQueueTransferDeadLetter, inTDL)...)
+	resubmit(append(heldUpTo(-1), found...))
 	slices.Sort(missing)
 	for _, s := range missing {
 		err := Errorf(CodeMessageNotFound, "sequence number %d is not among the available messages of the dead-letter queues of %s (gone, or locked by another receiver)", s, entity)

@@ -28,6 +28,9 @@ type heldLock struct {
 type sessionClient struct {
 	inner broker.Client // the shared client, wrapped with broker.ReadOnly for read-only sessions
 	audit *slog.Logger  // carries the session's identity
+	// actor names the session's user in the histories of the messages it
+	// touches (broker.WithActor).
+	actor string
 
 	mu     sync.Mutex
 	locks  map[broker.LockToken]heldLock
@@ -45,8 +48,8 @@ var (
 )
 
 // newSessionClient wraps shared for one session of role role; audit already
-// carries who the session is.
-func newSessionClient(shared broker.Client, role Role, audit *slog.Logger) *sessionClient {
+// carries who the session is, and actor names it in message histories.
+func newSessionClient(shared broker.Client, role Role, audit *slog.Logger, actor string) *sessionClient {
 	inner := shared
 	if role != RoleOperator {
 		inner = broker.ReadOnly(shared)
@@ -54,10 +57,20 @@ func newSessionClient(shared broker.Client, role Role, audit *slog.Logger) *sess
 	return &sessionClient{
 		inner: inner,
 		audit: audit,
+		actor: actor,
 		locks: make(map[broker.LockToken]heldLock),
 		held:  make(map[heldSession]bool),
 		subs:  make(map[int]func()),
 	}
+}
+
+// as returns ctx naming the session's user as the actor of what the call
+// does, for the messages' histories.
+func (c *sessionClient) as(ctx context.Context) context.Context {
+	if c.actor == "" {
+		return ctx
+	}
+	return broker.WithActor(ctx, c.actor)
 }
 
 // errSessionEnded is returned by every operation after Close.
@@ -126,7 +139,7 @@ func (c *sessionClient) Receive(ctx context.Context, req broker.ReceiveRequest) 
 		return nil, errSessionEnded
 	}
 	defer c.leave()
-	msgs, err := c.inner.Receive(ctx, req)
+	msgs, err := c.inner.Receive(c.as(ctx), req)
 	c.received(op, addr, msgs, err)
 	return msgs, err
 }
@@ -138,7 +151,7 @@ func (c *sessionClient) ReceiveDeferred(ctx context.Context, entity string, seqs
 		return nil, errSessionEnded
 	}
 	defer c.leave()
-	msgs, err := c.inner.ReceiveDeferred(ctx, entity, seqs)
+	msgs, err := c.inner.ReceiveDeferred(c.as(ctx), entity, seqs)
 	if err != nil && len(msgs) == 0 {
 		// Name what was asked for, since nothing came back.
 		for _, s := range seqs {
@@ -163,7 +176,7 @@ func (c *sessionClient) LockSequence(ctx context.Context, entity string, seqs []
 	if !ok {
 		return nil, &broker.Error{Code: broker.CodeNotSupported, Message: "this endpoint cannot lock a message by its sequence number"}
 	}
-	msgs, err := sl.LockSequence(ctx, entity, seqs)
+	msgs, err := sl.LockSequence(c.as(ctx), entity, seqs)
 	if err != nil && len(msgs) == 0 {
 		for _, s := range seqs {
 			c.record("lock", entity, s, "", err)
@@ -228,7 +241,7 @@ func (c *sessionClient) Settle(ctx context.Context, s broker.Settlement) error {
 	if closed {
 		return errSessionEnded
 	}
-	err := c.inner.Settle(ctx, s)
+	err := c.inner.Settle(c.as(ctx), s)
 	if err == nil || errors.Is(err, broker.ErrLockLost) {
 		c.forget(s.Token)
 	}
@@ -249,7 +262,7 @@ func (c *sessionClient) RenewLock(ctx context.Context, entity string, token brok
 	if closed {
 		return time.Time{}, errSessionEnded
 	}
-	until, err := c.inner.RenewLock(ctx, entity, token)
+	until, err := c.inner.RenewLock(c.as(ctx), entity, token)
 	if errors.Is(err, broker.ErrLockLost) {
 		c.forget(token)
 	}
@@ -263,11 +276,34 @@ func (c *sessionClient) Send(ctx context.Context, entity string, msgs []*broker.
 		return errSessionEnded
 	}
 	defer c.leave()
-	err := c.inner.Send(ctx, entity, msgs)
+	err := c.inner.Send(c.as(ctx), entity, msgs)
+	if dlq, seq, ok := broker.ResubmitOf(ctx); ok && len(msgs) == 1 {
+		extra := []any{slog.String("from", dlq), slog.Int64("from_seq", seq)}
+		if n, ok := c.copySequence(ctx, dlq, seq); ok && err == nil {
+			extra = append(extra, slog.Int64("copy_seq", n))
+		}
+		c.record("send", entity, 0, msgs[0].MessageID, err, extra...)
+		return err
+	}
 	for _, m := range msgs {
 		c.record("send", entity, 0, m.MessageID, err)
 	}
 	return err
+}
+
+// copySequence returns the sequence number the resubmit of message seq of
+// dlq gave its copy, where the endpoint keeps histories (the embedded
+// engine).
+func (c *sessionClient) copySequence(ctx context.Context, dlq string, seq int64) (int64, bool) {
+	hr, ok := broker.HistoryOf(c.inner)
+	if !ok {
+		return 0, false
+	}
+	h, err := hr.History(ctx, dlq, seq)
+	if err != nil {
+		return 0, false
+	}
+	return broker.ResubmittedAs(h)
 }
 
 // Schedule schedules through the shared client.
@@ -276,7 +312,7 @@ func (c *sessionClient) Schedule(ctx context.Context, entity string, at time.Tim
 		return nil, errSessionEnded
 	}
 	defer c.leave()
-	seqs, err := c.inner.Schedule(ctx, entity, at, msgs)
+	seqs, err := c.inner.Schedule(c.as(ctx), entity, at, msgs)
 	for i, m := range msgs {
 		var seq int64
 		if i < len(seqs) {
@@ -293,7 +329,7 @@ func (c *sessionClient) CancelScheduled(ctx context.Context, entity string, seqs
 		return errSessionEnded
 	}
 	defer c.leave()
-	err := c.inner.CancelScheduled(ctx, entity, seqs)
+	err := c.inner.CancelScheduled(c.as(ctx), entity, seqs)
 	for _, s := range seqs {
 		c.record("cancel scheduled", entity, s, "", err)
 	}
@@ -307,7 +343,7 @@ func (c *sessionClient) Purge(ctx context.Context, entity string, sub broker.Sub
 	}
 	defer c.leave()
 	addr := auditAddress(entity, sub)
-	n, err := c.inner.Purge(ctx, entity, sub)
+	n, err := c.inner.Purge(c.as(ctx), entity, sub)
 	c.record("purge", addr, 0, "", err, slog.Int64("removed", n))
 	return n, err
 }
@@ -381,7 +417,7 @@ func (c *sessionClient) Close() error {
 // abandon gives back a lock the session left behind, released: a viewer
 // who left is not a failed delivery.
 func (c *sessionClient) abandon(ctx context.Context, tok broker.LockToken, h heldLock) {
-	err := c.inner.Settle(ctx, broker.Settlement{Kind: broker.Release, Entity: h.entity, Token: tok})
+	err := c.inner.Settle(c.as(ctx), broker.Settlement{Kind: broker.Release, Entity: h.entity, Token: tok})
 	if errors.Is(err, broker.ErrLockLost) {
 		err = nil // expired or settled elsewhere: nothing to give back
 	}

@@ -13,7 +13,7 @@ import (
 func TestSessionClientRecordsAndReleasesLocks(t *testing.T) {
 	e := newEngine(t, 3)
 	var log auditLog
-	sc := newSessionClient(e, RoleOperator, log.logger().With("key", "SHA256:test"))
+	sc := newSessionClient(e, RoleOperator, log.logger().With("key", "SHA256:test"), "")
 	ctx := context.Background()
 
 	msgs, err := sc.Receive(ctx, broker.ReceiveRequest{Entity: "orders", Mode: broker.PeekLock, Max: 2})
@@ -80,7 +80,7 @@ func TestSessionClientRecordsAndReleasesLocks(t *testing.T) {
 func TestSessionClientCloseToleratesGoneLocks(t *testing.T) {
 	e := newEngine(t, 1)
 	var log auditLog
-	sc := newSessionClient(e, RoleOperator, log.logger())
+	sc := newSessionClient(e, RoleOperator, log.logger(), "")
 	ctx := context.Background()
 	msgs, err := sc.Receive(ctx, broker.ReceiveRequest{Entity: "orders", Mode: broker.PeekLock, Max: 1})
 	if err != nil || len(msgs) != 1 {
@@ -108,7 +108,7 @@ func TestSessionClientDeadLetterQueueAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log auditLog
-	sc := newSessionClient(e, RoleOperator, log.logger())
+	sc := newSessionClient(e, RoleOperator, log.logger(), "")
 	msgs, err := sc.Receive(ctx, broker.ReceiveRequest{Entity: "orders", SubQueue: broker.SubQueueDeadLetter, Mode: broker.PeekLock, Max: 1})
 	if err != nil || len(msgs) != 1 {
 		t.Fatalf("receive from the dead-letter queue: %v", err)
@@ -139,7 +139,7 @@ func TestSessionClientTransferDeadLetterQueueAddress(t *testing.T) {
 		}
 	}
 	var log auditLog
-	sc := newSessionClient(e, RoleOperator, log.logger())
+	sc := newSessionClient(e, RoleOperator, log.logger(), "")
 	msgs, err := sc.Receive(ctx, broker.ReceiveRequest{Entity: "orders", SubQueue: broker.SubQueueTransferDeadLetter, Mode: broker.PeekLock, Max: 1})
 	if err != nil || len(msgs) != 1 {
 		t.Fatalf("receive from the transfer dead-letter queue: %d, %v", len(msgs), err)
@@ -165,7 +165,7 @@ func TestSessionClientTransferDeadLetterQueueAddress(t *testing.T) {
 func TestSessionClientReadOnlyRefusesAndAudits(t *testing.T) {
 	e := newEngine(t, 1)
 	var log auditLog
-	sc := newSessionClient(e, RoleReadOnly, log.logger())
+	sc := newSessionClient(e, RoleReadOnly, log.logger(), "")
 	ctx := context.Background()
 	if _, err := sc.Receive(ctx, broker.ReceiveRequest{Entity: "orders", Mode: broker.PeekLock, Max: 1}); !errors.Is(err, broker.ErrReadOnly) {
 		t.Fatalf("receive: %v, want ErrReadOnly", err)
@@ -196,8 +196,8 @@ func TestSessionClientReadOnlyRefusesAndAudits(t *testing.T) {
 func TestSessionClientOwnEventSubscriptions(t *testing.T) {
 	e := newEngine(t, 0)
 	var log auditLog
-	a := newSessionClient(e, RoleOperator, log.logger())
-	b := newSessionClient(e, RoleOperator, log.logger())
+	a := newSessionClient(e, RoleOperator, log.logger(), "")
+	b := newSessionClient(e, RoleOperator, log.logger(), "")
 	cha, stopA := a.Events()
 	chb, _ := b.Events()
 	if cha == nil || chb == nil {
@@ -248,7 +248,7 @@ func TestSessionClientLateReceiveIsGivenBack(t *testing.T) {
 	e := newEngine(t, 1)
 	var log auditLog
 	g := &gatedClient{Client: e, entered: make(chan struct{}), release: make(chan struct{})}
-	sc := newSessionClient(g, RoleOperator, log.logger())
+	sc := newSessionClient(g, RoleOperator, log.logger(), "")
 	got := make(chan error, 1)
 	go func() {
 		_, err := sc.Receive(context.Background(), broker.ReceiveRequest{Entity: "orders", Mode: broker.PeekLock, Max: 1})
@@ -297,7 +297,7 @@ func TestSessionClientResubmitOneAuditsWhatChanged(t *testing.T) {
 		}
 	}
 	var log auditLog
-	sc := newSessionClient(e, RoleOperator, log.logger())
+	sc := newSessionClient(e, RoleOperator, log.logger(), "")
 	sl, ok := broker.SequenceLockerOf(sc)
 	if !ok {
 		t.Fatal("the session client cannot lock by sequence number")
@@ -326,7 +326,7 @@ func TestSessionClientResubmitOneAuditsWhatChanged(t *testing.T) {
 	}
 
 	var roLog auditLog
-	ro := newSessionClient(e, RoleReadOnly, roLog.logger())
+	ro := newSessionClient(e, RoleReadOnly, roLog.logger(), "")
 	defer ro.Close()
 	if _, err := ro.LockSequence(ctx, dlq, []int64{9}); !errors.Is(err, broker.ErrReadOnly) {
 		t.Fatalf("read-only lock: %v", err)

@@ -52,7 +52,7 @@ func TestSessionClientCloseClientAudited(t *testing.T) {
 	}
 
 	var roLog auditLog
-	ro := newSessionClient(e, RoleReadOnly, roLog.logger())
+	ro := newSessionClient(e, RoleReadOnly, roLog.logger(), "")
 	if err := ro.CloseClient(ctx, id, "x"); !errors.Is(err, broker.ErrReadOnly) {
 		t.Fatalf("read-only close: %v, want ErrReadOnly", err)
 	}
@@ -67,7 +67,7 @@ func TestSessionClientCloseClientAudited(t *testing.T) {
 	}
 
 	var opLog auditLog
-	op := newSessionClient(e, RoleOperator, opLog.logger())
+	op := newSessionClient(e, RoleOperator, opLog.logger(), "")
 	if err := op.CloseClient(ctx, id, "stuck"); err != nil {
 		t.Fatal(err)
 	}

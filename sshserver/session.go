@@ -71,7 +71,7 @@ func (s *Server) handle(sess ssh.Session) {
 	defer release()
 
 	log.Info("ssh: session started", "term", pty.Term, "width", pty.Window.Width, "height", pty.Window.Height)
-	sc := newSessionClient(s.client, id.Role, s.cfg.Audit.With(attrs...))
+	sc := newSessionClient(s.client, id.Role, s.cfg.Audit.With(attrs...), id.actor(sess.User()))
 	end := s.run(sess, pty, winch, id.Role, sc)
 	sc.Close()
 	// The slot is free before the client learns that the session ended, so

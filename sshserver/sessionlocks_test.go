@@ -36,8 +36,8 @@ func TestSessionClientSessionLocks(t *testing.T) {
 	e := newEngine(t, 0)
 	sessionQueue(t, e)
 	var log auditLog
-	c := newSessionClient(e, RoleOperator, log.logger())
-	other := newSessionClient(e, RoleOperator, log.logger())
+	c := newSessionClient(e, RoleOperator, log.logger(), "")
+	other := newSessionClient(e, RoleOperator, log.logger(), "")
 	ctx := context.Background()
 	sc, ok := broker.SessionsOf(c)
 	if !ok {
@@ -113,7 +113,7 @@ func TestSessionClientReadOnlyRefusesSessions(t *testing.T) {
 	e := newEngine(t, 0)
 	sessionQueue(t, e)
 	var log auditLog
-	c := newSessionClient(e, RoleReadOnly, log.logger())
+	c := newSessionClient(e, RoleReadOnly, log.logger(), "")
 	sc, ok := broker.SessionsOf(c)
 	if !ok {
 		t.Fatal("hidden")
@@ -171,8 +171,8 @@ func TestSessionClientReceiveDeferredFromSession(t *testing.T) {
 	e := newEngine(t, 0)
 	sessionQueue(t, e)
 	var log auditLog
-	c := newSessionClient(e, RoleOperator, log.logger())
-	other := newSessionClient(e, RoleOperator, log.logger())
+	c := newSessionClient(e, RoleOperator, log.logger(), "")
+	other := newSessionClient(e, RoleOperator, log.logger(), "")
 	ctx := context.Background()
 	sc, _ := broker.SessionsOf(c)
 	if _, err := sc.LockSession(ctx, "s", "A", 0); err != nil {

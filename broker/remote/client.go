@@ -144,6 +144,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 func (c *Client) dial(ctx context.Context) (*connection, error) {
 	cs := c.cfg.Conn
 	opts := &amqp.ConnOptions{
+		ContainerID: c.cfg.ContainerID,
 		HostName:    cs.Host,
 		MaxSessions: 65535,
 		Properties:  map[string]any{"product": "peeklock"},

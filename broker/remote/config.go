@@ -59,6 +59,11 @@ type Config struct {
 	// HTTPClient makes the admin API requests; nil means a client with
 	// Timeout.
 	HTTPClient *http.Client
+	// ContainerID names the client's AMQP connections (the open frame's
+	// container-id), e.g. "peeklock cli alice", so that the broker's logs
+	// and peeklock serve's message histories say who acted; "" means a
+	// random one.
+	ContainerID string
 	// Credential gets Microsoft Entra ID tokens when Conn.Entra is set; nil
 	// means azidentity's DefaultAzureCredential.
 	Credential azcore.TokenCredential

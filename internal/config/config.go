@@ -182,6 +182,11 @@ func Parse(path string, data []byte) (File, error) {
 	if err != nil {
 		return File{}, parseError(path, data, err)
 	}
+	// A keymap error first: a user rebinding keys fixes that section
+	// before the rest (checkKeys).
+	if err := c.checkKeys(); err != nil {
+		return File{}, located(path, data, err)
+	}
 	if und := md.Undecoded(); len(und) > 0 {
 		var keys []string
 		for _, k := range und {
@@ -194,15 +199,20 @@ func Parse(path string, data []byte) (File, error) {
 		}
 	}
 	if err := c.check(); err != nil {
-		ce := &Error{Path: path, Err: err}
-		var ke *keyError
-		if errors.As(err, &ke) {
-			ce.Line, ce.Col = keyPosition(data, ke.key)
-			ce.Err = ke.err
-		}
-		return File{}, ce
+		return File{}, located(path, data, err)
 	}
 	return c, nil
+}
+
+// located is err of the file path, at the setting a keyError names.
+func located(path string, data []byte, err error) *Error {
+	ce := &Error{Path: path, Err: err}
+	var ke *keyError
+	if errors.As(err, &ke) {
+		ce.Line, ce.Col = keyPosition(data, ke.key)
+		ce.Err = ke.err
+	}
+	return ce
 }
 
 // keyError is an error about the setting key (a dotted path: "theme",
@@ -234,6 +244,9 @@ func parseError(path string, data []byte, err error) *Error {
 		ce.Line, ce.Col = keyPosition(data, m[1])
 		if _, rest, ok := strings.Cut(err.Error(), m[0]+": "); ok {
 			ce.Err = errors.New(rest)
+		}
+		if action, ok := strings.CutPrefix(m[1], "keys."); ok {
+			ce.Err = fmt.Errorf(`keymap: action %q: want a list of keys, e.g. %s = ["x"] (%v)`, action, action, ce.Err)
 		}
 	}
 	return ce
@@ -297,15 +310,22 @@ func (c File) check() error {
 	if c.LockCount < 0 {
 		return &keyError{"lock_count", fmt.Errorf("lock_count %d: must be positive", c.LockCount)}
 	}
-	if len(c.Keys) > 0 {
-		km := keymap.DefaultKeyMap()
-		if err := km.Rebind(c.Keys); err != nil {
-			var re *keymap.RebindError
-			if errors.As(err, &re) {
-				return &keyError{"keys." + re.Action, err}
-			}
-			return err
+	return c.checkKeys()
+}
+
+// checkKeys checks the [keys] section: every action known, every key given
+// to one action only.
+func (c File) checkKeys() error {
+	if len(c.Keys) == 0 {
+		return nil
+	}
+	km := keymap.DefaultKeyMap()
+	if err := km.Rebind(c.Keys); err != nil {
+		var re *keymap.RebindError
+		if errors.As(err, &re) {
+			return &keyError{"keys." + re.Action, err}
 		}
+		return err
 	}
 	return nil
 }

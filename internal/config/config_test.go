@@ -152,3 +152,20 @@ func TestLoadSectionErrorsHaveLineAndColumn(t *testing.T) {
 		}
 	}
 }
+
+// TestKeymapErrorsFirst: a keymap error is the one reported, before the
+// file's other problems, and a [keys] value of the wrong type says it is
+// about the keymap.
+func TestKeymapErrorsFirst(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{"theme = \"neon\"\n[keys]\ncomplet = [\"x\"]", `:3:1: keymap: action "complet": unknown action`},
+		{"bogus = 1\n[keys]\ncomplete = [\"c\", \"q\"]", `:3:1: keymap: action "complete": key "q" is also bound to "quit"`},
+		{"[keys]\ncomplete = \"x\"", `:2:1: keymap: action "complete": want a list of keys, e.g. complete = ["x"]`},
+	} {
+		path := writeConfig(t, tc.text)
+		_, err := Load(path)
+		if err == nil || !strings.HasPrefix(err.Error(), "config "+path+tc.want) {
+			t.Errorf("%q: got %v, want %q", tc.text, err, "config "+path+tc.want)
+		}
+	}
+}

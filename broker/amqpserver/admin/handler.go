@@ -120,6 +120,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveMetrics(w, r)
 		return
 	}
+	if h.servePeeklock(w, r, path) {
+		return
+	}
 	rt, err := parseRoute(path)
 	if err != nil {
 		h.writeError(w, r, path, err)
