@@ -248,6 +248,7 @@ func TestMaxPending(t *testing.T) {
 	_, _ = a.Write([]byte("A")) // undecided: stays pending
 	_, _ = b.Write([]byte("GE"))
 	fx.waitPending(2)
+	fx.waitHeard(2) // neither is silent: neither gives its place away
 	third := fx.dial()
 	expectClosed(t, third)
 	fx.log.waitLog(t, "too many connections have not said what they speak yet", "max=2")
@@ -266,12 +267,37 @@ func TestMaxPendingEvictsSilent(t *testing.T) {
 	spoke := fx.dial()
 	_, _ = spoke.Write([]byte("A")) // undecided, but it has said something
 	fx.waitPending(2)
+	fx.waitHeard(1)
 	amqpRoundTrip(t, fx.dial())
 	fx.log.waitLog(t, "it has not said what it speaks since it was accepted", "max=2")
 	expectClosed(t, oldest)
 	// The one that spoke kept its place and is served once it finishes.
 	_, _ = spoke.Write([]byte("MQP\x00\x01\x00\x00"))
 	fx.waitPending(0)
+}
+
+// waitHeard waits until n of the connections being sorted have sent a
+// byte.
+func (fx *fixture) waitHeard(n int) {
+	fx.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		fx.f.mu.Lock()
+		heard := 0
+		for _, st := range fx.f.sorting {
+			if st.heard {
+				heard++
+			}
+		}
+		fx.f.mu.Unlock()
+		if heard == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			fx.t.Fatalf("%d connections have sent a byte, want %d", heard, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // waitPending waits until n connections are being sorted.
