@@ -2,14 +2,16 @@ package main
 
 // trustHint is the one line serve logs about its local CA: how each
 // runtime's Service Bus SDK trusts it. Go reads SSL_CERT_FILE; Node.js
-// adds NODE_EXTRA_CA_CERTS; Python's uamqp and requests ignore
-// SSL_CERT_FILE and read the system store, REQUESTS_CA_BUNDLE (the admin
-// client) or the client's connection_verify argument; Java reads its trust
-// store (keytool, javax.net.ssl.trustStore); .NET the system store.
+// adds NODE_EXTRA_CA_CERTS; Python's client (uamqp, on OpenSSL) reads
+// SSL_CERT_FILE or its connection_verify argument, but its admin client
+// (requests) ignores SSL_CERT_FILE and reads REQUESTS_CA_BUNDLE (the two
+// that broker/amqpserver/uamqp_test.go gives it are connection_verify and
+// REQUESTS_CA_BUNDLE); Java reads its trust store
+// (keytool, javax.net.ssl.trustStore); .NET the system store.
 func trustHint(ca string) string {
 	return "trust the local CA " + ca + ": Go SSL_CERT_FILE=" + ca +
 		"; Node.js NODE_EXTRA_CA_CERTS=" + ca +
-		"; Python the system store (update-ca-certificates), or REQUESTS_CA_BUNDLE=" + ca + " and connection_verify=" + ca +
+		"; Python SSL_CERT_FILE=" + ca + " (or connection_verify=" + ca + ") and, for the admin client, REQUESTS_CA_BUNDLE=" + ca +
 		"; Java keytool -importcert -alias peeklock -file " + ca + " -keystore peeklock.jks, then -Djavax.net.ssl.trustStore=peeklock.jks" +
 		"; .NET the system store (e.g. cp " + ca + " /usr/local/share/ca-certificates/peeklock.crt && update-ca-certificates)"
 }
