@@ -126,7 +126,7 @@ func TestManagementRuleOperations(t *testing.T) {
 		cond string
 		text string
 	}{
-		{"BLUE", map[string]any{"sql-filter": map[string]any{"expression": "1=1"}}, 409, "com.microsoft:entity-already-exists", `the rule "blue" exists already`},
+		{"BLUE", map[string]any{"sql-filter": map[string]any{"expression": "1=1"}}, 409, "com.microsoft:entity-already-exists", `The messaging entity 'sbemulatorns:Topic:t|all|BLUE' already exists.`},
 		{"bad", map[string]any{"sql-filter": map[string]any{"expression": "color = 'x' AND"}}, 400, "amqp:invalid-field", "at position 16: expected a value"},
 		{"bad", map[string]any{"sql-filter": map[string]any{"expression": "1=1"}, "sql-rule-action": map[string]any{"expression": "SET"}}, 400, "amqp:invalid-field", "at position 4"},
 		{"both", map[string]any{"sql-filter": map[string]any{"expression": "1=1"}, "correlation-filter": map[string]any{"label": "x"}}, 400, "amqp:invalid-field", "both a sql-filter and a correlation-filter"},
@@ -197,7 +197,7 @@ func TestManagementRuleOperations(t *testing.T) {
 		}
 	}
 	code, desc, cond := ruleOp(all, "com.microsoft:remove-rule", map[string]any{"rule-name": "corr"})
-	if code != 404 || cond != "amqp:not-found" || !strings.Contains(desc, `the messaging entity "t/Subscriptions/all/Rules/corr" could not be found`) {
+	if code != 404 || cond != "amqp:not-found" || !strings.Contains(desc, `The messaging entity 'sbemulatorns:Topic:t|all|corr' could not be found.`) {
 		t.Errorf("removing an unknown rule: %d %v %q", code, cond, desc)
 	}
 	if got := enumerateRulesOf(t, all, 0, 10); got != nil {

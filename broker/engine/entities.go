@@ -306,13 +306,13 @@ func (e *Engine) createEntity(ent broker.Entity) (store.Pending, error) {
 	defer e.mu.Unlock()
 	key := pathKey(ent.Path)
 	if old := e.entities[key]; old != nil {
-		return nil, newErr(broker.CodeAlreadyExists, ent.Path, "a %s with the path %q exists already", old.kind, old.path)
+		return nil, newErr(broker.CodeAlreadyExists, ent.Path, "%s", broker.ExistsMessage(broker.EntityRef(e.ns, old.kind, old.path)))
 	}
 	var topic *entity
 	if ent.Kind == broker.KindSubscription {
 		topic = e.entities[pathKey(topicPath)]
 		if topic == nil || topic.kind != broker.KindTopic {
-			return nil, newErr(broker.CodeNotFound, ent.Path, "the topic %q of this subscription could not be found", topicPath)
+			return nil, newErr(broker.CodeNotFound, ent.Path, "%s", broker.NotFoundMessage(broker.EntityRef(e.ns, broker.KindTopic, topicPath)))
 		}
 		ent.Settings = topic.inheritedBy(ent.Settings)
 	}

@@ -26,7 +26,7 @@ func errClosed() error {
 }
 
 func errNotFound(path string) error {
-	return newErr(broker.CodeNotFound, path, "the messaging entity %q could not be found", path)
+	return newErr(broker.CodeNotFound, path, "%s", broker.NotFoundMessage(path))
 }
 
 // lockLostText is what Service Bus says of a lock that is not held (the

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -126,7 +125,7 @@ func TestAddAndRemoveRule(t *testing.T) {
 
 		f.advance(time.Second)
 		be := wantCode(t, f.e.AddRule(f.ctx, red, broker.Rule{Name: "BLUE"}), broker.CodeAlreadyExists)
-		if !errors.Is(be, broker.ErrAlreadyExists) || !strings.Contains(be.Message, `"blue" exists already`) || be.TrackingID == "" {
+		if !errors.Is(be, broker.ErrAlreadyExists) || be.Message != `The messaging entity 'sbemulatorns:Topic:t|red|BLUE' already exists.` || be.TrackingID == "" {
 			t.Errorf("duplicate rule: %v", be)
 		}
 		be = wantCode(t, f.e.AddRule(f.ctx, red, broker.Rule{Name: "bad", SQL: "color = 'x' AND"}), broker.CodeInvalid)
@@ -136,7 +135,7 @@ func TestAddAndRemoveRule(t *testing.T) {
 		wantCode(t, f.e.AddRule(f.ctx, "q", broker.Rule{Name: "x"}), broker.CodeInvalid)
 		wantCode(t, f.e.AddRule(f.ctx, "t/Subscriptions/missing", broker.Rule{Name: "x"}), broker.CodeNotFound)
 		be = wantCode(t, f.e.RemoveRule(f.ctx, red, "green"), broker.CodeNotFound)
-		if want := `the messaging entity "t/Subscriptions/red/Rules/green" could not be found: subscription "t/Subscriptions/red" has no rule "green"`; be.Message != want {
+		if want := `The messaging entity 'sbemulatorns:Topic:t|red|green' could not be found.`; be.Message != want {
 			t.Errorf("unknown rule: %q, want %q", be.Message, want)
 		}
 		if ent, _ := f.e.Entity(f.ctx, red); len(ent.Rules) != 2 || !ent.UpdatedAt.Equal(t0.Add(time.Second)) {

@@ -38,7 +38,7 @@ func (e *Engine) SetRules(ctx context.Context, path string, rules []broker.Rule)
 func (e *Engine) AddRule(ctx context.Context, path string, rule broker.Rule) error {
 	return e.editRules(ctx, path, "rule "+rule.Name+" added", func(sub string, cur []broker.Rule) ([]broker.Rule, error) {
 		if i := ruleIndex(cur, rule.Name); i >= 0 {
-			return nil, newErr(broker.CodeAlreadyExists, sub, "the rule %q exists already in subscription %q", cur[i].Name, sub)
+			return nil, newErr(broker.CodeAlreadyExists, sub, "%s", broker.ExistsMessage(broker.EntityRef(e.ns, broker.KindSubscription, sub+"/Rules/"+rule.Name)))
 		}
 		return append(slices.Clone(cur), rule), nil
 	})
@@ -53,7 +53,7 @@ func (e *Engine) RemoveRule(ctx context.Context, path, name string) error {
 		i := ruleIndex(cur, name)
 		if i < 0 {
 			// Worded as Service Bus words it, which the SDKs recognise.
-			return nil, newErr(broker.CodeNotFound, sub, "the messaging entity %q could not be found: subscription %q has no rule %q", sub+"/Rules/"+name, sub, name)
+			return nil, newErr(broker.CodeNotFound, sub, "%s", broker.NotFoundMessage(broker.EntityRef(e.ns, broker.KindSubscription, sub+"/Rules/"+name)))
 		}
 		return slices.Delete(slices.Clone(cur), i, i+1), nil
 	})

@@ -43,7 +43,7 @@ func (h *handler) lookup(r *http.Request, rt route) (broker.Entity, error) {
 		return broker.Entity{}, err
 	}
 	if (rt.kind == routeEntity) == (ent.Kind == broker.KindSubscription) {
-		return broker.Entity{}, broker.Errorf(broker.CodeNotFound, "the messaging entity %q could not be found", rt.path)
+		return broker.Entity{}, broker.Errorf(broker.CodeNotFound, "%s", broker.NotFoundMessage(rt.path))
 	}
 	return ent, nil
 }

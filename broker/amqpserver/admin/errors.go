@@ -3,6 +3,7 @@ package admin
 import (
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -55,7 +56,10 @@ func (h *handler) writeErrorStatus(w http.ResponseWriter, r *http.Request, resou
 	if msg == "" {
 		msg = be.Code.String()
 	}
-	detail := msg + ". TrackingId:" + id + ", SystemTracker:" + h.hostOf(r) + ":" + resource +
+	if !strings.HasSuffix(msg, ".") {
+		msg += "."
+	}
+	detail := msg + " TrackingId:" + id + ", SystemTracker:" + h.hostOf(r) + ":" + resource +
 		", Timestamp:" + h.clock.Now().UTC().Format(time.RFC3339)
 	if ok, held := h.noisy.Allow(h.clock.Now()); ok {
 		args := []any{"method", logsafe.Clip(r.Method), "path", logsafe.Clip(r.URL.Path), "status", status,

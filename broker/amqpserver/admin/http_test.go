@@ -99,7 +99,7 @@ func TestHTTPErrors(t *testing.T) {
 		{"garbage token", "GET", "/q", "", "", map[string]string{"Authorization": "Bearer abc"}, 401,
 			`malformed shared access signature: it does not start with "SharedAccessSignature "`, "q"},
 		{"missing queue", "GET", "/nope", root, "", nil, 404,
-			`the messaging entity "nope" could not be found`, "nope"},
+			`The messaging entity 'nope' could not be found`, "nope"},
 		{"dead-letter sub-queue", "GET", "/q/$DeadLetterQueue", root, "", nil, 404,
 			`"q/$DeadLetterQueue" is a dead-letter sub-queue, not an entity`, "q/$DeadLetterQueue"},
 		{"transfer dead-letter sub-queue", "GET", "/q/$Transfer/$DeadLetterQueue", root, "", nil, 404,
@@ -115,9 +115,9 @@ func TestHTTPErrors(t *testing.T) {
 		{"put a listing", "PUT", "/$Resources/Queues", root, "", nil, 405,
 			"the method PUT is not allowed on this resource; use GET", "$Resources/Queues"},
 		{"duplicate", "PUT", "/q", root, q(""), nil, 409,
-			`a queue with the path "q" exists already`, "q"},
+			`The messaging entity 'sbemulatorns:Queue:q' already exists`, "q"},
 		{"duplicate of another kind", "PUT", "/t", root, q(""), nil, 409,
-			`a topic with the path "t" exists already`, "t"},
+			`The messaging entity 'sbemulatorns:Topic:t' already exists`, "t"},
 		{"no body", "PUT", "/q2", root, "", nil, 400,
 			"the request has no body; send an Atom entry with a description", "q2"},
 		{"not xml", "PUT", "/q2", root, "{}", nil, 400,
@@ -164,7 +164,7 @@ func TestHTTPErrors(t *testing.T) {
 		{"bad $top", "GET", "/$Resources/Queues?$top=-1", root, "", nil, 400,
 			`$top="-1" is not a non-negative integer`, "$Resources/Queues"},
 		{"missing rule", "GET", "/t/Subscriptions/s/Rules/r", root, "", nil, 404,
-			`the messaging entity "t/Subscriptions/s" could not be found`, "t/Subscriptions/s/Rules/r"},
+			`The messaging entity 't/Subscriptions/s' could not be found`, "t/Subscriptions/s/Rules/r"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -16,7 +16,7 @@ func (h *handler) ruleEntry(r *http.Request, rt route, rule broker.Rule) atom.En
 }
 
 func errRuleNotFound(rt route) error {
-	return broker.Errorf(broker.CodeNotFound, "the rule %q of subscription %q could not be found", rt.rule, rt.path)
+	return broker.Errorf(broker.CodeNotFound, "%s", broker.NotFoundMessage(rt.path+"/Rules/"+rt.rule))
 }
 
 func (h *handler) listRules(w http.ResponseWriter, r *http.Request, rt route) {
