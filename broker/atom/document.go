@@ -77,14 +77,62 @@ type Content struct {
 }
 
 // Marshal encodes a document (a Feed or an Entry) after the XML
-// declaration, as the management API answers.
+// declaration, as the management API answers, with text escaped as Service
+// Bus escapes it (see plainText).
 func Marshal(doc any) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteString(xml.Header)
 	if err := xml.NewEncoder(&buf).Encode(doc); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	return plainText(buf.Bytes()), nil
+}
+
+// encoding/xml writes quotes, tabs and newlines in text as numeric
+// character references; Service Bus writes them as they are, and the
+// JavaScript SDK's XML parser leaves references undecoded (a SQL filter
+// SET a='b' came back as SET a=&#39;b&#39;). plainText turns them back into
+// the characters outside tags, where XML allows them; inside a tag only
+// the apostrophe (attribute values are in double quotes). encoding/xml
+// escapes every '<' and '>' of text and attribute values, so the ones left
+// are the tags' own. A carriage return stays a reference: a parser would
+// read a literal one as a newline.
+func plainText(b []byte) []byte {
+	out := b[:0] // every replacement is shorter than what it replaces
+	inTag := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch c {
+		case '<':
+			inTag = true
+		case '>':
+			inTag = false
+		case '&':
+			if r, n := plainRef(b[i:], inTag); n > 0 {
+				out = append(out, r)
+				i += n - 1
+				continue
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// plainRef returns the character a reference at the start of b stands for
+// and its length, when plainText writes it as it is; n is 0 otherwise.
+func plainRef(b []byte, inTag bool) (c byte, n int) {
+	refs := [...]struct {
+		ref  string
+		c    byte
+		text bool // only outside tags
+	}{{"&#39;", '\'', false}, {"&#34;", '"', true}, {"&#x9;", '\t', true}, {"&#xA;", '\n', true}}
+	for _, r := range refs {
+		if (!r.text || !inTag) && bytes.HasPrefix(b, []byte(r.ref)) {
+			return r.c, len(r.ref)
+		}
+	}
+	return 0, 0
 }
 
 // descriptionStart is the start of a description element: in the
