@@ -116,13 +116,19 @@ func enumerateRules(r *mgmtRequest) (*response, error) {
 	if ent.Kind != broker.KindSubscription {
 		return nil, broker.Errorf(broker.CodeInvalid, "%q is a %s; only subscriptions have rules", ent.Path, ent.Kind)
 	}
-	start := min(skip, int64(len(ent.Rules)))
-	end := start + min(top, int64(len(ent.Rules))-start)
+	// Service Bus enumerates a subscription's rules by name (the
+	// JavaScript SDK's live tests page through them in that order), not in
+	// the order they were added.
+	byName := slices.SortedStableFunc(slices.Values(ent.Rules), func(a, b broker.Rule) int {
+		return strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name))
+	})
+	start := min(skip, int64(len(byName)))
+	end := start + min(top, int64(len(byName))-start)
 	if start == end {
 		return noContent(), nil
 	}
 	rules := make([]any, 0, end-start)
-	for _, rule := range ent.Rules[start:end] {
+	for _, rule := range byName[start:end] {
 		rules = append(rules, map[string]any{"rule-description": describedRule(rule)})
 	}
 	return okResponse(map[string]any{"rules": rules}), nil

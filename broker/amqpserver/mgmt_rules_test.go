@@ -253,3 +253,29 @@ func TestManagementRuleTrueAndFalseFilters(t *testing.T) {
 		t.Fatalf("engine rules %+v, %v", ent.Rules, err)
 	}
 }
+
+// enumerate-rules lists a subscription's rules by name, as Service Bus
+// does, whatever order they were added in.
+func TestManagementEnumerateRulesByName(t *testing.T) {
+	env := newEnv(t, engineOpts(), Options{})
+	env.create(redTopic()...)
+	ctx := testCtx(t, 30*time.Second)
+	all := newRPC(t, env.amqpSession(ctx), "t/Subscriptions/all/$management")
+	for _, name := range []string{"sqlRule", "zeta", "correlationRule", "Alpha"} {
+		if code, desc, _ := ruleOp(all, "com.microsoft:add-rule", map[string]any{"rule-name": name,
+			"rule-description": map[string]any{"sql-filter": map[string]any{"expression": "1=1"}}}); code != 200 {
+			t.Fatalf("add-rule %s: %d %s", name, code, desc)
+		}
+	}
+	var names []string
+	for skip := int32(0); ; skip++ {
+		page := enumerateRulesOf(t, all, skip, 1)
+		if page == nil {
+			break
+		}
+		names = append(names, page[0].name)
+	}
+	if want := []string{"$Default", "Alpha", "correlationRule", "sqlRule", "zeta"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("rules page by page: %q, want %q", names, want)
+	}
+}

@@ -11,10 +11,12 @@ type Feed struct {
 	// XMLName is the element as read; Feed is always written as an Atom
 	// feed.
 	XMLName xml.Name
-	Title   Text    `xml:"title"`
-	ID      string  `xml:"id"`
-	Updated Time    `xml:"updated"`
-	Link    Link    `xml:"link"`
+	Title   Text   `xml:"title"`
+	ID      string `xml:"id"`
+	Updated Time   `xml:"updated"`
+	// Links are the feed's self link and, when a listing has more entries
+	// than the page holds, its next link (with $skip for the next page).
+	Links   []Link  `xml:"link"`
 	Entries []Entry `xml:"entry"`
 }
 

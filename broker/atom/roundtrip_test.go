@@ -114,10 +114,10 @@ func TestRoundTrip(t *testing.T) {
 			MessagingUnits: ref(Int(2)), ModifiedTime: Time{t2}, Name: "ns", NamespaceType: "Messaging"}})),
 		"put body": &Entry{Content: &Content{Type: ContentTypeXML, Queue: &QueueDescription{LockDuration: ref(Duration(time.Minute)), Status: ref("Active")}}},
 		"empty feed": &Feed{Title: Text{Type: "text", Text: "Topics"}, ID: "https://ns/$Resources/Topics", Updated: Time{t2},
-			Link: Link{Rel: "self", Href: "https://ns/$Resources/Topics"}},
+			Links: []Link{{Rel: "self", Href: "https://ns/$Resources/Topics"}}},
 	}
 	feed := &Feed{Title: Text{Type: "text", Text: "Rules"}, ID: "https://ns/t/Subscriptions/s/Rules", Updated: Time{t2},
-		Link: Link{Rel: "self", Href: "https://ns/t/Subscriptions/s/Rules"}}
+		Links: []Link{{Rel: "self", Href: "https://ns/t/Subscriptions/s/Rules"}, {Rel: "next", Href: "https://ns/t/Subscriptions/s/Rules?$skip=2&$top=2"}}}
 	for name, r := range rules() {
 		docs["rule "+name] = ref(entryOf(name, Content{Rule: r}))
 		e := entryOf(name, Content{Rule: r})
@@ -126,7 +126,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 	docs["rule feed"] = feed
 	docs["queue feed"] = &Feed{Title: Text{Type: "text", Text: "Queues"}, ID: "https://ns/$Resources/Queues", Updated: Time{t2},
-		Link:    Link{Rel: "self", Href: "https://ns/$Resources/Queues"},
+		Links:   []Link{{Rel: "self", Href: "https://ns/$Resources/Queues"}},
 		Entries: []Entry{entryOf("a", Content{Queue: fullQueue()}), entryOf("b", Content{Queue: &QueueDescription{}})}}
 
 	for name, doc := range docs {

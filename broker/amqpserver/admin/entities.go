@@ -247,7 +247,7 @@ func (h *handler) listEntities(w http.ResponseWriter, r *http.Request, kind brok
 			of = append(of, ent)
 		}
 	}
-	h.writeFeed(w, r, path, title, window(of, p), stats)
+	h.writeFeed(w, r, path, title, of, p, stats)
 }
 
 // listSubscriptions answers <topic>/Subscriptions.
@@ -277,13 +277,13 @@ func (h *handler) listSubscriptions(w http.ResponseWriter, r *http.Request, topi
 			subs = append(subs, ent)
 		}
 	}
-	h.writeFeed(w, r, path, "Subscriptions", window(subs, p), nil)
+	h.writeFeed(w, r, path, "Subscriptions", subs, p, nil)
 }
 
-// writeFeed answers with a feed of entity entries.
-func (h *handler) writeFeed(w http.ResponseWriter, r *http.Request, path, title string, list []broker.Entity, stats map[string]*topicStats) {
-	f := h.feed(r, path, title)
-	for _, ent := range list {
+// writeFeed answers with a feed of the entities of page p of list.
+func (h *handler) writeFeed(w http.ResponseWriter, r *http.Request, path, title string, list []broker.Entity, p page, stats map[string]*topicStats) {
+	f := h.feed(r, path, title, p, len(list))
+	for _, ent := range window(list, p) {
 		e, err := h.render(r, ent, stats)
 		if err != nil {
 			h.writeError(w, r, path, err)
@@ -294,13 +294,17 @@ func (h *handler) writeFeed(w http.ResponseWriter, r *http.Request, path, title 
 	h.writeXML(w, r, http.StatusOK, atom.ContentTypeFeed, f)
 }
 
-// feed starts a feed.
-func (h *handler) feed(r *http.Request, path, title string) *atom.Feed {
+// feed starts the feed of page p of a listing of n entries.
+func (h *handler) feed(r *http.Request, path, title string, p page, n int) *atom.Feed {
 	id := h.entryID(r, path)
-	return &atom.Feed{
+	f := &atom.Feed{
 		Title:   atom.Text{Type: "text", Text: title},
 		ID:      id,
 		Updated: h.now(),
-		Link:    atom.Link{Rel: "self", Href: id},
+		Links:   []atom.Link{{Rel: "self", Href: id}},
 	}
+	if next, ok := p.next(n); ok {
+		f.Links = append(f.Links, atom.Link{Rel: "next", Href: id + "?" + next.query(r.URL.Query())})
+	}
+	return f
 }

@@ -36,6 +36,24 @@ func pageOf(q url.Values) (page, error) {
 	return p, nil
 }
 
+// next returns the page after p when a listing of n entries goes on past
+// it: Service Bus then gives a feed a next link, by which the SDKs page
+// (the JavaScript SDK's byPage stops at a feed without one).
+func (p page) next(n int) (page, bool) {
+	if p.top == 0 || p.skip+p.top >= n {
+		return page{}, false
+	}
+	return page{skip: p.skip + p.top, top: p.top}, true
+}
+
+// query returns the request's query q with this page's $skip and $top, for
+// a next link.
+func (p page) query(q url.Values) string {
+	q.Set("$skip", strconv.Itoa(p.skip))
+	q.Set("$top", strconv.Itoa(p.top))
+	return q.Encode()
+}
+
 // window returns the page of a list.
 func window[T any](list []T, p page) []T {
 	if p.skip >= len(list) {

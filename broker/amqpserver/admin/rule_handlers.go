@@ -31,7 +31,7 @@ func (h *handler) listRules(w http.ResponseWriter, r *http.Request, rt route) {
 		h.writeError(w, r, path, err)
 		return
 	}
-	f := h.feed(r, path, "Rules")
+	f := h.feed(r, path, "Rules", p, len(ent.Rules))
 	for _, rule := range window(ent.Rules, p) {
 		f.Entries = append(f.Entries, h.ruleEntry(r, rt, rule))
 	}
