@@ -150,6 +150,16 @@ type EntitySettings struct {
 	// the zero value is Service Bus's default (batched operations on). The
 	// engine stores every operation at once either way.
 	DisableBatchedOperations bool
+	// DisableSupportOrdering is a topic's SupportOrdering negated, so that
+	// the zero value is Service Bus's default (true). It is kept and
+	// reported: the engine delivers in order either way.
+	DisableSupportOrdering bool
+	// DisableFilterExceptionDeadLettering is a subscription's
+	// DeadLetteringOnFilterEvaluationExceptions negated, so that the zero
+	// value is Service Bus's default (on). It is kept and reported: no
+	// filter of the engine raises an exception (a SQL filter whose types do
+	// not compare is unknown, so false).
+	DisableFilterExceptionDeadLettering bool
 }
 
 // MinAutoDeleteOnIdle is the shortest AutoDeleteOnIdle Service Bus accepts.

@@ -43,7 +43,7 @@ func fullTopic() *TopicDescription {
 		DefaultMessageTimeToLive: ref(Duration(14 * 24 * time.Hour)), MaxSizeInMegabytes: ref(Int(5120)), RequiresDuplicateDetection: ref(Bool(true)),
 		DuplicateDetectionHistoryTimeWindow: ref(Duration(time.Minute)), EnableBatchedOperations: ref(Bool(true)), SizeInBytes: 100,
 		FilteringMessagesBeforePublishing: false, IsAnonymousAccessible: false, Status: ref("Active"), UserMetadata: ref("events"),
-		CreatedAt: Time{t1}, UpdatedAt: Time{t1}, AccessedAt: Time{t2}, SupportOrdering: true,
+		CreatedAt: Time{t1}, UpdatedAt: Time{t1}, AccessedAt: Time{t2}, SupportOrdering: ref(Bool(true)),
 		CountDetails: CountDetails{ScheduledMessageCount: 4}, SubscriptionCount: 2, AutoDeleteOnIdle: ref(Duration(broker.MaxTimeToLive)),
 		EnablePartitioning: ref(Bool(false)), EntityAvailabilityStatus: "Available", EnableSubscriptionPartitioning: false, EnableExpress: false,
 		MaxMessageSizeInKilobytes: ref(Int(256)), SQLFilterCount: 2, CorrelationFilterCount: 1,

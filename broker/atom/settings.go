@@ -21,6 +21,10 @@ type Settings struct {
 	EnablePartitioning                  *Bool
 	ForwardDeadLetteredMessagesTo       *string
 	MaxMessageSizeInKilobytes           *Int
+	// SupportOrdering is a topic's; DeadLetteringOnFilterEvaluationExceptions
+	// a subscription's.
+	SupportOrdering                           *Bool
+	DeadLetteringOnFilterEvaluationExceptions *Bool
 }
 
 // Settings returns the queue's settings.
@@ -42,6 +46,7 @@ func (t *TopicDescription) Settings() Settings {
 		RequiresDuplicateDetection: t.RequiresDuplicateDetection, DuplicateDetectionHistoryTimeWindow: t.DuplicateDetectionHistoryTimeWindow,
 		EnableBatchedOperations: t.EnableBatchedOperations, Status: t.Status, UserMetadata: t.UserMetadata,
 		AutoDeleteOnIdle: t.AutoDeleteOnIdle, EnablePartitioning: t.EnablePartitioning, MaxMessageSizeInKilobytes: t.MaxMessageSizeInKilobytes,
+		SupportOrdering: t.SupportOrdering,
 	}
 }
 
@@ -52,5 +57,6 @@ func (s *SubscriptionDescription) Settings() Settings {
 		DeadLetteringOnMessageExpiration: s.DeadLetteringOnMessageExpiration, MaxDeliveryCount: s.MaxDeliveryCount,
 		EnableBatchedOperations: s.EnableBatchedOperations, Status: s.Status, ForwardTo: s.ForwardTo, UserMetadata: s.UserMetadata,
 		AutoDeleteOnIdle: s.AutoDeleteOnIdle, ForwardDeadLetteredMessagesTo: s.ForwardDeadLetteredMessagesTo,
+		DeadLetteringOnFilterEvaluationExceptions: s.DeadLetteringOnFilterEvaluationExceptions,
 	}
 }

@@ -20,7 +20,7 @@ type TopicDescription struct {
 	CreatedAt                           Time               `xml:"CreatedAt"`
 	UpdatedAt                           Time               `xml:"UpdatedAt"`
 	AccessedAt                          Time               `xml:"AccessedAt"`
-	SupportOrdering                     Bool               `xml:"SupportOrdering"`
+	SupportOrdering                     *Bool              `xml:"SupportOrdering"`
 	CountDetails                        CountDetails       `xml:"CountDetails"`
 	SubscriptionCount                   Int                `xml:"SubscriptionCount"`
 	AutoDeleteOnIdle                    *Duration          `xml:"AutoDeleteOnIdle"`

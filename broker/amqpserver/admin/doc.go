@@ -79,7 +79,11 @@
 //
 // Subscription rules hold a TrueFilter, FalseFilter, SqlFilter or
 // CorrelationFilter and an optional SqlRuleAction (EmptyRuleAction when
-// none). SupportOrdering is always true, EnableExpress false.
+// none). A queue's SupportOrdering is always true, EnableExpress false. A
+// topic's SupportOrdering and a subscription's
+// DeadLetteringOnFilterEvaluationExceptions (both true unless given) are
+// kept and reported, without effect: the engine delivers in order, and none
+// of its filters raises an exception.
 //
 // # SQL parameters
 //

@@ -168,6 +168,16 @@ func settingsOf(kind broker.EntityKind, d *atom.Settings, old *broker.EntitySett
 		p.forward("ForwardTo", d.ForwardTo, &s.ForwardTo, &s.ForwardToURI)
 		p.forward("ForwardDeadLetteredMessagesTo", d.ForwardDeadLetteredMessagesTo, &s.ForwardDeadLetteredMessagesTo, &s.ForwardDeadLetteredMessagesToURI)
 	}
+	if kind == broker.KindTopic {
+		ordered := true
+		p.boolean(d.SupportOrdering, &ordered)
+		s.DisableSupportOrdering = !ordered
+	}
+	if kind == broker.KindSubscription {
+		dlq := true
+		p.boolean(d.DeadLetteringOnFilterEvaluationExceptions, &dlq)
+		s.DisableFilterExceptionDeadLettering = !dlq
+	}
 	if kind != broker.KindSubscription {
 		p.boolean(d.EnablePartitioning, &s.EnablePartitioning)
 		p.boolean(d.RequiresDuplicateDetection, &s.RequiresDuplicateDetection)

@@ -50,7 +50,8 @@ import (
 // after those, the settings that came with entity status and auto-delete:
 // ForwardToURI, ForwardDeadLetteredMessagesToURI, Status (a byte),
 // AutoDeleteOnIdle, a byte of flags (EnablePartitioning,
-// DisableBatchedOperations), and the entity's authorization rules (a count
+// DisableBatchedOperations, DisableSupportOrdering,
+// DisableFilterExceptionDeadLettering), and the entity's authorization rules (a count
 // written as lenPlusOne, then each rule's KeyName, PrimaryKey, SecondaryKey,
 // Rights as a byte, CreatedTime and ModifiedTime as optional times). Every
 // version is read; a record of an older version reads as rules without the
@@ -161,6 +162,9 @@ const (
 const (
 	flagEnablePartitioning = 1 << iota
 	flagDisableBatchedOperations
+	flagDisableSupportOrdering
+	flagDisableFilterExceptionDeadLettering
+	settingFlags = flagEnablePartitioning | flagDisableBatchedOperations | flagDisableSupportOrdering | flagDisableFilterExceptionDeadLettering
 )
 
 // appendMessage appends the encoding of m to dst and returns the extended
@@ -609,6 +613,12 @@ func appendEntity(dst []byte, rec *EntityRecord) ([]byte, error) {
 	if st.DisableBatchedOperations {
 		flags5 |= flagDisableBatchedOperations
 	}
+	if st.DisableSupportOrdering {
+		flags5 |= flagDisableSupportOrdering
+	}
+	if st.DisableFilterExceptionDeadLettering {
+		flags5 |= flagDisableFilterExceptionDeadLettering
+	}
 	e.byte(flags5)
 	e.lenPlusOne(ent.AuthorizationRules == nil, len(ent.AuthorizationRules))
 	for _, r := range ent.AuthorizationRules {
@@ -715,11 +725,13 @@ func (d *decoder) entityV5(ent *broker.Entity) {
 	}
 	st.AutoDeleteOnIdle = time.Duration(d.varint())
 	flags := d.byte()
-	if flags&^(flagEnablePartitioning|flagDisableBatchedOperations) != 0 {
+	if flags&^settingFlags != 0 {
 		d.fail("unknown setting flags %#x", flags)
 	}
 	st.EnablePartitioning = flags&flagEnablePartitioning != 0
 	st.DisableBatchedOperations = flags&flagDisableBatchedOperations != 0
+	st.DisableSupportOrdering = flags&flagDisableSupportOrdering != 0
+	st.DisableFilterExceptionDeadLettering = flags&flagDisableFilterExceptionDeadLettering != 0
 	// Each rule takes at least 6 bytes (three empty strings, the rights
 	// and two absent times).
 	if n, ok := d.count(6); ok {

@@ -261,6 +261,8 @@ func fullEntity() EntityRecord {
 			AutoDeleteOnIdle:                    7 * time.Minute,
 			EnablePartitioning:                  true,
 			DisableBatchedOperations:            true,
+			DisableSupportOrdering:              true,
+			DisableFilterExceptionDeadLettering: true,
 		},
 		AuthorizationRules: []broker.AuthorizationRule{
 			{KeyName: "sender", PrimaryKey: "cHJpbWFyeQ==", SecondaryKey: "c2Vjb25kYXJ5", Rights: broker.RightSend,
@@ -415,7 +417,7 @@ func TestEntityVersionChecked(t *testing.T) {
 	}{
 		{9, 7, "bad time flag"},
 		{4, 4, "unknown entity status 4"},
-		{2, 4, "unknown setting flags 0x4"},
+		{2, 0x10, "unknown setting flags 0x10"},
 		{1, 2, "count 1 beyond the end"},
 	} {
 		b2 := slices.Clone(b)
@@ -578,6 +580,7 @@ func fullEntityV4() EntityRecord {
 	st.ForwardToURI, st.ForwardDeadLetteredMessagesToURI = "", ""
 	st.Status, st.AutoDeleteOnIdle = broker.StatusActive, broker.MaxTimeToLive
 	st.EnablePartitioning, st.DisableBatchedOperations = false, false
+	st.DisableSupportOrdering, st.DisableFilterExceptionDeadLettering = false, false
 	rec.Entity.AuthorizationRules = nil
 	return rec
 }
