@@ -321,7 +321,8 @@ func (e *Engine) ReceiveDeferred(ctx context.Context, entity string, seqs []int6
 // sub-queues, by address suffix) by sequence number under owner.
 // Every number must name a deferred message that is not locked; otherwise
 // nothing is locked and the error is ErrMessageNotFound. The messages are
-// then settled like any other; receiving them is not a failed delivery.
+// then settled like any other. Their DeliveryCount shows the deferral that
+// put them there (see entry.failed).
 func (e *Engine) ReceiveDeferredAs(ctx context.Context, owner uint64, entity string, seqs []int64) ([]*broker.Message, error) {
 	if err := e.enter(); err != nil {
 		return nil, err
