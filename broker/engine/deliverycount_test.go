@@ -140,10 +140,7 @@ func TestDeferralNeverDeadLetters(t *testing.T) {
 		}
 		f.mustSettle(broker.Defer, "q", got[0]) // count 2 = MaxDeliveryCount
 		f.wantCounts("q", broker.Counts{Deferred: 1})
-		if err := f.e.Close(); err != nil {
-			t.Fatal(err)
-		}
-		f = openFixture(t, newStore(), f.clock)
+		f = f.restart(newStore)
 		f.wantCounts("q", broker.Counts{Deferred: 1})
 		got, err = f.e.ReceiveDeferred(f.ctx, "q", []int64{m.SequenceNumber})
 		if err != nil || got[0].DeliveryCount != 3 {
