@@ -75,7 +75,7 @@ const (
 	TransferDeadLetterSuffix = "/$Transfer/$DeadLetterQueue"
 	SubscriptionsSegment     = "/Subscriptions/"
 	MaxTimeToLive            = time.Duration(1<<63 - 1)
-	DefaultLockDuration      = 30 * time.Second
+	DefaultLockDuration      = time.Minute // PT1M, as Azure and the emulator create entities
 	DefaultMaxDelivery       = 10
 	DefaultDuplicateWindow   = 10 * time.Minute
 )

@@ -151,8 +151,11 @@ type Message struct {
 	// show (AMQP header delivery-count + 1). A message never delivered has 0.
 	DeliveryCount    uint32
 	DeadLetterSource string
-	State            State
-	Size             int64
+	// State is the message's state; a received message that was scheduled
+	// reports StateScheduled although it is active now, as Service Bus does
+	// (its x-opt-message-state keeps what it was when stored).
+	State State
+	Size  int64
 	// SubQueue is the sub-queue the message was browsed or received from,
 	// set by the client that read it (it does not travel on the wire; a
 	// client learns it from the address it read). The dashboard tells

@@ -50,7 +50,7 @@ func TestInfoOverRemote(t *testing.T) {
 	h := newHarness(t, rc, clock, Options{Entity: "orders"}, 100, 30)
 	h.key("i")
 	wantLines(t, infoText(h),
-		"Lock duration            1m",
+		"Lock duration            1m (default)",
 		"Max delivery count       3 deliveries",
 		"Default message TTL      14d",
 		"Forward dead letters to  poison",

@@ -90,7 +90,7 @@ func TestInfoQueue(t *testing.T) {
 	wantLines(t, infoText(h),
 		"Queue orders",
 		"3 active · 0 locked · 0 deferred · 0 scheduled",
-		"Lock duration            1m",
+		"Lock duration            1m (default)",
 		"Max delivery count       3 deliveries",
 		"Default message TTL      14d",
 		"Dead-letter on expiry    on",

@@ -188,7 +188,7 @@ func TestFlowRealTime(t *testing.T) {
 	send(t, eng, "live", msg("rt-1", "real time"))
 	f.waitFor("1 Active 1", "rt-1")
 	f.press("l")
-	f.waitFor("2 Locked 1", "29s")
+	f.waitFor("2 Locked 1", "59s")
 }
 
 // TestFlowPhoneTriage drives a real program at a phone's size (60×20)

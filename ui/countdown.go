@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"charm.land/lipgloss/v2"
+
+	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/themes"
 )
 
@@ -20,10 +22,11 @@ func FlashOn(now time.Time) bool { return (now.UnixMilli()/400)%2 == 0 }
 
 // CountdownStyle returns the style of a lock with left of total remaining:
 // the success colour above half, the warning colour above a fifth, the
-// danger colour below.
+// danger colour below. A total that is not known (0) is the default lock
+// duration.
 func CountdownStyle(st *themes.Styles, left, total time.Duration) lipgloss.Style {
 	if total <= 0 {
-		total = 30 * time.Second
+		total = broker.DefaultLockDuration
 	}
 	switch f := float64(left) / float64(total); {
 	case f > 0.5:
@@ -60,7 +63,7 @@ func Countdown(st *themes.Styles, now, until time.Time, total time.Duration, fla
 		return CountdownStyle(st, left, total).Render(fitLeft(strings.TrimSpace(label), w))
 	}
 	if total <= 0 {
-		total = 30 * time.Second
+		total = broker.DefaultLockDuration
 	}
 	frac := float64(left) / float64(total)
 	frac = min(max(frac, 0), 1)

@@ -91,7 +91,7 @@ func (en *entity) browse(req broker.BrowseRequest, sub broker.SubQueue, cat brok
 	}
 	hs := make([]handout, len(picked))
 	for i, x := range picked {
-		hs[i] = handout{loc: x.loc(en.id), token: x.token, delivery: x.deliveryCount(), state: x.state}
+		hs[i] = handout{loc: x.loc(en.id), token: x.token, delivery: x.deliveryCount(), state: x.state, peek: true}
 		if x.locked() {
 			hs[i].until = x.at
 		}

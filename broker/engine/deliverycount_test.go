@@ -78,26 +78,75 @@ func TestDeadLetterDeliveriesNeverCount(t *testing.T) {
 	})
 }
 
+// TestDeferredDeliveryCount follows the JavaScript SDK's live tests
+// (deferredMessage.spec.ts: header delivery-count 0, then 1 after defer and
+// receive-deferred, then 2 after abandoning or deferring it again and
+// receiving it again; 1 in the dead-letter sub-queue) and the Go SDK's
+// (TestDeferredMessages/Abandon: a peek after abandoning the received
+// deferred message shows one more). The engine shows the count plus one.
 func TestDeferredDeliveryCount(t *testing.T) {
 	forEachStore(t, func(t *testing.T, newStore func() store.Store) {
 		f := newFixture(t, newStore())
-		f.queue("q", broker.EntitySettings{MaxDeliveryCount: 3})
+		f.queue("q", broker.EntitySettings{MaxDeliveryCount: 10})
+		receiveDeferred := func(seq int64, want uint32) *broker.Message {
+			t.Helper()
+			got, err := f.e.ReceiveDeferred(f.ctx, "q", []int64{seq})
+			if err != nil || len(got) != 1 || got[0].DeliveryCount != want {
+				t.Fatalf("receive deferred %d: %v, %v; want DeliveryCount %d", seq, got, err, want)
+			}
+			return got[0]
+		}
+		f.sendN("q", 3)
+		for _, then := range []broker.SettleKind{broker.Abandon, broker.Defer, broker.DeadLetter} {
+			m := f.receiveOne("q")
+			if m.DeliveryCount != 1 {
+				t.Fatalf("first delivery: DeliveryCount %d, want 1", m.DeliveryCount)
+			}
+			f.mustSettle(broker.Defer, "q", m)
+			if p := f.browse("q", broker.CategoryDeferred); len(p) != 1 || p[0].DeliveryCount != 2 {
+				t.Fatalf("peek after the deferral: %+v", p)
+			}
+			d := receiveDeferred(m.SequenceNumber, 2)
+			f.mustSettle(then, "q", d)
+			if then == broker.DeadLetter {
+				dlq := "q/$DeadLetterQueue"
+				if got := f.receiveOne(dlq); got.DeliveryCount != 2 {
+					t.Fatalf("dead-lettered deferred message: DeliveryCount %d, want 2", got.DeliveryCount)
+				}
+				continue
+			}
+			if p := f.browse("q", broker.CategoryDeferred); len(p) != 1 || p[0].DeliveryCount != 3 {
+				t.Fatalf("peek after %s of the received deferred message: %+v", then, p)
+			}
+			f.mustSettle(broker.Complete, "q", receiveDeferred(m.SequenceNumber, 3))
+		}
+		f.wantCounts("q", broker.Counts{DeadLettered: 1})
+	})
+}
+
+// TestDeferralNeverDeadLetters: deferring counts, but only a failed
+// delivery moves a message past MaxDeliveryCount to the dead-letter
+// sub-queue, also after a restart.
+func TestDeferralNeverDeadLetters(t *testing.T) {
+	forEachStore(t, func(t *testing.T, newStore func() store.Store) {
+		f := newFixture(t, newStore())
+		f.queue("q", broker.EntitySettings{MaxDeliveryCount: 2})
 		f.sendN("q", 1)
 		m := f.receiveOne("q")
 		f.mustSettle(broker.Defer, "q", m)
 		got, err := f.e.ReceiveDeferred(f.ctx, "q", []int64{m.SequenceNumber})
-		if err != nil || got[0].DeliveryCount != 1 {
-			t.Fatalf("receive deferred: %v, %v; want DeliveryCount 1", got, err)
+		if err != nil {
+			t.Fatal(err)
 		}
-		// Abandoning a deferred message counts at once, and a peek shows it.
+		f.mustSettle(broker.Defer, "q", got[0]) // count 2 = MaxDeliveryCount
+		f.wantCounts("q", broker.Counts{Deferred: 1})
+		f = f.restart(newStore)
+		f.wantCounts("q", broker.Counts{Deferred: 1})
+		got, err = f.e.ReceiveDeferred(f.ctx, "q", []int64{m.SequenceNumber})
+		if err != nil || got[0].DeliveryCount != 3 {
+			t.Fatalf("after a restart: %v, %v", got, err)
+		}
 		f.mustSettle(broker.Abandon, "q", got[0])
-		if p := f.browse("q", broker.CategoryDeferred); len(p) != 1 || p[0].DeliveryCount != 2 {
-			t.Fatalf("peek after abandoning the deferred message: %+v", p)
-		}
-		for range 2 {
-			got, _ = f.e.ReceiveDeferred(f.ctx, "q", []int64{m.SequenceNumber})
-			f.mustSettle(broker.Abandon, "q", got[0])
-		}
 		f.wantCounts("q", broker.Counts{DeadLettered: 1})
 	})
 }

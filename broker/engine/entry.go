@@ -21,10 +21,13 @@ type entry struct {
 	owner uint64           // lock owner while locked
 	token broker.LockToken // zero: not locked
 	size  int32
-	// failed counts failed deliveries: abandoned, expired or lost locks of
-	// the main queue (the AMQP header's delivery-count). A hand-out does
-	// not count, nor does a release, nor anything in a dead-letter
-	// sub-queue.
+	// failed counts the deliveries of the main queue that did not settle
+	// the message (the AMQP header's delivery-count): abandoned, expired or
+	// lost locks, and deferrals (so that receiving a deferred message by
+	// sequence number shows one more, as Service Bus counts it). A hand-out
+	// does not count, nor does a release, nor anything in a dead-letter
+	// sub-queue. A deferral never dead-letters: MaxDeliveryCount applies
+	// when a later delivery fails.
 	failed uint32
 	state  broker.State
 	sub    broker.SubQueue

@@ -126,8 +126,8 @@ func TestHistoryOfAMessage(t *testing.T) {
 			{3, "connection 2a (container worker) link r", "", "properties changed: retry=1", 2},
 			{5, broker.ActorBroker, "", "", 3},
 			{7, "connection 2a (container worker) link r", "", "", 3},
-			{10, "connection 2a (container worker) link r", "", "deferred message received by sequence number", 3},
-			{11, "connection 2a (container worker) link r", "poison", "cannot parse", 3},
+			{10, "connection 2a (container worker) link r", "", "deferred message received by sequence number", 4}, // the deferral counted
+			{11, "connection 2a (container worker) link r", "poison", "cannot parse", 4},
 		}
 		for _, c := range checks {
 			e := ev[c.i]

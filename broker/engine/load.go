@@ -82,7 +82,7 @@ func (l *loader) Message(loc store.Loc, meta store.Meta) error {
 	en.size += int64(x.size)
 	en.lastSeq = max(en.lastSeq, x.seq)
 	en.add(x)
-	if x.sub == broker.SubQueueMain && int64(x.failed) >= int64(en.settings.MaxDeliveryCount) {
+	if x.sub == broker.SubQueueMain && x.state != broker.StateDeferred && int64(x.failed) >= int64(en.settings.MaxDeliveryCount) {
 		l.late = append(l.late, lateEntry{en, x})
 	}
 	if en.settings.RequiresDuplicateDetection && x.msgID != "" && x.sub == broker.SubQueueMain {

@@ -186,6 +186,8 @@ type handout struct {
 	until    int64
 	delivery uint32 // the DeliveryCount clients see
 	state    broker.State
+	// peek: a browse, which reports the current state (see handOutState).
+	peek bool
 }
 
 // takeLocked locks up to max messages from src (a tree of available
@@ -274,7 +276,7 @@ func (en *entity) takeAndDelete(src *tree, max int, now int64) []*broker.Message
 			continue
 		}
 		m := *msg
-		m.SequenceNumber, m.DeliveryCount, m.State, m.SubQueue = x.seq, x.deliveryCount(), x.state, x.sub
+		m.SequenceNumber, m.DeliveryCount, m.State, m.SubQueue = x.seq, x.deliveryCount(), handOutState(msg.State, x.state), x.sub
 		m.LockToken, m.LockedUntil = broker.LockToken{}, time.Time{}
 		out = append(out, &m)
 		en.emit(broker.EventReceived, x, "")
@@ -302,6 +304,9 @@ func (e *Engine) bodies(hs []handout) []*broker.Message {
 		h := &hs[i]
 		m := *msg
 		m.SequenceNumber, m.DeliveryCount, m.State, m.SubQueue = h.loc.Seq, h.delivery, h.state, h.loc.Sub
+		if !h.peek {
+			m.State = handOutState(msg.State, h.state)
+		}
 		m.LockToken, m.LockedUntil = h.token, time.Time{}
 		if h.until != 0 {
 			m.LockedUntil = time.Unix(0, h.until).UTC()
@@ -309,6 +314,19 @@ func (e *Engine) bodies(hs []handout) []*broker.Message {
 		out = append(out, &m)
 	}
 	return out
+}
+
+// handOutState is the state a hand-out reports: the entry's (now), except
+// that a message stored Scheduled (stored: the state its record was put
+// with) reports Scheduled once active, as Service Bus's x-opt-message-state
+// does; the JavaScript SDK's live tests expect "scheduled" on a received
+// scheduled message. A peek reports the current state: the dashboard's
+// remote client sorts peeked messages into categories by it.
+func handOutState(stored, now broker.State) broker.State {
+	if now == broker.StateActive && stored == broker.StateScheduled {
+		return broker.StateScheduled
+	}
+	return now
 }
 
 // ReceiveDeferred locks deferred messages by sequence number as the engine's
@@ -321,7 +339,8 @@ func (e *Engine) ReceiveDeferred(ctx context.Context, entity string, seqs []int6
 // sub-queues, by address suffix) by sequence number under owner.
 // Every number must name a deferred message that is not locked; otherwise
 // nothing is locked and the error is ErrMessageNotFound. The messages are
-// then settled like any other; receiving them is not a failed delivery.
+// then settled like any other. Their DeliveryCount shows the deferral that
+// put them there (see entry.failed).
 func (e *Engine) ReceiveDeferredAs(ctx context.Context, owner uint64, entity string, seqs []int64) ([]*broker.Message, error) {
 	if err := e.enter(); err != nil {
 		return nil, err

@@ -44,7 +44,7 @@ func TestScheduleAndCancel(t *testing.T) {
 		f.advance(time.Nanosecond)
 		f.wantCounts("q", broker.Counts{Active: 2})
 		got := f.receive("q", 10)
-		if !slices.Equal(idsOf(got), []string{"a", "c"}) || got[0].State != broker.StateActive {
+		if !slices.Equal(idsOf(got), []string{"a", "c"}) || got[0].State != broker.StateScheduled { // see TestReceivedScheduledState
 			t.Fatalf("after activation: %v state %v", idsOf(got), got[0].State)
 		}
 		// A time in the past is simply active.
@@ -53,6 +53,50 @@ func TestScheduleAndCancel(t *testing.T) {
 			t.Fatalf("seq = %d, want 4", seqs[0])
 		}
 		f.wantCounts("q", broker.Counts{Active: 1, Locked: 2})
+	})
+}
+
+// TestReceivedScheduledState: a message that was scheduled reports
+// StateScheduled when received once active (Service Bus's
+// x-opt-message-state; the JavaScript SDK's sendAndSchedule.spec.ts
+// expects "scheduled"), under peek-lock and receive-and-delete, also after a
+// restart; a peek shows its current state, and a message never scheduled
+// (or scheduled in the past) is received active.
+func TestReceivedScheduledState(t *testing.T) {
+	forEachStore(t, func(t *testing.T, newStore func() store.Store) {
+		f := newFixture(t, newStore())
+		f.queue("q", broker.EntitySettings{})
+		at := t0.Add(10 * time.Second)
+		if _, err := f.e.Schedule(f.ctx, "q", at, []*broker.Message{msg("s1"), msg("s2"), msg("s3")}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.e.Schedule(f.ctx, "q", t0, []*broker.Message{msg("past")}); err != nil {
+			t.Fatal(err)
+		}
+		f.send("q", msg("plain"))
+		f.advance(10 * time.Second)
+		if p := f.browse("q", broker.CategoryActive); len(p) != 5 || p[0].State != broker.StateActive {
+			t.Fatalf("peek after activation: %d messages, state %v", len(p), p[0].State)
+		}
+		if m := f.receiveOne("q"); m.MessageID != "s1" || m.State != broker.StateScheduled {
+			t.Fatalf("peek-lock: %s state %v, want s1 Scheduled", m.MessageID, m.State)
+		}
+		f = f.restart(newStore)
+		ms, err := f.e.Receive(f.ctx, broker.ReceiveRequest{Entity: "q", Mode: broker.ReceiveAndDelete, Max: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]broker.State{"s1": broker.StateScheduled, "s2": broker.StateScheduled, "s3": broker.StateScheduled,
+			"past": broker.StateActive, "plain": broker.StateActive}
+		for _, m := range ms {
+			if m.State != want[m.MessageID] {
+				t.Errorf("receive-and-delete after a restart: %s state %v, want %v", m.MessageID, m.State, want[m.MessageID])
+			}
+			delete(want, m.MessageID)
+		}
+		if len(want) != 0 {
+			t.Fatalf("not received: %v", want)
+		}
 	})
 }
 

@@ -85,7 +85,7 @@ func TestSessionClientReceiveDeferred(t *testing.T) {
 		}
 		f.advance(5 * time.Second)
 		d, err := sc.ReceiveDeferredFromSession(ctx, "s", "A", []int64{1})
-		if err != nil || len(d) != 1 || d[0].MessageID != "a1" || d[0].SequenceNumber != 1 || d[0].DeliveryCount != 1 ||
+		if err != nil || len(d) != 1 || d[0].MessageID != "a1" || d[0].SequenceNumber != 1 || d[0].DeliveryCount != 2 ||
 			d[0].LockToken.IsZero() || !d[0].LockedUntil.Equal(t0.Add(35*time.Second)) {
 			t.Fatalf("deferred from A = %+v, %v", d, err)
 		}

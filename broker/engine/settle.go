@@ -134,6 +134,9 @@ func (en *entity) settle(s *broker.Settlement, sub broker.SubQueue, now int64) e
 		en.unindex(x)
 		token := en.unlockEntry(x)
 		x.state = broker.StateDeferred
+		if x.sub == broker.SubQueueMain {
+			x.failed++ // a deferral counts a delivery (see entry.failed)
+		}
 		if len(s.PropertiesToModify) > 0 {
 			en.rewrite(x, s.PropertiesToModify, nil)
 		} else {

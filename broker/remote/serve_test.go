@@ -35,7 +35,7 @@ func TestServeSendBrowseReceiveComplete(t *testing.T) {
 	if want := (broker.Counts{Active: 5}); ents[0].Counts.Active != want.Active || ents[0].Counts.Locked != 0 || ents[0].Counts.Deferred != 0 {
 		t.Fatalf("counts = %+v, want 5 active", ents[0].Counts)
 	}
-	if ents[0].Settings.LockDuration != 30*time.Second || ents[0].Settings.MaxDeliveryCount != 10 {
+	if ents[0].Settings.LockDuration != broker.DefaultLockDuration || ents[0].Settings.MaxDeliveryCount != 10 {
 		t.Fatalf("settings = %+v", ents[0].Settings)
 	}
 

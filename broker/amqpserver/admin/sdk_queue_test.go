@@ -121,7 +121,7 @@ func TestSDKQueueDefaults(t *testing.T) {
 	if err != nil || got == nil {
 		t.Fatalf("GetQueue: %v, %v", got, err)
 	}
-	if *got.LockDuration != "PT30S" || *got.MaxDeliveryCount != 10 || *got.DefaultMessageTimeToLive != "P10675199DT2H48M5.4775807S" ||
+	if *got.LockDuration != "PT1M" || *got.MaxDeliveryCount != 10 || *got.DefaultMessageTimeToLive != "P10675199DT2H48M5.4775807S" ||
 		*got.DuplicateDetectionHistoryTimeWindow != "PT10M" || *got.MaxSizeInMegabytes != 1024 || *got.MaxMessageSizeInKilobytes != 256 ||
 		*got.RequiresSession || got.ForwardTo != nil {
 		t.Fatalf("defaults: %s", dump(got.QueueProperties))

@@ -354,6 +354,15 @@ func version1Entity(t *testing.T, name string) []byte {
 	return b
 }
 
+// version1QueueSettings are the settings of testdata's "queue" record:
+// the defaults when it was written, LockDuration 30 s then (the record
+// keeps it; only new entities get today's default).
+func version1QueueSettings() broker.EntitySettings {
+	s := broker.EntitySettings{}.Normalize()
+	s.LockDuration = 30 * time.Second
+	return s
+}
+
 func TestEntityVersion1StillDecodes(t *testing.T) {
 	full := fullEntityWithoutActions()
 	full.Entity.CreatedAt, full.Entity.UpdatedAt, full.Entity.UserMetadata = time.Time{}, time.Time{}, ""
@@ -362,7 +371,7 @@ func TestEntityVersion1StillDecodes(t *testing.T) {
 	}
 	for name, want := range map[string]EntityRecord{
 		"full":  full,
-		"queue": {ID: 3, Entity: broker.Entity{Path: "orders", Settings: broker.EntitySettings{}.Normalize()}},
+		"queue": {ID: 3, Entity: broker.Entity{Path: "orders", Settings: version1QueueSettings()}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			b := version1Entity(t, name)

@@ -156,8 +156,13 @@ func (d *Decoder) readMessage(m *broker.Message) error {
 		pass := r.pass // r stays on the stack: most messages have nothing to pass through
 		m.AMQP = &pass
 	}
-	if !r.ttlHeader && r.expirySeen && !r.created.IsZero() && r.absExpiry.After(r.created) {
-		m.TimeToLive = r.absExpiry.Sub(r.created)
+	// Without a header ttl, or with the longest one it holds (a longer time
+	// to live is sent so), the absolute-expiry-time minus the creation-time
+	// is the time to live.
+	if (!r.ttlHeader || m.TimeToLive == maxHeaderTTL) && r.expirySeen && !r.created.IsZero() && r.absExpiry.After(r.created) {
+		if d := r.absExpiry.Sub(r.created); !r.ttlHeader || d > m.TimeToLive {
+			m.TimeToLive = d
+		}
 	}
 	return nil
 }

@@ -46,7 +46,7 @@ type EncodeOptions struct {
 }
 
 // EncodeMessage appends m as an AMQP message: header (durable, priority,
-// ttl, delivery count), delivery annotations (lock token, on request),
+// ttl, first-acquirer, delivery count), delivery annotations (lock token, on request),
 // message annotations (the Service Bus broker properties that are set),
 // properties, application properties, the body and the footer; the
 // delivery and message annotations and the footer that a sender gave the
@@ -115,6 +115,12 @@ func appendFooter(b []byte, m *broker.Message) []byte {
 	return append(AppendDescriptor(b, descFooter), m.AMQP.Footer...)
 }
 
+// maxHeaderTTL is the longest time to live the header's ttl (uint
+// milliseconds) holds. A longer one is sent as this, with the
+// absolute-expiry-time (minus the creation-time) saying the real one, as
+// Service Bus and its SDKs do.
+const maxHeaderTTL = math.MaxUint32 * time.Millisecond
+
 // ttlMillis returns the header ttl for d, and false when d is not positive
 // or does not fit the header's uint milliseconds.
 func ttlMillis(d time.Duration) (uint32, bool) {
@@ -125,8 +131,23 @@ func ttlMillis(d time.Duration) (uint32, bool) {
 	return uint32(ms), true
 }
 
+// headerTTL returns the header ttl of m: its time to live in milliseconds,
+// capped at the most the field holds when m has an expiry time (which
+// appendProperties writes as the absolute-expiry-time, and its enqueued
+// time as the creation-time, the difference being the real time to live).
+// A message that never expires gets no ttl.
+func headerTTL(m *broker.Message) (uint32, bool) {
+	if ms, ok := ttlMillis(m.TimeToLive); ok {
+		return ms, true
+	}
+	if m.TimeToLive > maxHeaderTTL && !m.ExpiresAt.IsZero() && !m.EnqueuedTime.IsZero() {
+		return math.MaxUint32, true
+	}
+	return 0, false
+}
+
 func appendHeader(b []byte, m *broker.Message, opts EncodeOptions) []byte {
-	ttl, hasTTL := ttlMillis(m.TimeToLive)
+	ttl, hasTTL := headerTTL(m)
 	hasDC := opts.DeliveryCount && m.DeliveryCount > 0
 	var pass broker.Passthrough
 	if m.AMQP != nil {
@@ -136,10 +157,10 @@ func appendHeader(b []byte, m *broker.Message, opts EncodeOptions) []byte {
 		return b
 	}
 	b, c := beginComposite(b, descHeader)
-	b = c.boolean(b, true, pass.Durable)
+	b = c.boolean(b, pass.Durable, true)
 	b = c.ubyte(b, pass.Priority, pass.HasPriority)
 	b = c.uint(b, ttl, hasTTL)
-	b = c.null(b) // first-acquirer
+	b = c.boolean(b, false, true) // first-acquirer: Service Bus always sends false
 	var dc uint32
 	if hasDC {
 		dc = m.DeliveryCount - 1

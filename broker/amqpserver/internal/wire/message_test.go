@@ -128,10 +128,11 @@ func TestMessageEncodeOptions(t *testing.T) {
 	if !bytes.Equal(b, want) {
 		t.Fatalf("plain message % x\nwant          % x", b, want)
 	}
-	// DeliveryCount 1 is header delivery-count 0, written explicitly.
+	// DeliveryCount 1 is header delivery-count 0, written explicitly;
+	// durable and first-acquirer are written false.
 	one := &broker.Message{DeliveryCount: 1}
 	b = EncodeMessage(nil, one, EncodeOptions{DeliveryCount: true})
-	want = []byte{0x00, 0x53, 0x70, 0xc0, 0x06, 0x05, 0x40, 0x40, 0x40, 0x40, 0x43}
+	want = []byte{0x00, 0x53, 0x70, 0xc0, 0x06, 0x05, 0x42, 0x40, 0x40, 0x42, 0x43}
 	if !bytes.HasPrefix(b, want) {
 		t.Fatalf("header % x, want prefix % x", b, want)
 	}
@@ -139,7 +140,7 @@ func TestMessageEncodeOptions(t *testing.T) {
 	if err != nil || got.DeliveryCount != 1 {
 		t.Fatalf("decoded DeliveryCount %d, %v", got.DeliveryCount, err)
 	}
-	// A TTL beyond the header's 49.7 days is not written in the header;
+	// A TTL beyond the header's 49.7 days is written as the most it holds;
 	// absolute-expiry-time minus creation-time restores it.
 	long := &broker.Message{TimeToLive: 100 * 24 * time.Hour, EnqueuedTime: t0, ExpiresAt: t0.Add(100 * 24 * time.Hour), SequenceNumber: 1}
 	got, err = DecodeMessage(EncodeMessage(nil, long, EncodeOptions{}))
@@ -471,7 +472,7 @@ func TestLockTokenDeliveryTag(t *testing.T) {
 }
 
 func TestTTLMillis(t *testing.T) {
-	if ms, ok := ttlMillis(math.MaxUint32 * time.Millisecond); !ok || ms != math.MaxUint32 {
+	if ms, ok := ttlMillis(maxHeaderTTL); !ok || ms != math.MaxUint32 {
 		t.Fatalf("max ttl = %d %v", ms, ok)
 	}
 	if _, ok := ttlMillis((math.MaxUint32 + 1) * time.Millisecond); ok {
@@ -595,5 +596,91 @@ func TestNullBrokerAnnotationsIgnored(t *testing.T) {
 		if _, err := DecodeMessage(b); !errors.Is(err, broker.ErrInvalid) || !strings.Contains(err.Error(), key) {
 			t.Errorf("null %s: %v", key, err)
 		}
+	}
+}
+
+// TestDeliveredHeaderFields: a delivered message's header always carries
+// durable (the sender's value) and first-acquirer (false), as Service Bus
+// sends them; the JavaScript SDK's AmqpAnnotatedMessage test expects both.
+func TestDeliveredHeaderFields(t *testing.T) {
+	for _, durable := range []bool{false, true} {
+		m := &broker.Message{MessageID: "h", DeliveryCount: 1, AMQP: &broker.Passthrough{Durable: durable}}
+		if !durable {
+			m.AMQP = nil
+		}
+		d := NewDecoder(EncodeMessage(nil, m, EncodeOptions{DeliveryCount: true}))
+		f, err := d.readComposite(descHeader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var gotDurable, firstAcquirer bool
+		var priority uint8
+		var ttl, dc uint32
+		hasDurable := field(&f, &gotDurable, (*Decoder).ReadBool)
+		field(&f, &priority, (*Decoder).ReadUbyte)
+		field(&f, &ttl, (*Decoder).ReadUint)
+		hasFirst := field(&f, &firstAcquirer, (*Decoder).ReadBool)
+		hasDC := field(&f, &dc, (*Decoder).ReadUint)
+		if err := f.finish(); err != nil {
+			t.Fatal(err)
+		}
+		if !hasDurable || gotDurable != durable || !hasFirst || firstAcquirer || !hasDC || dc != 0 {
+			t.Fatalf("durable %v: header durable %v (present %v), first-acquirer %v (present %v), delivery-count %d (present %v)",
+				durable, gotDurable, hasDurable, firstAcquirer, hasFirst, dc, hasDC)
+		}
+	}
+}
+
+// TestTTLBeyondTheHeader: a time to live longer than the header's ttl holds
+// (2^32-1 ms, about 49.7 days) arrives as that ttl plus an
+// absolute-expiry-time, the JavaScript SDK's way; it is read as the
+// absolute-expiry-time minus the creation-time, and delivered the same way
+// (ttl capped, creation-time + real ttl = absolute-expiry-time), which the
+// SDK reads back as the real time to live.
+func TestTTLBeyondTheHeader(t *testing.T) {
+	const days100 = 100 * 24 * time.Hour
+	created := t0
+	exp := created.Add(days100)
+	sent := &amqp.Message{
+		Header:     &amqp.MessageHeader{TTL: maxHeaderTTL},
+		Properties: &amqp.MessageProperties{MessageID: "long", CreationTime: &created, AbsoluteExpiryTime: &exp},
+		Data:       [][]byte{[]byte("x")},
+	}
+	b, err := sent.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeMessage(b)
+	if err != nil || got.TimeToLive != days100 {
+		t.Fatalf("decoded time to live %v, %v; want %v", got.TimeToLive, err, days100)
+	}
+	// A ttl below the cap is the time to live, whatever the expiry says.
+	sent.Header.TTL = time.Hour
+	b, _ = sent.MarshalBinary()
+	if got, err := DecodeMessage(b); err != nil || got.TimeToLive != time.Hour {
+		t.Fatalf("decoded time to live %v, %v; want 1h", got.TimeToLive, err)
+	}
+
+	enq := t0.Add(1234567 * time.Microsecond)
+	m := &broker.Message{MessageID: "long", DeliveryCount: 1, TimeToLive: days100, EnqueuedTime: enq, ExpiresAt: enq.Add(days100)}
+	var out amqp.Message
+	if err := out.UnmarshalBinary(EncodeMessage(nil, m, EncodeOptions{DeliveryCount: true})); err != nil {
+		t.Fatal(err)
+	}
+	if out.Header == nil || out.Header.TTL != maxHeaderTTL {
+		t.Fatalf("delivered header %+v, want ttl %v", out.Header, maxHeaderTTL)
+	}
+	p := out.Properties
+	if p == nil || p.CreationTime == nil || p.AbsoluteExpiryTime == nil || p.AbsoluteExpiryTime.Sub(*p.CreationTime) != days100 {
+		t.Fatalf("delivered properties %+v: want absolute-expiry-time - creation-time = %v", p, days100)
+	}
+	// A message that never expires has no ttl.
+	never := &broker.Message{MessageID: "never", DeliveryCount: 1, TimeToLive: broker.MaxTimeToLive, EnqueuedTime: enq}
+	out = amqp.Message{}
+	if err := out.UnmarshalBinary(EncodeMessage(nil, never, EncodeOptions{DeliveryCount: true})); err != nil {
+		t.Fatal(err)
+	}
+	if out.Header == nil || out.Header.TTL != 0 || out.Properties.AbsoluteExpiryTime != nil {
+		t.Fatalf("never expiring: header %+v, expiry %v", out.Header, out.Properties.AbsoluteExpiryTime)
 	}
 }
