@@ -149,6 +149,7 @@ const (
 const (
 	passDurable = 1 << iota
 	passPriority
+	passContentEncoding // a string after the footer
 )
 
 // Entity setting flags.
@@ -300,11 +301,17 @@ func appendMessageRecord(dst []byte, m *broker.Message, first *HistoryEvent, ref
 		if p.HasPriority {
 			flags |= passPriority
 		}
+		if p.ContentEncoding != "" {
+			flags |= passContentEncoding
+		}
 		e.byte(flags)
 		e.byte(p.Priority)
 		e.nilBytes(p.DeliveryAnnotations)
 		e.nilBytes(p.MessageAnnotations)
 		e.nilBytes(p.Footer)
+		if p.ContentEncoding != "" {
+			e.string(p.ContentEncoding)
+		}
 	}
 	if first != nil {
 		// The event's length goes before it: it is encoded after a
@@ -487,9 +494,14 @@ func (d *decoder) passthrough(m *broker.Message) {
 	p.DeliveryAnnotations = d.nilBytes()
 	p.MessageAnnotations = d.nilBytes()
 	p.Footer = d.nilBytes()
+	if flags&passContentEncoding != 0 {
+		if p.ContentEncoding = d.string(); p.ContentEncoding == "" && d.err == nil {
+			d.fail("an empty content-encoding")
+		}
+	}
 	switch {
 	case d.err != nil:
-	case flags&^(passDurable|passPriority) != 0:
+	case flags&^(passDurable|passPriority|passContentEncoding) != 0:
 		d.fail("unknown passthrough flags %#x", flags)
 	case !p.HasPriority && priority != 0:
 		d.fail("a priority (%d) without its flag", priority)

@@ -94,6 +94,7 @@ func TestMessageRoundTrip(t *testing.T) {
 		"passthrough": {AMQP: &broker.Passthrough{Durable: true, Priority: 0, HasPriority: true,
 			MessageAnnotations: []byte{0xc1, 0x01, 0x00}, Footer: []byte{}}},
 		"durable only":  {AMQP: &broker.Passthrough{Durable: true}},
+		"encoding only": {AMQP: &broker.Passthrough{ContentEncoding: "gzip"}},
 		"empty session": {SessionIDSet: true, Body: []byte("in session \"\"")},
 	}
 	for name, m := range cases {
@@ -178,7 +179,8 @@ func TestMessageDecodeCorrupt(t *testing.T) {
 		{"unknown bits", []byte{2, 0x80, 0x80, 0x80, 0x80, 0x01}, "unknown field bits 0x10000000"},
 		{"passthrough in version 1", []byte{1, 0x80, 0x80, 0x80, 0x20}, "unknown field bits 0x4000000"},
 		// AMQP (bit 26): flags, priority, three nil-able byte slices
-		{"passthrough flags", []byte{2, 0x80, 0x80, 0x80, 0x20, 4, 0, 0, 0, 0}, "unknown passthrough flags 0x4"},
+		{"passthrough flags", []byte{2, 0x80, 0x80, 0x80, 0x20, 8, 0, 0, 0, 0}, "unknown passthrough flags 0x8"},
+		{"empty content-encoding", []byte{2, 0x80, 0x80, 0x80, 0x20, 4, 0, 0, 0, 0, 0}, "an empty content-encoding"},
 		{"priority without flag", []byte{2, 0x80, 0x80, 0x80, 0x20, 1, 9, 0, 0, 0}, "a priority (9) without its flag"},
 		{"empty passthrough", []byte{2, 0x80, 0x80, 0x80, 0x20, 0, 0, 0, 0, 0}, "an empty passthrough"},
 		{"passthrough truncated", []byte{2, 0x80, 0x80, 0x80, 0x20, 2, 9, 0, 3, 1}, "count 2 beyond the end"},

@@ -353,6 +353,7 @@ func (r *messageReader) readProperties(d *Decoder) error {
 		return err
 	}
 	m.ContentType = string(contentType)
+	r.pass.ContentEncoding = string(contentEncoding)
 	return nil
 }
 

@@ -239,7 +239,11 @@ func appendProperties(b []byte, m *broker.Message, correlationID []byte) []byte 
 		b = c.str(b, m.CorrelationID, m.CorrelationID != "")
 	}
 	b = c.symbol(b, Symbol(m.ContentType), m.ContentType != "")
-	b = c.null(b) // content-encoding
+	if m.AMQP != nil && m.AMQP.ContentEncoding != "" {
+		b = c.symbol(b, Symbol(m.AMQP.ContentEncoding), true)
+	} else {
+		b = c.null(b) // content-encoding
+	}
 	expires := !m.ExpiresAt.IsZero()
 	b = c.timestamp(b, m.ExpiresAt, expires)
 	b = c.timestamp(b, m.EnqueuedTime, expires && !m.EnqueuedTime.IsZero())

@@ -23,8 +23,9 @@ func TestPassthroughKept(t *testing.T) {
 			"nested":                        map[string]any{"list": []any{int64(1), "two"}},
 			int64(7):                        "reserved key, dropped",
 		},
-		Footer: amqp.Annotations{"x-opt-footer-test": "footer-value"},
-		Data:   [][]byte{[]byte("x")},
+		Footer:     amqp.Annotations{"x-opt-footer-test": "footer-value"},
+		Properties: &amqp.MessageProperties{ContentEncoding: ptrTo("application/json; charset=utf-8")},
+		Data:       [][]byte{[]byte("x")},
 	}
 	b, err := in.MarshalBinary()
 	if err != nil {
@@ -66,7 +67,14 @@ func TestPassthroughKept(t *testing.T) {
 	if !reflect.DeepEqual(out.Footer, in.Footer) {
 		t.Errorf("footer %#v, want %#v", out.Footer, in.Footer)
 	}
+	// The JavaScript SDK's live tests send a content-encoding and expect it
+	// back.
+	if out.Properties == nil || out.Properties.ContentEncoding == nil || *out.Properties.ContentEncoding != "application/json; charset=utf-8" {
+		t.Errorf("properties %+v: content-encoding lost", out.Properties)
+	}
 }
+
+func ptrTo[T any](v T) *T { return &v }
 
 // TestActiveHasNoMessageState: Service Bus sends no x-opt-message-state for
 // an active message; deferred and scheduled ones carry theirs.
