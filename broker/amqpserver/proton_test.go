@@ -35,12 +35,23 @@ const protonPython = "/usr/bin/python3"
 // sets), where it fails.
 func requireProton(t *testing.T) string {
 	t.Helper()
-	out, err := exec.Command(protonPython, "-c", "import proton; print(proton.VERSION)").CombinedOutput()
+	return requirePython(t, "the Qpid Proton interop tests", "proton", "import proton; print(proton.VERSION)",
+		"python3-qpid-proton", "PEEKLOCK_REQUIRE_PROTON")
+}
+
+// requirePython returns protonPython when it runs check, the script that
+// imports modules (what a test needs, in words). Otherwise the test skips,
+// naming the Debian packages, unless the environment variable env is "1",
+// where it fails: CI sets it, so that a missing peer never passes as a
+// skip.
+func requirePython(t *testing.T, what, modules, check, packages, env string) string {
+	t.Helper()
+	out, err := exec.Command(protonPython, "-c", check).CombinedOutput()
 	if err != nil {
-		msg := "the Qpid Proton interop tests need " + protonPython + " with the proton module (apt-get install python3-qpid-proton): " +
+		msg := what + " need " + protonPython + " with " + modules + " (apt-get install " + packages + "): " +
 			strings.TrimSpace(lastLine(string(out), err))
-		if os.Getenv("PEEKLOCK_REQUIRE_PROTON") == "1" {
-			t.Fatal(msg + " (PEEKLOCK_REQUIRE_PROTON=1 makes this a failure)")
+		if os.Getenv(env) == "1" {
+			t.Fatal(msg + " (" + env + "=1 makes this a failure)")
 		}
 		t.Skip(msg)
 	}

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -34,16 +33,8 @@ var uamqpSteps = []string{"send and receive", "receive and delete", "peek", "set
 // PEEKLOCK_REQUIRE_UAMQP=1 (as CI sets), where it fails.
 func requireUAMQP(t *testing.T) string {
 	t.Helper()
-	out, err := exec.Command(protonPython, "-c", "import azure.servicebus, uamqp; print(azure.servicebus.__version__)").CombinedOutput()
-	if err != nil {
-		msg := "the uamqp interop test needs " + protonPython + " with azure.servicebus and uamqp (apt-get install python3-azure python3-uamqp): " +
-			strings.TrimSpace(lastLine(string(out), err))
-		if os.Getenv("PEEKLOCK_REQUIRE_UAMQP") == "1" {
-			t.Fatal(msg + " (PEEKLOCK_REQUIRE_UAMQP=1 makes this a failure)")
-		}
-		t.Skip(msg)
-	}
-	return protonPython
+	return requirePython(t, "the uamqp interop test", "azure.servicebus and uamqp",
+		"import azure.servicebus, uamqp; print(azure.servicebus.__version__)", "python3-azure python3-uamqp", "PEEKLOCK_REQUIRE_UAMQP")
 }
 
 // TestUAMQPPythonSDK runs the scenario: send, receive in peek-lock and
