@@ -15,8 +15,11 @@ func (h *handler) ruleEntry(r *http.Request, rt route, rule broker.Rule) atom.En
 	return h.entry(r, rulePath(rt, rule.Name), rule.Name, atom.Content{Rule: describeRule(rule)})
 }
 
-func errRuleNotFound(rt route) error {
-	return broker.Errorf(broker.CodeNotFound, "%s", broker.NotFoundMessage(rt.path+"/Rules/"+rt.rule))
+// errRuleNotFound is the error for a rule the subscription does not have,
+// worded as the engine words it (broker.EntityRef).
+func (h *handler) errRuleNotFound(rt route) error {
+	ref := broker.EntityRef(h.eng.Namespace(), broker.KindSubscription, rulePath(rt, rt.rule))
+	return broker.Errorf(broker.CodeNotFound, "%s", broker.NotFoundMessage(ref))
 }
 
 func (h *handler) listRules(w http.ResponseWriter, r *http.Request, rt route) {
@@ -48,7 +51,7 @@ func (h *handler) getRule(w http.ResponseWriter, r *http.Request, rt route) {
 	rules := ent.Rules
 	i := findRule(rules, rt.rule)
 	if i < 0 {
-		h.writeError(w, r, path, errRuleNotFound(rt))
+		h.writeError(w, r, path, h.errRuleNotFound(rt))
 		return
 	}
 	h.writeXML(w, r, http.StatusOK, atom.ContentTypeEntry, h.ruleEntry(r, rt, rules[i]))
@@ -87,7 +90,7 @@ func (h *handler) putRule(w http.ResponseWriter, r *http.Request, rt route) {
 		rules := slices.Clone(ent.Rules)
 		i := findRule(rules, rt.rule)
 		if i < 0 {
-			fail(errRuleNotFound(rt))
+			fail(h.errRuleNotFound(rt))
 			return
 		}
 		status = http.StatusOK
