@@ -4,29 +4,14 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/peeklock/peeklock/internal/syncbuf"
 )
 
-// lockedBuffer is a strings.Builder safe for a process writing and a test
-// reading.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer is safe for a process writing and a test reading.
+type lockedBuffer = syncbuf.Buffer
 
 // TestRunbookTailKeepsTrying: when serve goes away under tail, tail says
 // once that it keeps trying, and does (it was: "reconnecting", then exit

@@ -1,37 +1,21 @@
 package sshserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/engine"
+	"github.com/peeklock/peeklock/internal/syncbuf"
 )
 
 // syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = syncbuf.Buffer
 
 // auditLog collects JSON log lines.
 type auditLog struct{ buf syncBuffer }

@@ -1,33 +1,17 @@
 package amqpserver
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
+	"github.com/peeklock/peeklock/internal/syncbuf"
 )
 
 // lockedBuffer is a log destination for tests.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type lockedBuffer = syncbuf.Buffer
 
 // saslPlain runs SASL PLAIN with the default key and the open exchange: a
 // connection that has authenticated.

@@ -1,33 +1,18 @@
 package admin
 
 import (
-	"bytes"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/peeklock/peeklock/broker/engine"
+	"github.com/peeklock/peeklock/internal/syncbuf"
 )
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer is a log destination for tests.
+type lockedBuffer = syncbuf.Buffer
 
 // TestFailedRequestFloodLogIsBounded sends many unauthorized requests with
 // long, hostile paths: the log keeps a few short lines and counts the rest.
