@@ -140,11 +140,7 @@ func TestExportAndCopyWholePaneAndSelection(t *testing.T) {
 // that work alone.
 func TestSelectAllFilterAndGone(t *testing.T) {
 	clock, c := fixture(t, 0)
-	for i := 1; i <= 30; i++ {
-		x := msg(fmt.Sprintf("o-%d", i), "order")
-		x.ApplicationProperties = map[string]any{"tenant": []string{"acme", "zeta"}[i%2]}
-		send(t, c, "orders", x)
-	}
+	sendTenantOrders(t, c)
 	h := newHarness(t, c, clock, Options{}, 60, 20)
 	h.key("/")
 	h.typeText("tenant=acme")

@@ -557,13 +557,20 @@ func TestSelectAndSettleASelection(t *testing.T) {
 	}
 }
 
-func TestFilter(t *testing.T) {
-	clock, c := fixture(t, 0)
+// sendTenantOrders sends o-1 … o-30 to orders, even ones for tenant acme
+// and odd ones for zeta: the filter tests' traffic.
+func sendTenantOrders(t *testing.T, c broker.Client) {
+	t.Helper()
 	for i := 1; i <= 30; i++ {
 		x := msg(fmt.Sprintf("o-%d", i), "order")
 		x.ApplicationProperties = map[string]any{"tenant": []string{"acme", "zeta"}[i%2]}
 		send(t, c, "orders", x)
 	}
+}
+
+func TestFilter(t *testing.T) {
+	clock, c := fixture(t, 0)
+	sendTenantOrders(t, c)
 	h := newHarness(t, c, clock, Options{}, 120, 60)
 	h.key("/")
 	h.typeText("tenant=acme")
