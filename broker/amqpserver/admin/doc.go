@@ -74,6 +74,10 @@
 // lower case); given as entity names, as sb://<host>/<name>. A topic's
 // ScheduledMessageCount is the largest of its subscriptions' (the engine
 // keeps a topic's scheduled messages in its subscriptions).
+// MaxMessageSizeInKilobytes of a queue or topic is 256 (the Standard
+// tier's, the default) or 1024 to 102400 (the Premium tier's); another
+// size is refused in Service Bus's words, unless an update sends back the
+// size the entity has (one the configuration file gave).
 //
 // # What is not kept
 //

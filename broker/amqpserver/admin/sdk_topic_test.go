@@ -18,7 +18,7 @@ func TestSDKTopicsAndSubscriptions(t *testing.T) {
 	_, err := c.CreateTopic(f.ctx, "events", &sbadmin.CreateTopicOptions{Properties: &sbadmin.TopicProperties{
 		DefaultMessageTimeToLive:   ptr("PT1H"),
 		RequiresDuplicateDetection: ptr(true),
-		MaxMessageSizeInKilobytes:  ptr(int64(512)),
+		MaxMessageSizeInKilobytes:  ptr(int64(1024)),
 	}})
 	if err != nil {
 		t.Fatalf("CreateTopic: %v", err)
@@ -55,7 +55,7 @@ func TestSDKTopicsAndSubscriptions(t *testing.T) {
 		DuplicateDetectionHistoryTimeWindow: broker.DefaultDuplicateWindow,
 		ForwardTo:                           "sink",
 		MaxSizeInMegabytes:                  1024,
-		MaxMessageSizeInKilobytes:           512, // from the topic
+		MaxMessageSizeInKilobytes:           1024, // from the topic
 		AutoDeleteOnIdle:                    broker.MaxTimeToLive,
 	}
 	if ent.Kind != broker.KindSubscription || ent.Settings != want || len(ent.Rules) != 1 || ent.Rules[0].Name != "$Default" {
@@ -66,7 +66,7 @@ func TestSDKTopicsAndSubscriptions(t *testing.T) {
 	if err != nil || topic == nil {
 		t.Fatalf("GetTopic: %v, %v", topic, err)
 	}
-	if *topic.DefaultMessageTimeToLive != "PT1H" || !*topic.RequiresDuplicateDetection || *topic.MaxMessageSizeInKilobytes != 512 {
+	if *topic.DefaultMessageTimeToLive != "PT1H" || !*topic.RequiresDuplicateDetection || *topic.MaxMessageSizeInKilobytes != 1024 {
 		t.Fatalf("GetTopic: %s", dump(topic.TopicProperties))
 	}
 	tp, err := c.UpdateTopic(f.ctx, "events", sbadmin.TopicProperties{DefaultMessageTimeToLive: ptr("PT2H")}, nil)

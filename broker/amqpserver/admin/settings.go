@@ -14,7 +14,8 @@ import (
 const (
 	maxLockDuration       = 5 * time.Minute
 	maxDuplicateWindow    = 7 * 24 * time.Hour
-	maxMessageSizeInKB    = 102400
+	minMessageSizeInKB    = 1024   // the Premium tier's smallest MaxMessageSizeInKilobytes
+	maxMessageSizeInKB    = 102400 // and its largest
 	maxSizeInMegabytes    = math.MaxInt32
 	maxDeliveryCountLimit = math.MaxInt32
 )
@@ -63,6 +64,27 @@ func (p *settingsReader) integer(name string, v *atom.Int, min, max int64) (int6
 		return 0, false
 	}
 	return int64(*v), true
+}
+
+// messageSize reads MaxMessageSizeInKilobytes as Service Bus checks it: the
+// Premium tier takes 1024 to 102400 and refuses any other value in these
+// words, which the JavaScript SDK's live tests look for; 256, the Standard
+// tier's fixed size (and the default), is taken too, and so is the
+// entity's current value on an update (a client sending back what it read
+// of an entity the configuration file declared with another size).
+func (p *settingsReader) messageSize(v *atom.Int, old *broker.EntitySettings, dst *int64) {
+	if v == nil || p.err != nil {
+		return
+	}
+	n := int64(*v)
+	if n != broker.DefaultMaxMessageSizeInKilobytes && (n < minMessageSizeInKB || n > maxMessageSizeInKB) &&
+		(old == nil || n != old.MaxMessageSizeInKilobytes) {
+		p.fail(broker.CodeInvalid, "MaxMessageSizeInKilobytes", "The property value for 'MaxMessageSizeInKilobytes' must be between %d and %d "+
+			"(the Premium tier's sizes) or %d (the Standard tier's); %d was given", minMessageSizeInKB, maxMessageSizeInKB,
+			broker.DefaultMaxMessageSizeInKilobytes, n)
+		return
+	}
+	*dst = n
 }
 
 // forward reads a ForwardTo element: an entity name or an absolute URI
@@ -189,9 +211,7 @@ func settingsOf(kind broker.EntityKind, d *atom.Settings, old *broker.EntitySett
 		if n, ok := p.integer("MaxSizeInMegabytes", d.MaxSizeInMegabytes, 1, maxSize); ok {
 			s.MaxSizeInMegabytes = n
 		}
-		if n, ok := p.integer("MaxMessageSizeInKilobytes", d.MaxMessageSizeInKilobytes, 1, maxMessageSizeInKB); ok {
-			s.MaxMessageSizeInKilobytes = n
-		}
+		p.messageSize(d.MaxMessageSizeInKilobytes, old, &s.MaxMessageSizeInKilobytes)
 		if s.EnablePartitioning {
 			if s.MaxSizeInMegabytes == 0 {
 				s.MaxSizeInMegabytes = broker.DefaultMaxSizeInMegabytes
