@@ -2,6 +2,7 @@ package broker
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -333,6 +334,15 @@ type Rule struct {
 	// time when it is not known. The embedded engine sets it (see
 	// engine.Engine.SetRules).
 	CreatedAt time.Time
+}
+
+// RulesByName returns a copy of rules sorted by name, regardless of case,
+// as Service Bus lists a subscription's rules (over AMQP and in the
+// management API's feeds), not in the order they were added.
+func RulesByName(rules []Rule) []Rule {
+	return slices.SortedStableFunc(slices.Values(rules), func(a, b Rule) int {
+		return strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name))
+	})
 }
 
 // Counts are an entity's runtime message counts. Active counts available

@@ -116,12 +116,8 @@ func enumerateRules(r *mgmtRequest) (*response, error) {
 	if ent.Kind != broker.KindSubscription {
 		return nil, broker.Errorf(broker.CodeInvalid, "%q is a %s; only subscriptions have rules", ent.Path, ent.Kind)
 	}
-	// Service Bus enumerates a subscription's rules by name (the
-	// JavaScript SDK's live tests page through them in that order), not in
-	// the order they were added.
-	byName := slices.SortedStableFunc(slices.Values(ent.Rules), func(a, b broker.Rule) int {
-		return strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name))
-	})
+	// The JavaScript SDK's live tests page through the rules in this order.
+	byName := broker.RulesByName(ent.Rules)
 	start := min(skip, int64(len(byName)))
 	end := start + min(top, int64(len(byName))-start)
 	if start == end {

@@ -35,7 +35,7 @@ func (h *handler) listRules(w http.ResponseWriter, r *http.Request, rt route) {
 		return
 	}
 	f := h.feed(r, path, "Rules", p, len(ent.Rules))
-	for _, rule := range window(ent.Rules, p) {
+	for _, rule := range window(broker.RulesByName(ent.Rules), p) {
 		f.Entries = append(f.Entries, h.ruleEntry(r, rt, rule))
 	}
 	h.writeXML(w, r, http.StatusOK, atom.ContentTypeFeed, f)

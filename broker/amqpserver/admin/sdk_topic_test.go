@@ -272,6 +272,7 @@ func TestSDKRules(t *testing.T) {
 		t.Fatalf("after UpdateRule: created %v, updated %v, rules %s", ent.CreatedAt, ent.UpdatedAt, dump(ent.Rules))
 	}
 
+	// Listed by name, as Service Bus lists them, not in the order added.
 	var names []string
 	var filters []string
 	pager := c.NewListRulesPager("t", "s", &sbadmin.ListRulesOptions{MaxPageSize: 1})
@@ -285,7 +286,7 @@ func TestSDKRules(t *testing.T) {
 			filters = append(filters, reflect.TypeOf(r.Filter).String())
 		}
 	}
-	if !reflect.DeepEqual(names, []string{"orders", "all"}) || !reflect.DeepEqual(filters, []string{"*admin.CorrelationFilter", "*admin.TrueFilter"}) {
+	if !reflect.DeepEqual(names, []string{"all", "orders"}) || !reflect.DeepEqual(filters, []string{"*admin.TrueFilter", "*admin.CorrelationFilter"}) {
 		t.Fatalf("rules %v %v", names, filters)
 	}
 
