@@ -490,7 +490,9 @@ func (en *entity) wakeAll() {
 // stay with their owners, who receive the released messages again.
 func (en *entity) loseMessageLocks(now int64) {
 	var locked []*entry
-	en.lockAt.Scan(func(x *entry) bool { locked = append(locked, x); return true })
+	for i := range en.q {
+		en.q[i].locked.Scan(func(x *entry) bool { locked = append(locked, x); return true })
+	}
 	for _, x := range locked {
 		en.release(x, now, broker.EventLockLost, "the entity was changed", nil)
 	}

@@ -302,15 +302,19 @@ func (en *entity) sessionful(x *entry) bool {
 	return en.settings.RequiresSession && x.sub == broker.SubQueueMain
 }
 
-// index puts x into the trees its fields call for.
+// index puts x into the trees its fields call for. A message whose lock is
+// its session's has no expiry of its own (see coveredBySession), so it
+// stays out of lockAt.
 func (en *entity) index(x *entry) {
 	q := &en.q[x.sub]
 	if x.locked() {
 		q.locked.Set(x)
-		en.lockAt.Set(x)
 		en.tokens[x.token] = x
 		if en.sessionful(x) {
 			en.session(x.session).locked[x] = struct{}{}
+		}
+		if !en.coveredBySession(x) {
+			en.lockAt.Set(x)
 		}
 		return
 	}
@@ -339,13 +343,13 @@ func (en *entity) unindex(x *entry) {
 	q := &en.q[x.sub]
 	if x.locked() {
 		q.locked.Delete(x)
-		en.lockAt.Delete(x)
 		delete(en.tokens, x.token)
 		if en.sessionful(x) {
 			if s := en.sessions[x.session]; s != nil {
 				delete(s.locked, x)
 			}
 		}
+		en.lockAt.Delete(x) // a no-op for a lock its session covers
 		return
 	}
 	switch x.state {

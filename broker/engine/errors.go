@@ -33,6 +33,10 @@ func errNotFound(path string) error {
 // Go SDK's TestReceiver_RenewMessageLock checks it).
 const lockLostText = "The lock supplied is invalid. Either the lock expired, or the message has already been removed from the queue, or was received by a different receiver instance."
 
+// sessionLockLostText is what Service Bus says when the session lock a
+// message was received under is gone.
+const sessionLockLostText = "The session lock has expired on the MessageSession. Accept a new MessageSession."
+
 // errLockLost is the answer to a settlement or renewal whose lock is not
 // held: Service Bus's words, then which lock and where.
 func errLockLost(path string, sub broker.SubQueue, token broker.LockToken) error {

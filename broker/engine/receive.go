@@ -210,12 +210,14 @@ func (en *entity) takeLocked(src *tree, max int, owner uint64, now int64) []hand
 	return hs
 }
 
-// lock puts an available (or deferred) message under a new lock.
+// lock puts an available (or deferred) message under a new lock: until now
+// + LockDuration, or, taken through a session, until the session lock's
+// expiry (see coveredBySession).
 func (en *entity) lock(x *entry, owner uint64, now int64) handout {
 	en.unindex(x)
 	x.token = en.newToken()
 	x.owner = owner
-	x.at = lockExpiry(now, en.settings.LockDuration)
+	x.at = en.lockUntil(x, now)
 	en.index(x)
 	en.noteOwner(owner)
 	en.emit(broker.EventLocked, x, "")

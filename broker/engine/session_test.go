@@ -72,37 +72,32 @@ func TestSessions(t *testing.T) {
 			t.Fatalf("state read by non-holder = %q, %v; want session lock lost", st, err)
 		}
 
-		// Renewal, then expiry of the session lock loses its message locks.
+		// The session lock covers its messages: they do not expire on
+		// their own LockDuration, renewing the session lock renews them,
+		// and they end with it.
 		f.advance(20 * time.Second)
 		until, err := f.e.RenewSessionLock(ctx, 1, "s", "A")
 		if err != nil || !until.Equal(t0.Add(50*time.Second)) {
 			t.Fatalf("renew session = %v, %v", until, err)
 		}
-		for _, m := range again {
-			if _, err := f.e.RenewLock(ctx, "s", m.LockToken); err != nil {
-				t.Fatal(err)
-			}
-		}
-		f.advance(15 * time.Second) // 35s: B's lock (until 30s) expired, A's holds
+		f.advance(15 * time.Second) // 35s: B's lock (until 30s) expired; A's holds, and so do its messages (their own LockDuration ended at 30s)
 		_, err = f.e.ReceiveSession(ctx, 2, "B", broker.ReceiveRequest{Entity: "s", Max: 1})
 		wantCode(t, err, broker.CodeSessionLockLost)
 		infos, _ := f.e.Sessions(ctx, "s")
 		if len(infos) != 2 || !infos[0].Locked || infos[1].Locked || infos[1].Available != 2 || string(st) != "state-1" || infos[0].StateSize != 7 {
 			t.Fatalf("sessions = %+v", infos)
 		}
-		f.advance(10 * time.Second) // 45s: renew the message locks past the session lock
 		for _, m := range again {
-			if u, err := f.e.RenewLock(ctx, "s", m.LockToken); err != nil || !u.Equal(t0.Add(75*time.Second)) {
-				t.Fatalf("renew message lock = %v, %v", u, err)
+			if u, err := f.e.RenewLock(ctx, "s", m.LockToken); err != nil || !u.Equal(t0.Add(50*time.Second)) {
+				t.Fatalf("renew message lock = %v, %v; want the session lock's expiry", u, err)
 			}
 		}
-		f.advance(5 * time.Second) // 50s: A's session lock expired; its message locks are lost
+		f.wantCounts("s", broker.Counts{Active: 2, Locked: 2})
+		f.advance(15 * time.Second) // 50s: A's session lock expired; its message locks are lost
 		if _, err := f.e.HeldSessionState(ctx, 1, "s", "A"); !errors.Is(err, broker.ErrSessionLockLost) {
 			t.Fatalf("state read after the session lock expired: %v; want session lock lost", err)
 		}
-		if err := f.settle(broker.Complete, "s", again[0]); !errors.Is(err, broker.ErrLockLost) {
-			t.Fatalf("complete after the session lock expired: %v", err)
-		}
+		wantCode(t, f.settle(broker.Complete, "s", again[0]), broker.CodeSessionLockLost)
 		// State survives the lock; another receiver takes A.
 		lockA2, err := f.e.AcceptSession(ctx, 3, "s", "A", 0)
 		if err != nil || lockA2.Token == lockA.Token {
@@ -120,7 +115,7 @@ func TestSessions(t *testing.T) {
 		if err := f.e.ReleaseSession(ctx, 3, "s", "A"); err != nil {
 			t.Fatal(err)
 		}
-		if err := f.settle(broker.Complete, "s", got[0]); !errors.Is(err, broker.ErrLockLost) {
+		if err := f.settle(broker.Complete, "s", got[0]); !errors.Is(err, broker.ErrSessionLockLost) {
 			t.Fatalf("complete after release: %v", err)
 		}
 		lb, _ := f.e.AcceptSession(ctx, 4, "s", "B", 0)

@@ -70,6 +70,8 @@ func (en *entity) refreshFree(s *session) {
 }
 
 // setSessionLock locks s (owner, token, until) or unlocks it (zero token).
+// The locks of its messages follow (see coveredBySession): they expire with
+// it.
 func (en *entity) setSessionLock(s *session, owner uint64, token broker.LockToken, until int64) {
 	if s.lockKey != 0 {
 		en.sessionLocks.Delete(s)
@@ -79,8 +81,48 @@ func (en *entity) setSessionLock(s *session, owner uint64, token broker.LockToke
 	if !token.IsZero() {
 		s.lockKey = until
 		en.sessionLocks.Set(s)
+		for x := range s.locked {
+			en.lockAt.Delete(x)
+			x.at = until
+		}
 	}
 	en.refreshFree(s)
+}
+
+// coveredBySession reports whether x, locked or about to be, is a
+// message of a locked session. Its lock is then the session lock (spec
+// §5): it has no expiry of its own and stays out of lockAt; renewing the
+// session lock renews it and its LockedUntil is the session lock's; it ends
+// with the session lock (loseSession), and settling it afterwards fails
+// with SessionLockLost, not MessageLockLost (see lockLost). The official
+// JavaScript SDK's live tests require all of this.
+func (en *entity) coveredBySession(x *entry) bool {
+	if !en.sessionful(x) {
+		return false
+	}
+	s := en.sessions[x.session]
+	return s != nil && s.isLocked()
+}
+
+// lockUntil returns when a lock taken on x at now expires.
+func (en *entity) lockUntil(x *entry, now int64) int64 {
+	if en.coveredBySession(x) {
+		return en.sessions[x.session].lockedUntil
+	}
+	return lockExpiry(now, en.settings.LockDuration)
+}
+
+// lockLost is the error for a lock token that is not held in sub-queue
+// sub: in the main queue of a session-aware entity, where every message
+// lock is a session's (see coveredBySession), the session lock that held
+// it is gone (or the message was settled already): SessionLockLost, in
+// Service Bus's words.
+func (en *entity) lockLost(sub broker.SubQueue, token broker.LockToken) error {
+	if sub == broker.SubQueueMain && en.settings.RequiresSession {
+		return newErr(broker.CodeSessionLockLost, en.path,
+			"%s The lock %s is not held: the session lock that covered it expired, was lost or released, or the message was already settled.", sessionLockLostText, token)
+	}
+	return errLockLost(en.path, sub, token)
 }
 
 // maybeDropSession forgets a session that holds nothing any more.

@@ -200,7 +200,7 @@ func TestUpdateKeepsSessionLock(t *testing.T) {
 		if err := f.e.UpdateEntity(ctx, broker.Entity{Path: "s", Kind: broker.KindQueue, Settings: broker.EntitySettings{RequiresSession: true, MaxDeliveryCount: 5}}); err != nil {
 			t.Fatal(err)
 		}
-		wantCode(t, f.settle(broker.Complete, "s", got[0]), broker.CodeLockLost)
+		wantCode(t, f.settle(broker.Complete, "s", got[0]), broker.CodeSessionLockLost)
 		if _, err := f.e.SessionState(ctx, "s", "A"); err != nil {
 			t.Fatal(err)
 		}

@@ -113,7 +113,7 @@ func fillErrs(errs []error, err error) {
 func (en *entity) settle(s *broker.Settlement, sub broker.SubQueue, now int64) error {
 	x := en.tokens[s.Token]
 	if x == nil || x.sub != sub {
-		return errLockLost(en.path, sub, s.Token)
+		return en.lockLost(sub, s.Token)
 	}
 	switch s.Kind {
 	case broker.Complete:
@@ -214,13 +214,19 @@ func (en *entity) renewLocks(sub broker.SubQueue, tokens []broker.LockToken, now
 	for i, t := range tokens {
 		x := en.tokens[t]
 		if x == nil || x.sub != sub {
-			return nil, errLockLost(en.path, sub, t)
+			return nil, en.lockLost(sub, t)
 		}
 		xs[i] = x
 	}
 	out := make([]time.Time, len(xs))
 	until := lockExpiry(now, en.settings.LockDuration)
 	for i, x := range xs {
+		if en.coveredBySession(x) {
+			// Its lock is its session's: renewing the session lock renews
+			// it.
+			out[i] = time.Unix(0, x.at).UTC()
+			continue
+		}
 		if x.at != until {
 			en.lockAt.Delete(x)
 			x.at = until
