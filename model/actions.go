@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -183,11 +184,12 @@ func (m *Model) settle(b *key.Binding, s broker.Settlement) tea.Cmd {
 	return m.startSettleJob(keys, s)
 }
 
-// renew renews the target locks; with no held lock under the cursor, the
-// session lock the dashboard holds on this entity.
+// renew renews the target locks; with no held lock under the cursor, or
+// when the targets are messages of the session the dashboard holds on this
+// entity, that session lock (which covers its messages' locks).
 func (m *Model) renew() tea.Cmd {
 	keys, why := m.heldTargets()
-	if len(keys) == 0 && m.session != nil && m.session.Entity == m.entity {
+	if m.session != nil && m.session.Entity == m.entity && !slices.ContainsFunc(keys, func(k heldKey) bool { return !m.inHeldSession(k, m.held[k]) }) {
 		return m.renewSession()
 	}
 	if len(keys) == 0 {

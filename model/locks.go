@@ -61,6 +61,11 @@ func (m *Model) addGhost(entity string, msg *broker.Message, kind string) {
 	m.ghosts = append(m.ghosts, ghost{entity: entity, msg: msg, kind: kind, until: m.now.Add(FlashFor)})
 }
 
+// hasGhost reports whether message seq of entity flashes as a ghost.
+func (m *Model) hasGhost(entity string, seq int64) bool {
+	return slices.ContainsFunc(m.ghosts, func(g ghost) bool { return g.entity == entity && g.msg.SequenceNumber == seq })
+}
+
 // detectEndedLocks compares the Locked window before and after a refresh:
 // a message that left it when its lock was due has had its lock expire.
 // (Events say so more precisely where the endpoint has them.)
@@ -83,7 +88,9 @@ func (m *Model) detectEndedLocks(before, after []*broker.Message, at time.Time) 
 		if len(after) > 0 && x.SequenceNumber > last {
 			continue // scrolled out of the window, not gone
 		}
-		if !x.LockedUntil.After(at.Add(250 * time.Millisecond)) {
+		if !x.LockedUntil.After(at.Add(250*time.Millisecond)) && !m.hasGhost(m.entity, x.SequenceNumber) {
+			// A ghost already there (a held lock lost with its session
+			// lock, say) knows more than the window does.
 			m.addGhost(m.entity, x, ui.FlashExpired)
 		}
 	}
@@ -123,7 +130,7 @@ func (m *Model) autoRenew() tea.Cmd {
 		open = m.dialog.holds
 	}
 	for k, h := range m.held {
-		if h.renewing || h.settling {
+		if h.renewing || h.settling || m.inHeldSession(k, h) { // autoRenewSession keeps these
 			continue
 		}
 		if !h.autoRenew {
@@ -143,22 +150,23 @@ func (m *Model) autoRenew() tea.Cmd {
 			cmds = append(cmds, m.renewCmd(k, h, true))
 		}
 	}
-	if cmd := m.autoRenewSession(ahead); cmd != nil {
+	if cmd := m.autoRenewSession(ahead, open); cmd != nil {
 		cmds = append(cmds, cmd)
 	}
 	return tea.Batch(cmds...)
 }
 
 // autoRenewSession renews the held session lock when ahead or less of it is
-// left and one of its message locks is auto-renewed: a message lock is lost
-// with its session lock, so auto-renewing one means keeping the other too.
-func (m *Model) autoRenewSession(ahead time.Duration) tea.Cmd {
+// left and one of its message locks is auto-renewed or held by an open
+// dialog (open): the session lock covers its messages' locks, so keeping
+// one means renewing the other.
+func (m *Model) autoRenewSession(ahead time.Duration, open []heldKey) tea.Cmd {
 	s := m.session
 	if s == nil || s.renewing || s.LockedUntil.Sub(m.now) > ahead {
 		return nil
 	}
 	for k, h := range m.held {
-		if h.autoRenew && k.address == s.Entity && h.msg.SessionID == s.SessionID {
+		if m.inHeldSession(k, h) && (h.autoRenew || slices.Contains(open, k)) {
 			return m.renewSession()
 		}
 	}

@@ -184,12 +184,12 @@ func (m *Model) sessionEnded(expired bool) {
 	if s == nil {
 		return
 	}
-	m.session = nil
 	for k, h := range m.held {
-		if k.address == s.Entity && h.msg.SessionID == s.SessionID {
+		if m.inHeldSession(k, h) {
 			m.lostHeld(k)
 		}
 	}
+	m.session = nil
 	if expired {
 		m.setInfo(fmt.Sprintf("session lock of %q expired: its message locks are lost", s.SessionID))
 	}
@@ -237,8 +237,31 @@ func (m *Model) onSessionRenewed(msg sessionRenewedMsg) tea.Cmd {
 		return m.requestRefresh()
 	}
 	s.LockedUntil = msg.until
-	m.setInfo(fmt.Sprintf("renewed session lock of %q until %s", s.SessionID, msg.until.UTC().Format("15:04:05")))
-	return nil
+	// The session lock covers the locks of its messages: they last as long.
+	covered := 0
+	for k, h := range m.held {
+		if m.inHeldSession(k, h) {
+			c := h.msg.Clone()
+			c.LockedUntil = msg.until
+			h.msg = c
+			m.noteOwn(k.address, k.seq, "renewed the lock until "+ownAt(msg.until)+" with the session lock")
+			covered++
+		}
+	}
+	info := fmt.Sprintf("renewed session lock of %q until %s", s.SessionID, msg.until.UTC().Format("15:04:05"))
+	if covered > 0 {
+		info += fmt.Sprintf(", with the locks of its %d message(s)", covered)
+	}
+	m.setInfo(info)
+	return m.requestRefresh()
+}
+
+// inHeldSession reports whether the held lock h (at k) is one of a message
+// of the session this dashboard holds: the session lock covers it, so the
+// two are renewed together and lost together.
+func (m *Model) inHeldSession(k heldKey, h *heldLock) bool {
+	s := m.session
+	return s != nil && k.address == s.Entity && h.msg.SessionID == s.SessionID
 }
 
 // releaseCmd gives a session lock back.

@@ -68,9 +68,14 @@ func TestFlowSessionLockExpiryLosesMessageLocks(t *testing.T) {
 	f.waitFor("completed: sequence number 1", "2 Locked 1")
 	f.advance(10 * time.Second)
 	f.waitFor(`SESSION "A" 20s`)
-	f.press("r") // the cursor is on s-3: its message lock, now until +40 s
-	f.waitFor("renewed lock on sequence number 3 until 12:00:40")
-	f.advance(20*time.Second + 200*time.Millisecond)
+	f.press("r") // the cursor is on s-3: the session lock that covers its lock, now until +40 s
+	f.waitForText(`renewed session lock of "A" until 12:00:40, with the locks of its 1 message(s)`)
+	if in := sessionInfo(t, eng, "A"); !in.LockedUntil.Equal(t0.Add(40 * time.Second)) {
+		t.Fatalf("session A after r = %+v", in)
+	}
+	f.advance(20 * time.Second) // +30 s: s-3's own LockDuration is over; the session lock holds it
+	f.waitFor(`SESSION "A" 10s`, "2 Locked 1")
+	f.advance(10*time.Second + 200*time.Millisecond)
 	f.waitFor("LOST", `session lock of "A" expired: its message locks are lost`)
 	if strings.Contains(f.p.text(), "SESSION") {
 		t.Fatalf("the session still shows after it expired:\n%s", f.p.text())

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/key"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/peeklock/peeklock/broker"
 )
 
@@ -149,7 +150,7 @@ func ShortHelp(c *Common, bindings []key.Binding, w int) string {
 		}
 		h := kb.Help()
 		item := h.Key + " " + h.Desc
-		n := len([]rune(item))
+		n := ansi.StringWidth(item)
 		if used > 0 {
 			n += 3
 		}

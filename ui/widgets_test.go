@@ -262,3 +262,23 @@ func TestHelpShowsWhyKeysAreDisabled(t *testing.T) {
 		t.Fatalf("help:\n%s", got)
 	}
 }
+
+// TestShortHelpMeasuresCells: a description in wide characters (two cells
+// each) counts by cells, so the items shown fit the width and the next one
+// is left out instead of cut.
+func TestShortHelpMeasuresCells(t *testing.T) {
+	c := &Common{Styles: testStyles}
+	bindings := []key.Binding{
+		key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "完了する")), // "c " + 8 cells = 10
+		key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "放棄")),   // " · " + "a " + 4 cells = 9
+	}
+	for w, want := range map[int]string{10: "c 完了する", 18: "c 完了する", 19: "c 完了する · a 放棄"} {
+		got := strings.TrimRight(ansi.Strip(ShortHelp(c, bindings, w)), " ")
+		if got != want {
+			t.Errorf("width %d: %q, want %q", w, got, want)
+		}
+		if n := ansi.StringWidth(ShortHelp(c, bindings, w)); n > w {
+			t.Errorf("width %d: %d cells", w, n)
+		}
+	}
+}
