@@ -101,7 +101,7 @@ func (m *Model) lock(n int) tea.Cmd {
 		}
 		m.panes[i].clearSelection()
 		return func() tea.Msg {
-			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			ctx, cancel := context.WithTimeout(m.life, timeout)
 			defer cancel()
 			msgs, err := c.ReceiveDeferred(ctx, entity, seqs)
 			return lockedMsg{address: entity, msgs: msgs, err: err}
@@ -112,7 +112,7 @@ func (m *Model) lock(n int) tea.Cmd {
 			sub = broker.SubQueueTransferDeadLetter
 		}
 		return func() tea.Msg {
-			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			ctx, cancel := context.WithTimeout(m.life, timeout)
 			defer cancel()
 			msgs, err := c.Receive(ctx, broker.ReceiveRequest{Entity: entity, SubQueue: sub, Mode: broker.PeekLock, Max: n})
 			return lockedMsg{address: broker.SubQueueAddress(entity, sub), msgs: msgs, err: err}
@@ -122,7 +122,7 @@ func (m *Model) lock(n int) tea.Cmd {
 		return m.lockInSession(n)
 	}
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		ctx, cancel := context.WithTimeout(m.life, timeout)
 		defer cancel()
 		msgs, err := c.Receive(ctx, broker.ReceiveRequest{Entity: entity, Mode: broker.PeekLock, Max: n})
 		return lockedMsg{address: entity, msgs: msgs, err: err}
@@ -276,7 +276,7 @@ func (m *Model) cancelScheduled() tea.Cmd {
 	d.submit = func(*dialogState) (tea.Cmd, error) {
 		m.panes[i].clearSelection()
 		return func() tea.Msg {
-			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			ctx, cancel := context.WithTimeout(m.life, timeout)
 			defer cancel()
 			return cancelledMsg{entity: entity, seqs: seqs, err: c.CancelScheduled(ctx, entity, seqs)}
 		}, nil

@@ -76,7 +76,7 @@ func (m *Model) startJob(title, verb string, total int, run func(ctx context.Con
 		return nil
 	}
 	m.jobSeq++
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(m.life)
 	j := &bulkJob{id: m.jobSeq, title: title, verb: verb, total: total, start: m.now, cancel: cancel, ch: make(chan jobEvent, 256)}
 	m.job = j
 	ch := j.ch

@@ -60,15 +60,16 @@ func newClients(lister broker.ClientLister, closer broker.ClientCloser, closable
 	return cs
 }
 
-// read starts reading the list unless a read is under way (nil then).
-func (cs *clientsState) read(timeout time.Duration) tea.Cmd {
+// read starts reading the list, under life, unless a read is under way (nil
+// then).
+func (cs *clientsState) read(life context.Context, timeout time.Duration) tea.Cmd {
 	if cs.busy {
 		return nil
 	}
 	cs.busy = true
 	cl := cs.lister
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		ctx, cancel := context.WithTimeout(life, timeout)
 		defer cancel()
 		conns, err := cl.Clients(ctx)
 		return clientsMsg{from: cs, conns: conns, err: err}
@@ -192,7 +193,7 @@ func (m *Model) readClients() tea.Cmd {
 	if m.clients == nil {
 		return nil
 	}
-	return m.clients.read(m.opts.Timeout)
+	return m.clients.read(m.life, m.opts.Timeout)
 }
 
 // onClients takes a list read for the view; one for a view that has closed
@@ -252,7 +253,7 @@ func (m *Model) closeClient() tea.Cmd {
 	closer, timeout, id := cs.closer, m.opts.Timeout, cc.ID
 	d.submit = func(*dialogState) (tea.Cmd, error) {
 		return func() tea.Msg {
-			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			ctx, cancel := context.WithTimeout(m.life, timeout)
 			defer cancel()
 			return closedClientMsg{id: id, remote: remote, err: closer.CloseClient(ctx, id, closeReason)}
 		}, nil

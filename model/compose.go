@@ -305,7 +305,7 @@ func (m *Model) submitCompose(d *dialogState) (tea.Cmd, error) {
 	}
 	c, timeout := m.client, m.opts.Timeout
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		ctx, cancel := context.WithTimeout(m.life, timeout)
 		defer cancel()
 		if !at.IsZero() {
 			seqs, err := c.Schedule(ctx, to, at, []*broker.Message{msg})

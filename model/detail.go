@@ -70,12 +70,12 @@ func (d *detailState) refresh(rows []*broker.Message) {
 // it from the next render.
 func (d *detailState) takeState(state []byte) { d.state = &state }
 
-// readHistory starts reading the message's history through hr.
-func (d *detailState) readHistory(hr broker.HistoryReader, timeout time.Duration) tea.Cmd {
+// readHistory starts reading the message's history through hr, under life.
+func (d *detailState) readHistory(life context.Context, hr broker.HistoryReader, timeout time.Duration) tea.Cmd {
 	d.historyStale = false
 	address, seq := d.address, d.msg.SequenceNumber
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		ctx, cancel := context.WithTimeout(life, timeout)
 		defer cancel()
 		h, err := hr.History(ctx, address, seq)
 		return historyMsg{address: address, seq: seq, h: h, err: err}

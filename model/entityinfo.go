@@ -88,7 +88,7 @@ func (m *Model) readRules() tea.Cmd {
 	in.source = ui.RulesLoading
 	seq, path, timeout := in.rulesSeq, in.path, m.opts.Timeout
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		ctx, cancel := context.WithTimeout(m.life, timeout)
 		defer cancel()
 		rules, err := rr.SubscriptionRules(ctx, path)
 		return rulesMsg{from: in, seq: seq, path: path, rules: rules, err: err}

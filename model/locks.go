@@ -188,7 +188,7 @@ func (m *Model) pruneGhosts() {
 func (m *Model) renewCmd(k heldKey, h *heldLock, auto bool) tea.Cmd {
 	c, timeout, token := m.client, m.opts.Timeout, h.msg.LockToken
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		ctx, cancel := context.WithTimeout(m.life, timeout)
 		defer cancel()
 		until, err := c.RenewLock(ctx, k.address, token)
 		return renewedMsg{key: k, until: until, auto: auto, err: err}
@@ -200,7 +200,7 @@ func (m *Model) settleCmd(k heldKey, h *heldLock, s broker.Settlement) tea.Cmd {
 	c, timeout := m.client, m.opts.Timeout
 	s.Entity, s.Token = k.address, h.msg.LockToken
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		ctx, cancel := context.WithTimeout(m.life, timeout)
 		defer cancel()
 		return settledMsg{key: k, kind: s.Kind, err: c.Settle(ctx, s)}
 	}

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"context"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -23,6 +24,11 @@ type Model struct {
 	keys     keymap.KeyMap
 	caps     broker.Capabilities
 	readOnly bool
+	// life is the context every call to the client runs under (each with
+	// its own timeout, in the command's goroutine); Close ends it, so no
+	// call outlives the model. Set in New and never changed.
+	life context.Context
+	end  context.CancelFunc
 
 	theme      themes.Theme
 	themeFixed bool // configured or NO_COLOR: ignore the background colour
@@ -127,6 +133,7 @@ func New(c broker.Client, opts Options) *Model {
 		width:    80,
 		height:   24,
 	}
+	m.life, m.end = context.WithCancel(context.Background())
 	m.now = m.clock.Now()
 	if m.entity == "" {
 		m.entity = lastEntity(opts.StateDir, c.Endpoint())
@@ -165,7 +172,8 @@ func (m *Model) Init() tea.Cmd {
 }
 
 // Close releases the session lock the dashboard holds, ends the event
-// subscription and cancels bulk work and the search for a request. The program
+// subscription, cancels bulk work and the search for a request, and ends the
+// context of every call still running (life). The program
 // calls it after Run returns; quitting calls it too.
 func (m *Model) Close() {
 	m.releaseSessionNow()
@@ -177,6 +185,7 @@ func (m *Model) Close() {
 		m.job.cancel()
 	}
 	m.endSearch()
+	m.end()
 }
 
 // setErr records err for the status bar.

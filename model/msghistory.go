@@ -53,7 +53,7 @@ func (m *Model) historyCmd() tea.Cmd {
 	if m.detail == nil || !ok {
 		return nil
 	}
-	return m.detail.readHistory(hr, m.opts.Timeout)
+	return m.detail.readHistory(m.life, hr, m.opts.Timeout)
 }
 
 // onHistory shows a history in the detail view that asked for it.

@@ -98,7 +98,7 @@ func (m *Model) startRefresh() tea.Cmd {
 		}
 	}
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		ctx, cancel := context.WithTimeout(m.life, timeout)
 		defer cancel()
 		msg := refreshMsg{gen: gen, entity: entity, at: at}
 		msg.state, msg.notice = broker.StatusOf(c)

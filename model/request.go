@@ -44,7 +44,7 @@ func (m *Model) findRequest() tea.Cmd {
 		return m.refuse(&m.keys.Request, "a search is running already (esc cancels it)")
 	}
 	plan, likely := m.searchPlan(m.entity)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(m.life)
 	m.searchSeq++
 	m.search = &requestSearch{RequestSearch: &broker.RequestSearch{CorrelationID: cur.CorrelationID,
 		FromAddress: msgAddress(m.entity, pane, cur), FromSequence: cur.SequenceNumber, Plan: plan, Limit: m.opts.SearchScan},

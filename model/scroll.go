@@ -152,7 +152,7 @@ func (m *Model) seekCmd(i int, before int64, k int, place cursorPlace) tea.Cmd {
 		return m.seekDueCmd(i, before, k, place)
 	}
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		ctx, cancel := context.WithTimeout(m.life, timeout)
 		defer cancel()
 		count := func(from int64) (int, *broker.Message, error) {
 			msgs, err := c.Browse(ctx, broker.BrowseRequest{Entity: entity, Category: cat, FromSequence: from, Max: k})
@@ -241,7 +241,7 @@ const seekDueScan = 10_000
 func (m *Model) seekDueCmd(i int, before int64, k int, place cursorPlace) tea.Cmd {
 	c, timeout, entity := m.client, m.opts.Timeout, m.entity
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		ctx, cancel := context.WithTimeout(m.life, timeout)
 		defer cancel()
 		msgs, err := c.Browse(ctx, broker.BrowseRequest{Entity: entity, Category: broker.CategoryScheduled, Max: seekDueScan, DueOrder: true})
 		if err != nil {

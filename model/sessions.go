@@ -125,7 +125,7 @@ func (m *Model) underSession(want string, receive func(ctx context.Context, sc b
 	}
 	m.sessionBusy = accept
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		ctx, cancel := context.WithTimeout(m.life, timeout)
 		defer cancel()
 		out := lockedMsg{address: entity}
 		if release != nil {
@@ -215,7 +215,7 @@ func (m *Model) renewSession() tea.Cmd {
 	s.renewing = true
 	entity, id, timeout := s.Entity, s.SessionID, m.opts.Timeout
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		ctx, cancel := context.WithTimeout(m.life, timeout)
 		defer cancel()
 		until, err := sc.RenewSession(ctx, entity, id)
 		return sessionRenewedMsg{entity: entity, sessionID: id, until: until, err: err}
@@ -272,7 +272,7 @@ func (m *Model) releaseCmd(l broker.SessionLock) tea.Cmd {
 	}
 	timeout := m.opts.Timeout
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		ctx, cancel := context.WithTimeout(m.life, timeout)
 		defer cancel()
 		return sessionReleasedMsg{err: sc.UnlockSession(ctx, l.Entity, l.SessionID)}
 	}
@@ -299,7 +299,7 @@ func (m *Model) releaseSessionNow() {
 	}
 	m.session = nil
 	if sc, ok := broker.SessionsOf(m.client); ok {
-		ctx, cancel := context.WithTimeout(context.Background(), m.opts.Timeout)
+		ctx, cancel := context.WithTimeout(m.life, m.opts.Timeout)
 		defer cancel()
 		_ = sc.UnlockSession(ctx, s.Entity, s.SessionID)
 	}
@@ -324,7 +324,7 @@ func (m *Model) sessionStateCmd(msg *broker.Message) tea.Cmd {
 	}
 	entity, id, timeout := m.entity, msg.SessionID, m.opts.Timeout
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		ctx, cancel := context.WithTimeout(m.life, timeout)
 		defer cancel()
 		state, err := sc.SessionState(ctx, entity, id)
 		return sessionStateMsg{entity: entity, sessionID: id, state: state, err: err}

@@ -153,7 +153,9 @@ func TestSessionNextAvailableAndQuit(t *testing.T) {
 	if in := sessionInfo(t, eng, "A"); in.Locked {
 		t.Fatalf("session A still locked after Close: %+v", in)
 	}
-	// A is free again, B is taken: the next available session is A.
+	// A is free again, B is taken: the next available session is A, for a
+	// new dashboard (Close ended this one's calls).
+	h = newHarness(t, eng, clock, Options{Entity: "sess", LockCount: 5}, 120, 30)
 	h.key("4")
 	h.key("l")
 	if in := sessionInfo(t, eng, "A"); !in.Locked || !strings.Contains(h.statusLine(), `SESSION "A"`) {
@@ -164,6 +166,7 @@ func TestSessionNextAvailableAndQuit(t *testing.T) {
 		t.Fatalf("accept A after Close: %v", err)
 	}
 	// Every session is taken by others now.
+	h = newHarness(t, eng, clock, Options{Entity: "sess", LockCount: 5}, 120, 30)
 	h.key("4")
 	h.key("l")
 	if want := `timeout: no unlocked session has messages available (entity "sess")`; !strings.Contains(h.statusLine(), want) {
