@@ -2,7 +2,6 @@ package model
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"runtime"
 	"strings"
@@ -128,13 +127,17 @@ func (h *harness) run(cmd tea.Cmd) {
 	}()
 }
 
+// clipboardMsgType is the type of the message tea.SetClipboard's command
+// returns (unexported in Bubble Tea): the harness records its text.
+var clipboardMsgType = reflect.TypeOf(tea.SetClipboard("")())
+
 // update feeds one message to Update and runs the command.
 func (h *harness) update(msg tea.Msg) {
 	h.mu.Lock()
 	h.seen = append(h.seen, msg)
 	h.mu.Unlock()
-	if s := fmt.Sprintf("%T", msg); s == "tea.setClipboardMsg" {
-		h.clip = append(h.clip, fmt.Sprint(msg))
+	if v := reflect.ValueOf(msg); v.IsValid() && v.Type() == clipboardMsgType {
+		h.clip = append(h.clip, v.String())
 	}
 	_, cmd := h.m.Update(msg)
 	h.run(cmd)
