@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -83,8 +84,11 @@ type Options struct {
 type Engine struct {
 	store store.Store
 	clock clockwork.Clock
-	log   *slog.Logger
-	ns    string
+	// preciseWake says that clock is the real clock, on which the sweeper
+	// corrects the runtime's timer slack (see timerSlack).
+	preciseWake bool
+	log         *slog.Logger
+	ns          string
 	// histLimit bounds each message's history; 0: histories are off.
 	histLimit int
 	started   int64 // unix ns when the engine opened
@@ -132,6 +136,7 @@ func New(opts Options) (*Engine, error) {
 	if e.clock == nil {
 		e.clock = clockwork.NewRealClock()
 	}
+	e.preciseWake = reflect.TypeOf(e.clock) == reflect.TypeOf(clockwork.NewRealClock())
 	if e.log == nil {
 		e.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

@@ -76,6 +76,17 @@ func (s *sweeper) takeDue(now int64, due []*entity) ([]*entity, int64) {
 	return due, s.next
 }
 
+// timerSlack is how late a Go timer can fire in a process with nothing
+// else to do: the runtime then waits in the kernel with a timeout in whole
+// milliseconds, so a timer fires up to a millisecond after its time (p50
+// 0.56 ms, p99 1.1 ms on the workplace VM). On the real clock the sweeper
+// wakes that much early and sleeps the rest in one system call
+// (preciseSleep: p50 0.11 ms, p99 0.24 ms late there). That took the
+// lateness of BenchmarkLockExpiryLateness from p50 1.0 ms, p99 2.3 ms to
+// p50 0.47 ms, p99 1.6 ms (medians of 5 alternating runs). A deadline
+// registered during that sleep, and Close, wait at most a millisecond.
+const timerSlack = time.Millisecond
+
 // clockMoved is how far the clock may move between the sweeper reading it
 // and arming its timer before the timer is armed again: a timer counts
 // from when it is armed, so a step of the clock in between would make it
@@ -97,7 +108,15 @@ func (e *Engine) sweepLoop() {
 		var timer <-chan time.Time
 		var stop func() bool
 		if next != 0 {
-			t := e.clock.NewTimer(time.Duration(next - now))
+			wait := time.Duration(next - now)
+			if e.preciseWake {
+				if wait <= timerSlack {
+					preciseSleep(wait)
+					continue
+				}
+				wait -= timerSlack
+			}
+			t := e.clock.NewTimer(wait)
 			timer, stop = t.Chan(), t.Stop
 			if e.now()-now >= int64(clockMoved) {
 				// The clock moved between reading it and arming the
