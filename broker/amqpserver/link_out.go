@@ -3,6 +3,7 @@ package amqpserver
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
@@ -98,7 +99,7 @@ func (l *link) deliverLoop() {
 				if l.ctx.Err() != nil {
 					return
 				}
-				if err == errFlowChanged {
+				if errors.Is(err, errFlowChanged) {
 					continue
 				}
 				l.fail(err)

@@ -44,7 +44,7 @@ func (e *Engine) Browse(ctx context.Context, req broker.BrowseRequest) ([]*broke
 	}); err != nil {
 		return nil, err
 	}
-	return e.bodies(hs), nil
+	return e.bodies(en, hs)
 }
 
 // browse picks Browse's messages. Called with en locked; it only reads.

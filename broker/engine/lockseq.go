@@ -52,7 +52,7 @@ func (e *Engine) LockSequenceAs(ctx context.Context, owner uint64, entity string
 	}); err != nil {
 		return nil, err
 	}
-	return e.bodies(hs), nil
+	return e.bodies(en, hs)
 }
 
 // lockSequence is LockSequenceAs's work under en's mutex: all the messages

@@ -108,7 +108,11 @@ func (en *entity) take(owner uint64, req broker.ReceiveRequest, sub broker.SubQu
 		src, list = s.active, &s.waiters
 	}
 	if req.Mode == broker.ReceiveAndDelete {
-		out := en.takeAndDelete(src, req.Max, now)
+		out, err := en.takeAndDelete(src, req.Max, now)
+		if err != nil {
+			en.commitQuiet() // what expired on the way
+			return taken{}, err
+		}
 		if len(out) > 0 || req.MaxWait == 0 {
 			_, err := en.commit()
 			return taken{out: out}, err
@@ -154,7 +158,7 @@ func (e *Engine) receive(ctx context.Context, en *entity, owner uint64, req brok
 		case t.w == nil && req.Mode == broker.ReceiveAndDelete:
 			return t.out, nil
 		case t.w == nil:
-			return e.bodies(t.hs), nil
+			return e.bodies(en, t.hs)
 		}
 		// Nothing available: wait for a wake-up, the deadline, ctx or Close.
 		list, s, w := t.list, t.s, t.w
@@ -237,8 +241,9 @@ func lockExpiry(now int64, d time.Duration) int64 {
 
 // takeAndDelete removes up to max messages from src and returns them
 // (ReceiveAndDelete). Their bodies are read under the mutex, before the
-// delete is applied.
-func (en *entity) takeAndDelete(src *tree, max int, now int64) []*broker.Message {
+// delete is applied; when the store cannot read them, nothing is deleted
+// and the error is returned.
+func (en *entity) takeAndDelete(src *tree, max int, now int64) ([]*broker.Message, error) {
 	var taken []*entry
 	for len(taken) < max {
 		x, ok := src.Min()
@@ -253,7 +258,7 @@ func (en *entity) takeAndDelete(src *tree, max int, now int64) []*broker.Message
 		taken = append(taken, x)
 	}
 	if len(taken) == 0 {
-		return nil
+		return nil, nil
 	}
 	locs := make([]store.Loc, len(taken))
 	for i, x := range taken {
@@ -266,7 +271,7 @@ func (en *entity) takeAndDelete(src *tree, max int, now int64) []*broker.Message
 		for _, x := range taken {
 			en.index(x)
 		}
-		return nil
+		return nil, storeErr("reading the messages failed", en.path, err)
 	}
 	out := stored[:0] // each message is copied before its slot is reused
 	for i, x := range taken {
@@ -283,20 +288,23 @@ func (en *entity) takeAndDelete(src *tree, max int, now int64) []*broker.Message
 		out = append(out, &m)
 		en.emit(broker.EventReceived, x, "")
 	}
-	return out
+	return out, nil
 }
 
-// bodies reads the hand-outs' messages from the store and sets their lock.
-// A message settled or purged meanwhile is left out.
-func (e *Engine) bodies(hs []handout) []*broker.Message {
+// bodies reads the hand-outs' messages of en from the store and sets their
+// lock. A message settled or purged meanwhile is left out. When the store
+// cannot read them, the error is the caller's to return, and the locks the
+// hand-outs took are given back (giveBack): nothing was delivered.
+func (e *Engine) bodies(en *entity, hs []handout) ([]*broker.Message, error) {
 	locs := make([]store.Loc, len(hs))
 	for i := range hs {
 		locs[i] = hs[i].loc
 	}
 	stored := make([]*broker.Message, len(hs))
 	if err := e.store.Bodies(locs, stored); err != nil {
-		e.log.Error("reading messages failed", "err", err)
-		return nil
+		e.log.Error("reading messages failed", "entity", en.path, "err", err)
+		e.giveBack(en, hs, "reading the message from the store failed")
+		return nil, storeErr("reading the messages failed", en.path, err)
 	}
 	out := stored[:0] // each message is copied before its slot is reused
 	for i, msg := range stored {
@@ -315,7 +323,23 @@ func (e *Engine) bodies(hs []handout) []*broker.Message {
 		}
 		out = append(out, &m)
 	}
-	return out
+	return out, nil
+}
+
+// giveBack releases the locks that hand-outs hs took (a browse takes none)
+// and still hold, as a released delivery that is not counted (see
+// release): their messages could not be read, so nothing was delivered.
+func (e *Engine) giveBack(en *entity, hs []handout, why string) {
+	_ = e.withLocked(en, func() error { // a deleted entity has nothing to give back
+		now := e.now()
+		for _, h := range hs {
+			if x := en.tokens[h.token]; x != nil && !h.token.IsZero() {
+				en.release(x, now, broker.EventReleased, why, nil)
+			}
+		}
+		en.commitQuiet()
+		return nil
+	})
 }
 
 // handOutState is the state a hand-out reports: the entry's (now), except
@@ -375,7 +399,7 @@ func (e *Engine) receiveDeferred(ctx context.Context, en *entity, owner uint64, 
 	}); err != nil {
 		return nil, err
 	}
-	return e.bodies(hs), nil
+	return e.bodies(en, hs)
 }
 
 // receiveDeferred is Engine.receiveDeferred's work under en's mutex: all
