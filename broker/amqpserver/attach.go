@@ -94,10 +94,10 @@ func (s *session) lookupEntity(addr, entityAddr string, need sas.Rights) (broker
 	if err := c.grants.check(addr, need, c.clock.Now()); err != nil {
 		return broker.Entity{}, err
 	}
-	path, _ := broker.SplitAddress(entityAddr)
-	ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
-	defer cancel()
-	return c.eng.Entity(ctx, path)
+	// The reader calls this: EntityShape never waits on the entity or the
+	// store (an attach to an entity busy with a slow store read must not
+	// hold up the frames of the connection's other links).
+	return c.eng.EntityShape(entityAddr)
 }
 
 // entityMaxSize returns the largest message an entity takes, in bytes.

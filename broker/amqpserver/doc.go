@@ -12,8 +12,13 @@
 // from a queue (and sends heartbeats at half the peer's idle timeout); a
 // watchdog closes a connection whose peer stays silent past the
 // listener's idle timeout. Link work that may wait (receiving from the
-// engine, storing sends, settling, management operations) runs in goroutines
-// bounded by link credit, so the reader never blocks on the engine.
+// engine, storing sends, settling, management operations, giving a session
+// lock back on a detach) runs in goroutines bounded by link credit, and
+// the reader itself only reads snapshots of the engine (an attach
+// resolves its entity with engine.EntityShape, which takes no entity mutex
+// and reads no store), so the reader never waits on an entity or the
+// store: a slow store read of one entity does not hold up the frames of
+// the connection's other links.
 //
 // Lock order: a session's mutex (which also guards its links), then the
 // connection's reply/session-link table or its token grants, then the

@@ -252,13 +252,23 @@ func (s *session) onDetach(d *wire.Detach) error {
 	}
 	l.closeLocked()
 	s.dropLinkLocked(d.Handle)
+	reply := &wire.Detach{Handle: d.Handle, Closed: d.Closed}
 	if l.sessionful && !l.sessionToken.IsZero() {
 		// A session receiver gives its session back before the detach is
 		// answered, so that a receiver the peer attaches next can take it
-		// at once (its deliver loop would do it a moment later).
-		_ = s.c.eng.ReleaseSessionToken(context.WithoutCancel(s.c.ctx), s.c.owner, l.entity, l.sessionID, l.sessionToken)
+		// at once (its deliver loop would do it a moment later). Giving
+		// it back takes the entity's mutex, which the reader must not
+		// wait for (see doc.go): that and the answer run on their own.
+		entity, id, token := l.entity, l.sessionID, l.sessionToken
+		s.c.goSafe(func() {
+			_ = s.c.eng.ReleaseSessionToken(context.WithoutCancel(s.c.ctx), s.c.owner, entity, id, token)
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.sendLocked(reply)
+		})
+		return nil
 	}
-	s.sendLocked(&wire.Detach{Handle: d.Handle, Closed: d.Closed})
+	s.sendLocked(reply)
 	return nil
 }
 

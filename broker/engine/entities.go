@@ -435,6 +435,7 @@ func (en *entity) update(ent broker.Entity, now int64) (store.Pending, broker.En
 		return nil, broker.EntitySettings{}, err
 	}
 	en.status.Store(uint32(settings.Status))
+	en.publishSettings()
 	en.use(now)
 	en.loseMessageLocks(now)
 	en.commitQuiet() // whatever losing the locks wrote (nothing today)
@@ -465,6 +466,9 @@ func (e *Engine) inheritLimits(s *entity, topic broker.EntitySettings) error {
 		s.settings.MaxMessageSizeInKilobytes = topic.MaxMessageSizeInKilobytes
 		s.batch.PutEntity(store.EntityRecord{ID: s.id, Entity: stored(s.public())})
 		p, err = s.commit()
+		if err == nil {
+			s.publishSettings()
+		}
 		return err
 	}); err != nil {
 		if broker.CodeOf(err) == broker.CodeNotFound {
@@ -657,6 +661,25 @@ func (e *Engine) Entity(ctx context.Context, path string) (broker.Entity, error)
 		return nil
 	})
 	return ent, err
+}
+
+// EntityShape returns the path (as the entity spells it), kind and
+// settings of the entity at path (an address's sub-queue suffix is
+// ignored), as last committed, and no counts, rules or metadata. It never
+// waits on an entity's mutex or the store: it is for the AMQP listener's
+// connection reader, which must not block (see amqpserver's doc.go). It
+// reads the entity map under the Engine's read lock, which creation and
+// deletion hold only to change the map and queue their store batch.
+func (e *Engine) EntityShape(path string) (broker.Entity, error) {
+	if e.closed.Load() {
+		return broker.Entity{}, errClosed()
+	}
+	p, _ := broker.SplitAddress(path)
+	en := e.entityAt(pathKey(p))
+	if en == nil {
+		return broker.Entity{}, errNotFound(p)
+	}
+	return broker.Entity{Path: en.path, Kind: en.kind, Settings: *en.published.Load()}, nil
 }
 
 // Entities lists every queue, topic and subscription with its counts, sorted

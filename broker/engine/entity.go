@@ -54,6 +54,9 @@ type entity struct {
 	// status mirrors settings.Status, so that a subscription can check its
 	// topic's status without the topic's mutex. Written under mu.
 	status atomic.Uint32
+	// published is a copy of settings as last committed, for readers that
+	// must not wait on mu (EntityShape). Replaced under mu, never changed.
+	published atomic.Pointer[broker.EntitySettings]
 
 	lastSeq int64
 	size    int64 // bytes of every stored message (all sub-queues) plus sends in flight
@@ -137,6 +140,7 @@ func newEntity(eng *Engine, id uint32, ent broker.Entity) *entity {
 	en.match = mustCompile(en.path, en.rules)
 	en.authRules = slices.Clone(ent.AuthorizationRules)
 	en.status.Store(uint32(en.settings.Status))
+	en.publishSettings()
 	en.used.Store(ceilSecond(eng.now()))
 	if ent.Kind == broker.KindSubscription && !ent.CreatedAt.IsZero() {
 		// Service Bus reports a new subscription as accessed when it was
@@ -179,6 +183,13 @@ func (en *entity) newToken() broker.LockToken {
 		t[8] = t[8]&0x3f | 0x80
 	}
 	return t
+}
+
+// publishSettings makes the settings in force what EntityShape reads.
+// Called with en locked (or not yet shared) after a change is committed.
+func (en *entity) publishSettings() {
+	s := en.settings
+	en.published.Store(&s)
 }
 
 // public returns the entity as the contract describes it, with counts.
