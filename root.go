@@ -122,8 +122,10 @@ func runRoot(ctx context.Context, d dashboardFlags, b brokerFlags, noDemo bool) 
 	if err := ep.openTLS(b, ls, quiet); err != nil {
 		return err
 	}
-	// The screen belongs to the dashboard: the listeners log nothing.
-	defer startListeners(eng, storeMetrics, b, ls, ep, quiet)()
+	// The screen belongs to the dashboard: the listeners log nothing, and
+	// a port that stops serving leaves the dashboard running.
+	stopListeners, _ := startListeners(eng, storeMetrics, b, ls, ep, quiet)
+	defer stopListeners()
 	if runDemo {
 		stop, err := startDemo(ctx, eng, dcfg, demo.Options{})
 		if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net"
 	"os"
@@ -110,11 +111,30 @@ func runServe(ctx context.Context, b brokerFlags, sf sshFlags, d dashboardFlags)
 		closeAll()
 		return err
 	}
-	defer startListeners(eng, storeMetrics, b, ls, ep, log)()
+	stop, failed := startListeners(eng, storeMetrics, b, ls, ep, log)
+	defer stop()
+	// A port that stops serving ends serve with its error, SSH included.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case err := <-failed:
+			log.Error("a port stopped serving", "err", err)
+			cancel(err)
+		case <-ctx.Done():
+		}
+	}()
 	if plan != nil {
-		return plan.serve(ctx, eng, sl, log)
+		err := plan.serve(ctx, eng, sl, log)
+		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+			return cause
+		}
+		return err
 	}
 	<-ctx.Done()
+	if cause := context.Cause(ctx); !errors.Is(cause, context.Canceled) {
+		return cause
+	}
 	log.Info("shutting down")
 	return nil
 }

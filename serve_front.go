@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net"
 
 	"github.com/spf13/pflag"
 
@@ -13,11 +14,11 @@ import (
 	"github.com/peeklock/peeklock/broker/amqpserver"
 	"github.com/peeklock/peeklock/broker/amqpserver/admin"
 	"github.com/peeklock/peeklock/broker/amqpserver/entra"
-	"github.com/peeklock/peeklock/broker/amqpserver/front"
 	"github.com/peeklock/peeklock/broker/devcert"
 	"github.com/peeklock/peeklock/broker/engine"
 	"github.com/peeklock/peeklock/broker/metrics"
 	"github.com/peeklock/peeklock/internal/config"
+	"github.com/peeklock/peeklock/internal/serve"
 )
 
 // frontFlags are the flags of the Azure-shaped endpoint: TLS on every port
@@ -156,28 +157,35 @@ func (ep *listenEndpoint) openTLS(b brokerFlags, ls *listeners, log *slog.Logger
 	return nil
 }
 
-// startListeners serves the bound sockets: every port tells AMQP, TLS and
-// HTTP apart, so the admin API (with /health and /metrics) and AMQP over
-// WebSockets answer on the AMQP port too, and AMQP on the admin port. It
-// returns a function that closes them.
-func startListeners(eng *engine.Engine, st *metrics.StoreMetrics, b brokerFlags, ls *listeners, ep *listenEndpoint, log *slog.Logger) func() {
+// startListeners serves the bound sockets through the one serve assembly
+// (internal/serve) that the tests' fixture runs too: every port tells AMQP,
+// TLS and HTTP apart, so the admin API (with /health and /metrics) and AMQP
+// over WebSockets answer on the AMQP port too, and AMQP on the admin port.
+// It returns a function that closes them, and the channel on which a port
+// that stops serving reports why (nil without ports).
+func startListeners(eng *engine.Engine, st *metrics.StoreMetrics, b brokerFlags, ls *listeners, ep *listenEndpoint, log *slog.Logger) (stop func(), failed <-chan error) {
 	if ep == nil {
-		return func() {}
+		return func() {}, nil
 	}
-	fr, err := front.New(front.Options{
+	closeEndpoint := func() { _ = ep.srv.Close(); ep.unrecord() }
+	var ports []net.Listener
+	for _, l := range []net.Listener{ls.amqp, ls.admin, ls.tls} {
+		if l != nil {
+			ports = append(ports, l)
+		}
+	}
+	srv, err := serve.Start(serve.Options{
 		AMQP: ep.srv.ServeConn,
 		HTTP: admin.NewHandler(eng, admin.Options{Keys: b.listener.keys.m, KeyRights: b.listener.keys.rights, EntraID: ep.entra, Logger: log,
 			Metrics: metrics.Handler(eng, ep.srv, st)}),
 		TLS:    ep.tls,
 		Logger: log,
-	})
+	}, ports...)
 	if err != nil { // the options above are always complete
 		log.Error("the listener's front cannot start", "err", err)
-		ls.close()
-		return func() { ep.srv.Close(); ep.unrecord() }
+		return closeEndpoint, nil
 	}
 	if ls.amqp != nil {
-		go fr.Serve(ls.amqp)
 		keyName, key := b.listener.firstKey()
 		addr := ls.amqp.Addr().String()
 		log.Info("AMQP 1.0 listener ready", "addr", addr,
@@ -186,19 +194,16 @@ func startListeners(eng *engine.Engine, st *metrics.StoreMetrics, b brokerFlags,
 			"also", "TLS, HTTPS (admin API) and AMQP over WebSockets on this port")
 	}
 	if ls.admin != nil {
-		go fr.Serve(ls.admin)
 		addr := ls.admin.Addr().String()
 		log.Info("admin API ready", "addr", addr, "health", "http://"+addr+"/health", "metrics", "http://"+addr+"/metrics")
 	}
 	if ls.tls != nil {
-		go fr.Serve(ls.tls)
 		log.Info("TLS listener ready", "addr", ls.tls.Addr().String(), "health", "https://"+ls.tls.Addr().String()+"/health")
 	}
 	return func() {
-		_ = fr.Close()
-		_ = ep.srv.Close()
-		ep.unrecord()
-	}
+		_ = srv.Close()
+		closeEndpoint()
+	}, srv.Errors()
 }
 
 // entraSection hands the [entra_id] section of the config file to package

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/peeklock/peeklock/broker/amqpserver/admin"
-	"github.com/peeklock/peeklock/broker/amqpserver/front"
-	"github.com/peeklock/peeklock/broker/devcert"
 	"github.com/peeklock/peeklock/broker/engine"
+	"github.com/peeklock/peeklock/internal/brokertest"
+	"github.com/peeklock/peeklock/internal/serve"
 )
 
 // frontEnv is a testEnv whose listener is also behind a front on its own
@@ -28,29 +28,15 @@ type frontEnv struct {
 func newFrontEnv(t *testing.T, eopts engine.Options, opts Options) *frontEnv {
 	t.Helper()
 	env := newEnv(t, eopts, opts)
-	ca, err := devcert.Open(devcert.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fr, err := front.New(front.Options{
+	server, roots, caPath := brokertest.LocalCA(t)
+	addr := brokertest.ServePort(t, serve.Options{
 		AMQP:   env.srv.ServeConn,
 		HTTP:   admin.NewHandler(env.eng, admin.Options{Keys: opts.Keys, KeyRights: opts.KeyRights, EntraID: opts.EntraID}),
-		TLS:    &tls.Config{GetCertificate: ca.GetCertificate},
+		TLS:    server,
 		Logger: env.srv.log,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go fr.Serve(l)
-	t.Cleanup(func() { _ = fr.Close() }) // runs before the listener's Close
-	roots := x509.NewCertPool()
-	roots.AddCert(ca.CA())
-	_, port, _ := net.SplitHostPort(l.Addr().String())
-	return &frontEnv{testEnv: env, port: port, caPath: ca.CAPath(), roots: roots}
+	_, port, _ := net.SplitHostPort(addr)
+	return &frontEnv{testEnv: env, port: port, caPath: caPath, roots: roots}
 }
 
 // tlsConnString is a connection string for the front without

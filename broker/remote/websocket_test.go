@@ -17,35 +17,22 @@ import (
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver/admin"
-	"github.com/peeklock/peeklock/broker/amqpserver/front"
-	"github.com/peeklock/peeklock/broker/devcert"
+	"github.com/peeklock/peeklock/internal/brokertest"
+	"github.com/peeklock/peeklock/internal/serve"
 )
 
-// frontOf puts a front (TLS with a fresh local CA, HTTPS admin API, AMQP
-// over WebSockets) before env's listener and returns its port and the CA.
+// frontOf serves env's listener on a second port through the serve
+// assembly with TLS (a fresh local CA), the HTTPS admin API and AMQP over
+// WebSockets, and returns its port and the pool that trusts the CA.
 func frontOf(t *testing.T, env *serveEnv) (port string, roots *x509.CertPool) {
 	t.Helper()
-	ca, err := devcert.Open(devcert.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fr, err := front.New(front.Options{
+	server, roots, _ := brokertest.LocalCA(t)
+	addr := brokertest.ServePort(t, serve.Options{
 		AMQP: env.srv.ServeConn,
 		HTTP: admin.NewHandler(env.eng, admin.Options{}),
-		TLS:  &tls.Config{GetCertificate: ca.GetCertificate},
+		TLS:  server,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go fr.Serve(l)
-	t.Cleanup(func() { _ = fr.Close() })
-	roots = x509.NewCertPool()
-	roots.AddCert(ca.CA())
-	_, port, _ = net.SplitHostPort(l.Addr().String())
+	_, port, _ = net.SplitHostPort(addr)
 	return port, roots
 }
 

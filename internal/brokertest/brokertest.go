@@ -1,6 +1,7 @@
 // Package brokertest runs the broker inside a test as `peeklock serve` runs
-// it: the engine, the AMQP listener on 127.0.0.1:0 and the admin API on an
-// httptest server of its own, all closed when the test ends.
+// it, through the same assembly (internal/serve): the engine, and one port
+// on 127.0.0.1:0 that takes AMQP (plain or over WebSockets) for the
+// listener and HTTP for the admin API, all closed when the test ends.
 //
 // The listener is made by a function the test passes (Options.Listener),
 // usually amqpserver.New with the test's options. The package does not
@@ -15,19 +16,22 @@
 package brokertest
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"net"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/peeklock/peeklock/broker/amqpserver/admin"
+	"github.com/peeklock/peeklock/broker/devcert"
 	"github.com/peeklock/peeklock/broker/engine"
+	"github.com/peeklock/peeklock/internal/serve"
 )
 
 // Listener is what serves AMQP in front of the engine: an
 // *amqpserver.Server.
 type Listener interface {
-	// Serve accepts connections on l until Close.
-	Serve(l net.Listener) error
+	// ServeConn serves one connection and returns at once.
+	ServeConn(nc net.Conn)
 	// Close stops serving and closes every connection.
 	Close() error
 }
@@ -42,8 +46,8 @@ type Options struct {
 	// Listener makes the AMQP listener in front of the engine; nil means
 	// no listener (Broker.Addr is "").
 	Listener func(*engine.Engine) (Listener, error)
-	// Served, when set, is given what the listener's Serve returned, once
-	// it has returned after Close at the end of the test.
+	// Served, when set, is given, at the end of the test, the error of the
+	// port if it stopped serving before then, or nil.
 	Served func(error)
 	// Admin are the options of the admin API; nil means no admin API
 	// (Broker.AdminURL is "").
@@ -56,16 +60,16 @@ type Broker struct {
 	Engine *engine.Engine
 	// Listener is the AMQP listener; nil without one.
 	Listener Listener
-	// Addr is the listener's host:port on 127.0.0.1.
+	// Addr is the port's host:port on 127.0.0.1 ("" without a listener).
 	Addr string
-	// AdminURL is the admin API's base URL (http://127.0.0.1:port).
+	// AdminURL is the admin API's base URL (http://127.0.0.1:port, the
+	// same port; "" without an admin API).
 	AdminURL string
 }
 
 // Start runs what o says and stops it, in reverse order, when the test
-// ends: the admin API, then the listener (waiting for Serve to return),
-// then the engine if Start made it. It fails the test when anything cannot
-// start.
+// ends: the port, then the listener, then the engine if Start made it. It
+// fails the test when anything cannot start.
 func Start(t testing.TB, o Options) *Broker {
 	t.Helper()
 	b := &Broker{Engine: o.Engine}
@@ -77,31 +81,81 @@ func Start(t testing.TB, o Options) *Broker {
 		b.Engine = eng
 		t.Cleanup(func() { _ = eng.Close() })
 	}
+	if o.Listener == nil && o.Admin == nil {
+		return b
+	}
+	so := serve.Options{AMQP: func(nc net.Conn) { _ = nc.Close() }}
 	if o.Listener != nil {
 		srv, err := o.Listener(b.Engine)
 		if err != nil {
 			t.Fatal(err)
 		}
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			_ = srv.Close()
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- srv.Serve(l) }()
-		t.Cleanup(func() {
-			_ = srv.Close()
-			err := <-done
-			if o.Served != nil {
-				o.Served(err)
-			}
-		})
-		b.Listener, b.Addr = srv, l.Addr().String()
+		t.Cleanup(func() { _ = srv.Close() }) // after the port closes
+		b.Listener, so.AMQP = srv, srv.ServeConn
 	}
 	if o.Admin != nil {
-		hs := httptest.NewServer(admin.NewHandler(b.Engine, *o.Admin))
-		t.Cleanup(hs.Close)
-		b.AdminURL = hs.URL
+		so.HTTP = admin.NewHandler(b.Engine, *o.Admin)
+	}
+	addr := servePort(t, so, o.Served)
+	if o.Listener != nil {
+		b.Addr = addr
+	}
+	if o.Admin != nil {
+		b.AdminURL = "http://" + addr
 	}
 	return b
+}
+
+// ServePort serves o on a new port on 127.0.0.1 through the serve assembly
+// until the test ends, which fails if the port stopped serving before, and
+// returns the port's host:port: a second door to a broker Start runs, such
+// as one with TLS (LocalCA).
+func ServePort(t testing.TB, o serve.Options) string {
+	t.Helper()
+	return servePort(t, o, func(err error) {
+		if err != nil {
+			t.Errorf("the port stopped serving: %v", err)
+		}
+	})
+}
+
+// servePort is ServePort that gives served the port's error at the end of
+// the test (nil when it served until then).
+func servePort(t testing.TB, o serve.Options, served func(error)) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := serve.Start(o, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = s.Close()
+		var err error
+		select {
+		case err = <-s.Errors():
+		default:
+		}
+		if served != nil {
+			served(err)
+		}
+	})
+	return l.Addr().String()
+}
+
+// LocalCA makes a fresh local certificate authority (package devcert, as
+// serve makes one) in a temporary directory, and returns the server side
+// of TLS with its certificate for localhost, the pool that trusts it and
+// the CA file's path.
+func LocalCA(t testing.TB) (server *tls.Config, roots *x509.CertPool, caPath string) {
+	t.Helper()
+	ca, err := devcert.Open(devcert.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots = x509.NewCertPool()
+	roots.AddCert(ca.CA())
+	return &tls.Config{GetCertificate: ca.GetCertificate}, roots, ca.CAPath()
 }
