@@ -16,7 +16,12 @@ import (
 // deliveryBudget bounds the bytes of deliveries (transfers of entity
 // messages) queued on one connection and not yet written: a deliverer
 // waits for room (awaitRoom) before it takes its session's lock, so a
-// peer that reads slowly slows its own deliveries and nothing else.
+// peer that reads slowly slows its own deliveries and nothing else. The
+// bound is soft: every deliverer that found room queues its next delivery,
+// so the queue can pass the budget by one delivery (at most the entity's
+// MaxMessageSizeInKilobytes, in frames) per link delivering at that moment,
+// and no more; the links of a connection are bounded by Options'
+// MaxSessionsPerConnection and MaxLinksPerSession.
 const deliveryBudget = 1 << 20
 
 // maxControlBacklog bounds the bytes of other frames (flows, dispositions,
