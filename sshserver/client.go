@@ -231,15 +231,15 @@ func (c *sessionClient) received(op, addr string, msgs []*broker.Message, err er
 // Settle settles through the shared client; a settled (or lost) lock is no
 // longer the session's.
 func (c *sessionClient) Settle(ctx context.Context, s broker.Settlement) error {
+	if !c.enter() {
+		return errSessionEnded
+	}
+	defer c.leave()
 	c.mu.Lock()
 	h, ok := c.locks[s.Token]
-	closed := c.closed
 	c.mu.Unlock()
 	if !ok {
 		h = heldLock{entity: s.Entity}
-	}
-	if closed {
-		return errSessionEnded
 	}
 	err := c.inner.Settle(c.as(ctx), s)
 	if err == nil || errors.Is(err, broker.ErrLockLost) {
@@ -255,13 +255,13 @@ func (c *sessionClient) Settle(ctx context.Context, s broker.Settlement) error {
 
 // RenewLock renews through the shared client.
 func (c *sessionClient) RenewLock(ctx context.Context, entity string, token broker.LockToken) (time.Time, error) {
-	c.mu.Lock()
-	h := c.locks[token]
-	closed := c.closed
-	c.mu.Unlock()
-	if closed {
+	if !c.enter() {
 		return time.Time{}, errSessionEnded
 	}
+	defer c.leave()
+	c.mu.Lock()
+	h := c.locks[token]
+	c.mu.Unlock()
 	until, err := c.inner.RenewLock(c.as(ctx), entity, token)
 	if errors.Is(err, broker.ErrLockLost) {
 		c.forget(token)

@@ -2,12 +2,16 @@ package sshserver
 
 import (
 	"errors"
+	"fmt"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/charmbracelet/ssh"
+	"charm.land/ssh"
+	"charm.land/wish/v2"
+	"charm.land/wish/v2/recover"
 	"github.com/jonboulle/clockwork"
 	gossh "golang.org/x/crypto/ssh"
 
@@ -86,22 +90,41 @@ func New(cfg Config, client broker.Client, opts func(role Role) model.Options) (
 		cfg.Logger.Info("ssh: generated a host key", "file", cfg.HostKeyPath, "fingerprint", hostFP)
 	}
 	s := &Server{cfg: cfg, client: client, opts: opts, keys: keys, hostFP: hostFP}
-	s.ssh = &ssh.Server{
-		Addr:        cfg.Addr,
-		Handler:     s.handle,
-		HostSigners: []ssh.Signer{signer},
-		Version:     "peeklock",
-		PublicKeyHandler: func(_ ssh.Context, key ssh.PublicKey) bool {
+	// wish assembles the server; what it has no option for is set on the
+	// server it makes. Its Bubble Tea middleware is not used: a session
+	// needs what its program's Run returned (the exit message) and input
+	// that notices idleness (idleInput), so handle runs the program itself.
+	s.ssh, err = wish.NewServer(
+		wish.WithAddress(cfg.Addr),
+		wish.WithVersion("peeklock"),
+		func(srv *ssh.Server) error { srv.AddHostKey(signer); return nil }, // before wish makes one of its own
+		wish.WithPublicKeyAuth(func(_ ssh.Context, key ssh.PublicKey) bool {
 			_, ok := s.keys.lookup(key)
 			return ok
+		}),
+		// A panic in a session's handler ends that session, logged, and
+		// not the server.
+		wish.WithMiddleware(recover.MiddlewareWithLogger(panicLogger{cfg.Logger}, func(ssh.Handler) ssh.Handler { return s.handle })),
+		func(srv *ssh.Server) error {
+			srv.ServerConfigCallback = s.serverConfig
+			srv.ConnCallback = s.armAuthTimeout
+			srv.ConnectionFailedCallback = func(c net.Conn, err error) {
+				s.cfg.Logger.Info("ssh: connection refused", "remote", c.RemoteAddr().String(), "err", err)
+			}
+			return nil
 		},
-		ServerConfigCallback: s.serverConfig,
-		ConnCallback:         s.armAuthTimeout,
-		ConnectionFailedCallback: func(c net.Conn, err error) {
-			s.cfg.Logger.Info("ssh: connection refused", "remote", c.RemoteAddr().String(), "err", err)
-		},
+	)
+	if err != nil {
+		return nil, err
 	}
 	return s, nil
+}
+
+// panicLogger writes what wish's recover middleware reports to the log.
+type panicLogger struct{ log *slog.Logger }
+
+func (p panicLogger) Printf(format string, v ...any) {
+	p.log.Error("ssh: a session's handler panicked", "panic", fmt.Sprintf(format, v...))
 }
 
 // serverConfig records the identity of the key that the client proved it

@@ -12,7 +12,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
-	"github.com/charmbracelet/ssh"
+	"charm.land/ssh"
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/model"
