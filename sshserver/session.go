@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/colorprofile"
 	"charm.land/ssh"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/model"
