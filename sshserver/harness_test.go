@@ -32,6 +32,8 @@ type testServer struct {
 	served                     chan error
 	// opts are the dashboard options of every role.
 	opts model.Options
+	// optsOf, when set, gives them instead (a test may make it fail).
+	optsOf func(Role) model.Options
 	// wrap, when set, wraps the listener (to count bytes).
 	wrap func(net.Listener) net.Listener
 }
@@ -72,7 +74,11 @@ func newTestServer(t testing.TB, eng *engine.Engine, mut func(*Config)) *testSer
 func (ts *testServer) start() {
 	t := ts.t
 	t.Helper()
-	srv, err := New(ts.cfg, ts.eng, func(Role) model.Options { return ts.opts })
+	optsOf := ts.optsOf
+	if optsOf == nil {
+		optsOf = func(Role) model.Options { return ts.opts }
+	}
+	srv, err := New(ts.cfg, ts.eng, optsOf)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,8 +72,10 @@ func (s *Server) handle(sess ssh.Session) {
 
 	log.Info("ssh: session started", "term", pty.Term, "width", pty.Window.Width, "height", pty.Window.Height)
 	sc := newSessionClient(s.client, id.Role, s.cfg.Audit.With(attrs...), id.actor(sess.User()))
+	closeClient := sync.OnceFunc(func() { _ = sc.Close() }) // its locks go back even if run panics
+	defer closeClient()
 	end := s.run(sess, pty, winch, id.Role, sc)
-	sc.Close()
+	closeClient()
 	// The slot is free before the client learns that the session ended, so
 	// that a client that connects again at once is let in.
 	release()
