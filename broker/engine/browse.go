@@ -16,13 +16,10 @@ import (
 // Every message carries the SubQueue it is in. The cost is O(log n + window)
 // whatever the entity's size.
 func (e *Engine) Browse(ctx context.Context, req broker.BrowseRequest) ([]*broker.Message, error) {
-	if err := e.enter(); err != nil {
+	if err := e.begin(ctx); err != nil {
 		return nil, err
 	}
 	defer e.leave()
-	if err := checkCtx(ctx); err != nil {
-		return nil, err
-	}
 	en, sub, err := e.lookup(req.Entity)
 	if err != nil {
 		return nil, err

@@ -206,6 +206,19 @@ func (e *Engine) enter() error {
 
 func (e *Engine) leave() { e.life.RUnlock() }
 
+// begin is the prologue of a public method: the engine is entered (the
+// caller defers e.leave when begin succeeds) and ctx is not done yet.
+func (e *Engine) begin(ctx context.Context) error {
+	if err := e.enter(); err != nil {
+		return err
+	}
+	if err := checkCtx(ctx); err != nil {
+		e.leave()
+		return err
+	}
+	return nil
+}
+
 // Endpoint describes the engine for the status bar.
 func (e *Engine) Endpoint() string { return "embedded broker, namespace " + e.ns }
 

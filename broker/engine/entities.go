@@ -276,13 +276,10 @@ func checkSettings(path string, s broker.EntitySettings) error {
 // authorization rules without a name, key or rights. CreatedAt and UpdatedAt become the clock's time, as
 // does each rule's CreatedAt unless it has one; AccessedAt is ignored.
 func (e *Engine) CreateEntity(ctx context.Context, ent broker.Entity) error {
-	if err := e.enter(); err != nil {
+	if err := e.begin(ctx); err != nil {
 		return err
 	}
 	defer e.leave()
-	if err := checkCtx(ctx); err != nil {
-		return err
-	}
 	p, err := e.createEntity(ent)
 	if err != nil {
 		return err
@@ -359,13 +356,10 @@ func stored(ent broker.Entity) broker.Entity {
 // waiting on the entity (or, for a topic, on its subscriptions) look at the
 // new status at once.
 func (e *Engine) UpdateEntity(ctx context.Context, ent broker.Entity) error {
-	if err := e.enter(); err != nil {
+	if err := e.begin(ctx); err != nil {
 		return err
 	}
 	defer e.leave()
-	if err := checkCtx(ctx); err != nil {
-		return err
-	}
 	if _, err := checkEntity(ent); err != nil {
 		return err
 	}
@@ -505,13 +499,10 @@ func (en *entity) loseMessageLocks(now int64) {
 // DeleteEntity deletes an entity with all its messages; deleting a topic
 // deletes its subscriptions. Receivers waiting on it return ErrNotFound.
 func (e *Engine) DeleteEntity(ctx context.Context, path string) error {
-	if err := e.enter(); err != nil {
+	if err := e.begin(ctx); err != nil {
 		return err
 	}
 	defer e.leave()
-	if err := checkCtx(ctx); err != nil {
-		return err
-	}
 	p, sub := broker.SplitAddress(path)
 	if sub != broker.SubQueueMain {
 		return newErr(broker.CodeInvalid, p, "a %s cannot be deleted on its own; delete the entity", sub)
@@ -644,13 +635,10 @@ func (e *Engine) forgetEntities(gone []*entity) {
 // Entity returns an entity's definition with its current counts. Topics have
 // zero counts: their messages live in their subscriptions.
 func (e *Engine) Entity(ctx context.Context, path string) (broker.Entity, error) {
-	if err := e.enter(); err != nil {
+	if err := e.begin(ctx); err != nil {
 		return broker.Entity{}, err
 	}
 	defer e.leave()
-	if err := checkCtx(ctx); err != nil {
-		return broker.Entity{}, err
-	}
 	en, _, err := e.lookup(path)
 	if err != nil {
 		return broker.Entity{}, err
@@ -685,13 +673,10 @@ func (e *Engine) EntityShape(path string) (broker.Entity, error) {
 // Entities lists every queue, topic and subscription with its counts, sorted
 // by path.
 func (e *Engine) Entities(ctx context.Context) ([]broker.Entity, error) {
-	if err := e.enter(); err != nil {
+	if err := e.begin(ctx); err != nil {
 		return nil, err
 	}
 	defer e.leave()
-	if err := checkCtx(ctx); err != nil {
-		return nil, err
-	}
 	list := e.entityList()
 	out := make([]broker.Entity, 0, len(list))
 	for _, en := range list {

@@ -427,13 +427,10 @@ func describeProps(props map[string]any) string {
 // sub-queues: a message keeps its history when it is dead-lettered). See
 // broker.HistoryReader.
 func (e *Engine) History(ctx context.Context, entity string, seq int64) (broker.History, error) {
-	if err := e.enter(); err != nil {
+	if err := e.begin(ctx); err != nil {
 		return broker.History{}, err
 	}
 	defer e.leave()
-	if err := checkCtx(ctx); err != nil {
-		return broker.History{}, err
-	}
 	if e.histLimit == 0 {
 		return broker.History{}, broker.Errorf(broker.CodeNotSupported, "message history is turned off (serve --history=false)")
 	}

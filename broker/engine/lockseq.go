@@ -25,13 +25,10 @@ func (e *Engine) LockSequence(ctx context.Context, entity string, seqs []int64) 
 // and the main queue of a session-aware entity (its messages are locked
 // through their session), are refused with CodeInvalid.
 func (e *Engine) LockSequenceAs(ctx context.Context, owner uint64, entity string, seqs []int64) ([]*broker.Message, error) {
-	if err := e.enter(); err != nil {
+	if err := e.begin(ctx); err != nil {
 		return nil, err
 	}
 	defer e.leave()
-	if err := checkCtx(ctx); err != nil {
-		return nil, err
-	}
 	en, sub, err := e.lookup(entity)
 	if err != nil {
 		return nil, err

@@ -15,13 +15,10 @@ const purgeChunk = 10000
 // suffix), and returns how many it removed. Locks on removed messages are lost. Purging a topic purges
 // each of its subscriptions.
 func (e *Engine) Purge(ctx context.Context, addr string, sub broker.SubQueue) (int64, error) {
-	if err := e.enter(); err != nil {
+	if err := e.begin(ctx); err != nil {
 		return 0, err
 	}
 	defer e.leave()
-	if err := checkCtx(ctx); err != nil {
-		return 0, err
-	}
 	en, s, err := e.lookup(addr)
 	if err != nil {
 		return 0, err

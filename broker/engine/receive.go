@@ -368,13 +368,10 @@ func (e *Engine) ReceiveDeferred(ctx context.Context, entity string, seqs []int6
 // then settled like any other. Their DeliveryCount shows the deferral that
 // put them there (see entry.failed).
 func (e *Engine) ReceiveDeferredAs(ctx context.Context, owner uint64, entity string, seqs []int64) ([]*broker.Message, error) {
-	if err := e.enter(); err != nil {
+	if err := e.begin(ctx); err != nil {
 		return nil, err
 	}
 	defer e.leave()
-	if err := checkCtx(ctx); err != nil {
-		return nil, err
-	}
 	en, sub, err := e.lookup(entity)
 	if err != nil {
 		return nil, err

@@ -69,13 +69,10 @@ func ruleIndex(rules []broker.Rule, name string) int {
 // current ones (called with the entity locked; it must not change them),
 // and stores them. why is the reason of the entity-changed event.
 func (e *Engine) editRules(ctx context.Context, path, why string, edit func(sub string, cur []broker.Rule) ([]broker.Rule, error)) error {
-	if err := e.enter(); err != nil {
+	if err := e.begin(ctx); err != nil {
 		return err
 	}
 	defer e.leave()
-	if err := checkCtx(ctx); err != nil {
-		return err
-	}
 	en, sub, err := e.lookup(path)
 	if err != nil {
 		return err

@@ -579,13 +579,10 @@ func (en *entity) pruneDup(now int64) {
 // number is cancelled in every subscription that has it; numbers found in
 // none are reported with ErrMessageNotFound after the others are cancelled.
 func (e *Engine) CancelScheduled(ctx context.Context, entity string, seqs []int64) error {
-	if err := e.enter(); err != nil {
+	if err := e.begin(ctx); err != nil {
 		return err
 	}
 	defer e.leave()
-	if err := checkCtx(ctx); err != nil {
-		return err
-	}
 	en, sub, err := e.lookup(entity)
 	if err != nil {
 		return err

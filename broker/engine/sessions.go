@@ -192,13 +192,10 @@ func (e *Engine) ReceiveSession(ctx context.Context, owner uint64, sessionID str
 // ReceiveSessionDeferred locks deferred messages of a session by sequence
 // number, for the owner that holds the session lock.
 func (e *Engine) ReceiveSessionDeferred(ctx context.Context, owner uint64, entity, sessionID string, seqs []int64) ([]*broker.Message, error) {
-	if err := e.enter(); err != nil {
+	if err := e.begin(ctx); err != nil {
 		return nil, err
 	}
 	defer e.leave()
-	if err := checkCtx(ctx); err != nil {
-		return nil, err
-	}
 	en, err := e.sessionEntity(entity)
 	if err != nil {
 		return nil, err
@@ -209,13 +206,10 @@ func (e *Engine) ReceiveSessionDeferred(ctx context.Context, owner uint64, entit
 // inSessionEntity runs fn under the mutex of the session-aware entity at
 // path, after what is due at now has been processed.
 func (e *Engine) inSessionEntity(ctx context.Context, path string, fn func(en *entity, now int64) error) error {
-	if err := e.enter(); err != nil {
+	if err := e.begin(ctx); err != nil {
 		return err
 	}
 	defer e.leave()
-	if err := checkCtx(ctx); err != nil {
-		return err
-	}
 	en, err := e.sessionEntity(path)
 	if err != nil {
 		return err

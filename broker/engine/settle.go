@@ -15,13 +15,10 @@ import (
 // touches nothing. Complete returns when the removal is stored (durable
 // stores: on disk).
 func (e *Engine) Settle(ctx context.Context, s broker.Settlement) error {
-	if err := e.enter(); err != nil {
+	if err := e.begin(ctx); err != nil {
 		return err
 	}
 	defer e.leave()
-	if err := checkCtx(ctx); err != nil {
-		return err
-	}
 	var one [1]error
 	e.settleGroup(ctx, []broker.Settlement{s}, one[:])
 	return one[0]
@@ -32,13 +29,10 @@ func (e *Engine) Settle(ctx context.Context, s broker.Settlement) error {
 // when every settlement succeeded, and otherwise one error per settlement
 // (nil for those that succeeded).
 func (e *Engine) SettleMany(ctx context.Context, ss []broker.Settlement) []error {
-	if err := e.enter(); err != nil {
+	if err := e.begin(ctx); err != nil {
 		return fill(len(ss), err)
 	}
 	defer e.leave()
-	if err := checkCtx(ctx); err != nil {
-		return fill(len(ss), err)
-	}
 	errs := make([]error, len(ss))
 	for i := 0; i < len(ss); {
 		j := i + 1
@@ -162,13 +156,10 @@ func (en *entity) unlockEntry(x *entry) broker.LockToken {
 // RenewLock extends a message lock to now + LockDuration and returns the new
 // expiry; an expired, lost or unknown lock fails with broker.ErrLockLost.
 func (e *Engine) RenewLock(ctx context.Context, entity string, token broker.LockToken) (time.Time, error) {
-	if err := e.enter(); err != nil {
+	if err := e.begin(ctx); err != nil {
 		return time.Time{}, err
 	}
 	defer e.leave()
-	if err := checkCtx(ctx); err != nil {
-		return time.Time{}, err
-	}
 	ts, err := e.renewLocks(ctx, entity, []broker.LockToken{token})
 	if err != nil {
 		return time.Time{}, err
@@ -180,13 +171,10 @@ func (e *Engine) RenewLock(ctx context.Context, entity string, token broker.Lock
 // operation renews a list); any lost lock fails the call with
 // broker.ErrLockLost and renews nothing.
 func (e *Engine) RenewLocks(ctx context.Context, entity string, tokens []broker.LockToken) ([]time.Time, error) {
-	if err := e.enter(); err != nil {
+	if err := e.begin(ctx); err != nil {
 		return nil, err
 	}
 	defer e.leave()
-	if err := checkCtx(ctx); err != nil {
-		return nil, err
-	}
 	return e.renewLocks(ctx, entity, tokens)
 }
 

@@ -42,13 +42,10 @@ func (s *EntityStats) Event(kind broker.EventKind) uint64 {
 // It takes each entity's mutex once, like Entities; the counters cost the
 // operations one atomic add each.
 func (e *Engine) Stats(ctx context.Context) ([]EntityStats, error) {
-	if err := e.enter(); err != nil {
+	if err := e.begin(ctx); err != nil {
 		return nil, err
 	}
 	defer e.leave()
-	if err := checkCtx(ctx); err != nil {
-		return nil, err
-	}
 	list := e.entityList()
 	out := make([]EntityStats, 0, len(list))
 	for _, en := range list {
