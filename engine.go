@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/peeklock/peeklock/broker/emulatorconfig"
 	"github.com/peeklock/peeklock/broker/engine"
 	"github.com/peeklock/peeklock/broker/engine/store"
 	"github.com/peeklock/peeklock/broker/metrics"
@@ -39,7 +40,7 @@ func (b *brokerFlags) register(fs *pflag.FlagSet, amqpDefault, adminDefault stri
 
 // check validates the flags and reads the Config.json file, if any, without
 // writing anything.
-func (b *brokerFlags) check() (*engine.Config, error) {
+func (b *brokerFlags) check() (*emulatorconfig.Config, error) {
 	if err := b.listener.check(); err != nil {
 		return nil, err
 	}
@@ -82,14 +83,18 @@ func checkAddr(flag, addr string) error {
 // loadEmulatorConfig reads a Service Bus emulator Config.json. What is
 // wrong in it is the user's to fix: exit status 2, with the JSON path or
 // the line and column, and no tracking id (it is a local file).
-func loadEmulatorConfig(path string) (*engine.Config, error) {
-	cfg, err := engine.LoadConfigFile(path)
+func loadEmulatorConfig(path string) (*emulatorconfig.Config, error) {
+	cfg, err := emulatorconfig.LoadFile(path)
 	if err != nil {
 		msg := localMessage(err)
 		if errors.Is(err, fs.ErrNotExist) {
 			msg = "config " + path + ": no such file"
 		}
 		return nil, usageError{msg}
+	}
+	// The definitions themselves too, before anything is opened.
+	if err := engine.CheckEntities(cfg.Entities); err != nil {
+		return nil, usageError{path + ": " + localMessage(err)}
 	}
 	return cfg, nil
 }
@@ -98,7 +103,7 @@ func loadEmulatorConfig(path string) (*engine.Config, error) {
 // directory that does not exist yet is created) and applies cfg when given.
 // A Pebble store reports its batches and syncs to obs (metrics) when obs is
 // not nil. history false turns the message histories off.
-func openEngine(ctx context.Context, data string, cfg *engine.Config, obs *metrics.StoreMetrics, history bool) (*engine.Engine, error) {
+func openEngine(ctx context.Context, data string, cfg *emulatorconfig.Config, obs *metrics.StoreMetrics, history bool) (*engine.Engine, error) {
 	var st store.Store
 	if data != "" {
 		opts := store.PebbleOptions{}
@@ -119,7 +124,7 @@ func openEngine(ctx context.Context, data string, cfg *engine.Config, obs *metri
 		return nil, err
 	}
 	if cfg != nil {
-		if err := eng.ApplyConfig(ctx, cfg); err != nil {
+		if err := eng.ApplyConfig(ctx, cfg.Entities); err != nil {
 			eng.Close()
 			return nil, fmt.Errorf("config: %w", err)
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/emulatorconfig"
 	"github.com/peeklock/peeklock/broker/engine/store"
 )
 
@@ -15,7 +16,7 @@ import (
 // the entities the emulator makes of it: subscription.3 has no rules and
 // gets the $Default TrueFilter.
 func TestEmulatorDefaultConfigLoads(t *testing.T) {
-	cfg, err := LoadConfigFile("testdata/emulator-default-config.json")
+	cfg, err := emulatorconfig.LoadFile("testdata/emulator-default-config.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func TestEmulatorDefaultConfigLoads(t *testing.T) {
 
 	forEachStore(t, func(t *testing.T, newStore func() store.Store) {
 		f := newFixture(t, newStore())
-		if err := f.e.ApplyConfig(f.ctx, cfg); err != nil {
+		if err := f.e.ApplyConfig(f.ctx, cfg.Entities); err != nil {
 			t.Fatal(err)
 		}
 		ent, err := f.e.Entity(f.ctx, "topic.1/Subscriptions/subscription.3")
@@ -62,7 +63,7 @@ func TestEmulatorDefaultConfigLoads(t *testing.T) {
 // whitespace; "//" inside a string is text; a syntax error reports the line
 // and column of the original file, comments counted.
 func TestConfigCommentsAndErrors(t *testing.T) {
-	cfg, err := ParseConfig([]byte("\ufeff" + `// first line
+	cfg, err := emulatorconfig.Parse([]byte("\ufeff" + `// first line
 {
   /* a block
      comment */ "UserConfig": {
@@ -84,25 +85,16 @@ func TestConfigCommentsAndErrors(t *testing.T) {
 		{"{}\n// fine\n{}", "the configuration is not valid JSON at line 3, column 1: invalid character '{' after top-level value"},
 		{"{\"a\": tru}", "the configuration is not valid JSON at line 1, column 7: invalid literal: tru"},
 	} {
-		_, err := ParseConfig([]byte(c.in))
+		_, err := emulatorconfig.Parse([]byte(c.in))
 		be := wantCode(t, err, broker.CodeInvalid)
 		if !strings.HasPrefix(be.Message, c.want) {
-			t.Errorf("ParseConfig(%q):\n got %q\nwant %q...", c.in, be.Message, c.want)
+			t.Errorf("emulatorconfig.Parse(%q):\n got %q\nwant %q...", c.in, be.Message, c.want)
 		}
 	}
 	// Errors about the content keep their JSON path.
-	_, err = ParseConfig([]byte(`{"UserConfig": {"Namespaces": [{"Name": "n", // comment
+	_, err = emulatorconfig.Parse([]byte(`{"UserConfig": {"Namespaces": [{"Name": "n", // comment
 		"Queues": [{"Name": "q", "Properties": {"MaxDeliveryCount": "x"}}]}]}}`))
 	if be := wantCode(t, err, broker.CodeInvalid); !strings.Contains(be.Message, "Queues[0].Properties.MaxDeliveryCount") {
 		t.Errorf("content error %q names no path", be.Message)
-	}
-}
-
-func TestLineColumn(t *testing.T) {
-	b := []byte("ab\ncd\n\nef")
-	for _, c := range []struct{ n, line, col int }{{0, 1, 1}, {1, 1, 2}, {2, 1, 3}, {3, 2, 1}, {6, 3, 1}, {7, 4, 1}, {9, 4, 3}, {99, 4, 3}, {-1, 1, 1}} {
-		if l, col := lineColumn(b, c.n); l != c.line || col != c.col {
-			t.Errorf("lineColumn(%d) = %d:%d, want %d:%d", c.n, l, col, c.line, c.col)
-		}
 	}
 }

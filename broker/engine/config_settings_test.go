@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/emulatorconfig"
 	"github.com/peeklock/peeklock/broker/engine/store"
 )
 
@@ -19,7 +20,7 @@ const statusConfig = `{"UserConfig": {"Namespaces": [{"Name": "ns",
 // TestConfigStatusAndAutoDelete: a Config.json takes Status,
 // AutoDeleteOnIdle, EnablePartitioning and EnableBatchedOperations.
 func TestConfigStatusAndAutoDelete(t *testing.T) {
-	cfg, err := ParseConfig([]byte(statusConfig))
+	cfg, err := emulatorconfig.Parse([]byte(statusConfig))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func TestConfigStatusAndAutoDelete(t *testing.T) {
 		t.Fatalf("subscription settings = %+v", sub)
 	}
 	f := newFixture(t, store.NewMemory())
-	if err := f.e.ApplyConfig(f.ctx, cfg); err != nil {
+	if err := f.e.ApplyConfig(f.ctx, cfg.Entities); err != nil {
 		t.Fatal(err)
 	}
 	ent, _ := f.e.Entity(f.ctx, "t/Subscriptions/s")
@@ -52,7 +53,7 @@ func TestConfigStatusAndAutoDelete(t *testing.T) {
 		{strings.Replace(statusConfig, `"Status": "Disabled"`, `"EnablePartitioning": true`, 1),
 			"Subscriptions[0].Properties.EnablePartitioning is not a known property here"},
 	} {
-		_, err := ParseConfig([]byte(c.json))
+		_, err := emulatorconfig.Parse([]byte(c.json))
 		if be := wantCode(t, err, broker.CodeInvalid); !strings.Contains(be.Message, c.want) {
 			t.Errorf("got %q, want it to contain %q", be.Message, c.want)
 		}
@@ -65,11 +66,11 @@ func TestConfigStatusAndAutoDelete(t *testing.T) {
 // change.
 func TestApplyConfigKeepsAdminOnlySettings(t *testing.T) {
 	f := newFixture(t, store.NewMemory())
-	cfg, err := ParseConfig([]byte(emulatorConfig))
+	cfg, err := emulatorconfig.Parse([]byte(emulatorConfig))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.e.ApplyConfig(f.ctx, cfg); err != nil {
+	if err := f.e.ApplyConfig(f.ctx, cfg.Entities); err != nil {
 		t.Fatal(err)
 	}
 	const sub = "topic.1/Subscriptions/subscription.2"
@@ -80,7 +81,7 @@ func TestApplyConfigKeepsAdminOnlySettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.advance(time.Minute)
-	if err := f.e.ApplyConfig(f.ctx, cfg); err != nil {
+	if err := f.e.ApplyConfig(f.ctx, cfg.Entities); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := f.e.Entity(f.ctx, sub)
@@ -90,8 +91,8 @@ func TestApplyConfigKeepsAdminOnlySettings(t *testing.T) {
 	part := strings.Replace(emulatorConfig, `"RequiresSession": false
             }`, `"RequiresSession": false, "EnablePartitioning": true
             }`, 1)
-	if cfg2, err := ParseConfig([]byte(part)); err == nil {
-		be := wantCode(t, f.e.ApplyConfig(f.ctx, cfg2), broker.CodeInvalid)
+	if cfg2, err := emulatorconfig.Parse([]byte(part)); err == nil {
+		be := wantCode(t, f.e.ApplyConfig(f.ctx, cfg2.Entities), broker.CodeInvalid)
 		if !strings.Contains(be.Message, "EnablePartitioning cannot change on an existing entity") {
 			t.Fatalf("message = %q", be.Message)
 		}

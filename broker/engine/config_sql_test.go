@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/emulatorconfig"
 	"github.com/peeklock/peeklock/broker/engine/store"
 )
 
@@ -47,7 +48,7 @@ const emulatorSQLConfig = `{
 func TestConfigWithEmulatorSQLRules(t *testing.T) {
 	forEachStore(t, func(t *testing.T, newStore func() store.Store) {
 		f := newFixture(t, newStore())
-		cfg, err := ParseConfig([]byte(emulatorSQLConfig))
+		cfg, err := emulatorconfig.Parse([]byte(emulatorSQLConfig))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +57,7 @@ func TestConfigWithEmulatorSQLRules(t *testing.T) {
 			r.Action != "SET sys.To = 'Entity'" || r.Filter != nil {
 			t.Fatalf("rule = %+v", r)
 		}
-		if err := f.e.ApplyConfig(f.ctx, cfg); err != nil {
+		if err := f.e.ApplyConfig(f.ctx, cfg.Entities); err != nil {
 			t.Fatal(err)
 		}
 		f.send("topic.1",
@@ -73,7 +74,7 @@ func TestConfigWithEmulatorSQLRules(t *testing.T) {
 			t.Fatalf("subscription.4 = %+v", got)
 		}
 		// Applying the same configuration again changes nothing.
-		if err := f.e.ApplyConfig(f.ctx, cfg); err != nil {
+		if err := f.e.ApplyConfig(f.ctx, cfg.Entities); err != nil {
 			t.Fatal(err)
 		}
 		f.wantCounts("topic.1/Subscriptions/subscription.3", broker.Counts{Active: 1})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/emulatorconfig"
 	"github.com/peeklock/peeklock/broker/engine/store"
 )
 
@@ -85,7 +86,7 @@ const emulatorConfig = `{
 }`
 
 func TestParseConfig(t *testing.T) {
-	cfg, err := ParseConfig([]byte(emulatorConfig))
+	cfg, err := emulatorconfig.Parse([]byte(emulatorConfig))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,6 +114,16 @@ func TestParseConfig(t *testing.T) {
 	if s2 := cfg.Entities[4]; s2.Settings.ForwardTo != "queue.1" || s2.Settings.LockDuration != 30*time.Second {
 		t.Fatalf("subscription.2 = %+v", s2.Settings)
 	}
+}
+
+// parseAndCheck reads a Config.json as the command line does before it
+// opens anything: the file's form, then the definitions.
+func parseAndCheck(data []byte) (*emulatorconfig.Config, error) {
+	cfg, err := emulatorconfig.Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	return cfg, CheckEntities(cfg.Entities)
 }
 
 func TestParseConfigErrorsNameThePath(t *testing.T) {
@@ -151,10 +162,10 @@ func TestParseConfigErrorsNameThePath(t *testing.T) {
 			"Rules[0].Properties.CorrelationFilter is required when FilterType is Correlation", broker.CodeInvalid},
 	}
 	for _, c := range cases {
-		_, err := ParseConfig([]byte(c.json))
+		_, err := parseAndCheck([]byte(c.json))
 		be := wantCode(t, err, c.code)
 		if !strings.Contains(be.Message, c.want) {
-			t.Errorf("ParseConfig(%s):\n got %q\nwant it to contain %q", c.json, be.Message, c.want)
+			t.Errorf("emulatorconfig.Parse(%s):\n got %q\nwant it to contain %q", c.json, be.Message, c.want)
 		}
 	}
 }
@@ -162,11 +173,11 @@ func TestParseConfigErrorsNameThePath(t *testing.T) {
 func TestApplyConfig(t *testing.T) {
 	forEachStore(t, func(t *testing.T, newStore func() store.Store) {
 		f := newFixture(t, newStore())
-		cfg, err := ParseConfig([]byte(emulatorConfig))
+		cfg, err := emulatorconfig.Parse([]byte(emulatorConfig))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := f.e.ApplyConfig(f.ctx, cfg); err != nil {
+		if err := f.e.ApplyConfig(f.ctx, cfg.Entities); err != nil {
 			t.Fatal(err)
 		}
 		ents, _ := f.e.Entities(f.ctx)
@@ -186,19 +197,19 @@ func TestApplyConfig(t *testing.T) {
 		f.wantCounts("queue.1", broker.Counts{Active: 2})
 		// Holding a lock, apply again unchanged: nothing is updated.
 		locked := f.receiveOne("queue.1")
-		if err := f.e.ApplyConfig(f.ctx, cfg); err != nil {
+		if err := f.e.ApplyConfig(f.ctx, cfg.Entities); err != nil {
 			t.Fatal(err)
 		}
 		f.mustSettle(broker.Abandon, "queue.1", locked)
 		// Change one setting: that entity is updated (its locks lost), others kept.
 		locked = f.receiveOne("queue.1")
-		cfg2, _ := ParseConfig([]byte(strings.Replace(emulatorConfig, `"MaxDeliveryCount": 3,
+		cfg2, _ := emulatorconfig.Parse([]byte(strings.Replace(emulatorConfig, `"MaxDeliveryCount": 3,
               "RequiresDuplicateDetection"`, `"MaxDeliveryCount": 7,
               "RequiresDuplicateDetection"`, 1)))
 		if cfg2.Entities[0].Settings.MaxDeliveryCount != 7 {
 			t.Fatal("test config edit failed")
 		}
-		if err := f.e.ApplyConfig(f.ctx, cfg2); err != nil {
+		if err := f.e.ApplyConfig(f.ctx, cfg2.Entities); err != nil {
 			t.Fatal(err)
 		}
 		wantCode(t, f.settle(broker.Complete, "queue.1", locked), broker.CodeLockLost)
@@ -222,11 +233,11 @@ func TestApplyConfigValidatesFirst(t *testing.T) {
 			"RequiresSession cannot change"},
 	}
 	for _, c := range bad {
-		cfg, err := ParseConfig([]byte(c.cfg))
+		cfg, err := emulatorconfig.Parse([]byte(c.cfg))
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = f.e.ApplyConfig(f.ctx, cfg)
+		err = f.e.ApplyConfig(f.ctx, cfg.Entities)
 		be := wantCode(t, err, broker.CodeInvalid)
 		if !strings.Contains(be.Message, c.want) {
 			t.Fatalf("ApplyConfig: %q, want %q", be.Message, c.want)
@@ -236,8 +247,8 @@ func TestApplyConfigValidatesFirst(t *testing.T) {
 		}
 	}
 	// A forward to an existing entity is fine.
-	cfg, _ := ParseConfig([]byte(`{"UserConfig":{"Namespaces":[{"Name":"n","Queues":[{"Name":"fw","Properties":{"ForwardTo":"existing"}}]}]}}`))
-	if err := f.e.ApplyConfig(f.ctx, cfg); err != nil {
+	cfg, _ := emulatorconfig.Parse([]byte(`{"UserConfig":{"Namespaces":[{"Name":"n","Queues":[{"Name":"fw","Properties":{"ForwardTo":"existing"}}]}]}}`))
+	if err := f.e.ApplyConfig(f.ctx, cfg.Entities); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -246,14 +257,14 @@ func TestLoadConfigFile(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "Config.json")
 	os.WriteFile(p, []byte(emulatorConfig), 0o600)
-	cfg, err := LoadConfigFile(p)
+	cfg, err := emulatorconfig.LoadFile(p)
 	if err != nil || len(cfg.Entities) != 5 {
 		t.Fatalf("LoadConfigFile = %v, %v", cfg, err)
 	}
-	_, err = LoadConfigFile(filepath.Join(dir, "missing.json"))
+	_, err = emulatorconfig.LoadFile(filepath.Join(dir, "missing.json"))
 	wantCode(t, err, broker.CodeInvalid)
 	os.WriteFile(p, []byte(`{"UserConfig":{}}`), 0o600)
-	_, err = LoadConfigFile(p)
+	_, err = emulatorconfig.LoadFile(p)
 	be := wantCode(t, err, broker.CodeInvalid)
 	if !strings.HasPrefix(be.Message, p+": ") {
 		t.Fatalf("message %q does not name the file", be.Message)
@@ -266,17 +277,17 @@ func TestLoadConfigFile(t *testing.T) {
 func TestApplyConfigSubscriptionWithoutRules(t *testing.T) {
 	forEachStore(t, func(t *testing.T, newStore func() store.Store) {
 		f := newFixture(t, newStore())
-		cfg, err := ParseConfig([]byte(`{"UserConfig": {"Namespaces": [{"Name": "n",
+		cfg, err := emulatorconfig.Parse([]byte(`{"UserConfig": {"Namespaces": [{"Name": "n",
 			"Topics": [{"Name": "t", "Subscriptions": [{"Name": "s"}]}]}]}}`))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := f.e.ApplyConfig(f.ctx, cfg); err != nil {
+		if err := f.e.ApplyConfig(f.ctx, cfg.Entities); err != nil {
 			t.Fatal(err)
 		}
 		const sub = "t/Subscriptions/s"
 		f.advance(time.Minute)
-		if err := f.e.ApplyConfig(f.ctx, cfg); err != nil {
+		if err := f.e.ApplyConfig(f.ctx, cfg.Entities); err != nil {
 			t.Fatal(err)
 		}
 		ent := f.wantTimes(sub, t0, t0, t0) // a new subscription counts as accessed, as on Service Bus
@@ -287,7 +298,7 @@ func TestApplyConfigSubscriptionWithoutRules(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.advance(time.Minute)
-		if err := f.e.ApplyConfig(f.ctx, cfg); err != nil {
+		if err := f.e.ApplyConfig(f.ctx, cfg.Entities); err != nil {
 			t.Fatal(err)
 		}
 		ent = f.wantTimes(sub, t0, t0.Add(2*time.Minute), t0)

@@ -76,9 +76,9 @@ func TestConfigRefusesDotSegments(t *testing.T) {
 		{`{"UserConfig":{"Namespaces":[{"Name":"n","Queues":[{"Name":"a/../b"}]}]}}`, `the queue name "a/../b" is not valid: no segment`},
 		{`{"UserConfig":{"Namespaces":[{"Name":"n","Queues":[{"Name":"q","Properties":{"ForwardTo":"../../etc"}}]}]}}`, `ForwardTo "../../etc" does not name a queue or topic`},
 	} {
-		_, err := ParseConfig([]byte(c.json))
+		_, err := parseAndCheck([]byte(c.json))
 		if be := wantCode(t, err, broker.CodeInvalid); !strings.Contains(be.Message, c.want) {
-			t.Errorf("ParseConfig(%s):\n got %q\nwant it to contain %q", c.json, be.Message, c.want)
+			t.Errorf("emulatorconfig.Parse(%s):\n got %q\nwant it to contain %q", c.json, be.Message, c.want)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
+	"github.com/peeklock/peeklock/broker/emulatorconfig"
 	"github.com/peeklock/peeklock/broker/engine/store"
 )
 
@@ -161,11 +162,11 @@ func TestUserMetadataLength(t *testing.T) {
 // express.
 func TestApplyConfigKeepsTimesAndMetadata(t *testing.T) {
 	f := newFixture(t, store.NewMemory())
-	cfg, err := ParseConfig([]byte(emulatorConfig))
+	cfg, err := emulatorconfig.Parse([]byte(emulatorConfig))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.e.ApplyConfig(f.ctx, cfg); err != nil {
+	if err := f.e.ApplyConfig(f.ctx, cfg.Entities); err != nil {
 		t.Fatal(err)
 	}
 	const sub = "topic.1/Subscriptions/subscription.1"
@@ -179,7 +180,7 @@ func TestApplyConfigKeepsTimesAndMetadata(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.advance(time.Minute)
-	if err := f.e.ApplyConfig(f.ctx, cfg); err != nil {
+	if err := f.e.ApplyConfig(f.ctx, cfg.Entities); err != nil {
 		t.Fatal(err)
 	}
 	f.wantTimes(sub, t0, t0.Add(time.Minute), t0)
@@ -188,7 +189,7 @@ func TestApplyConfigKeepsTimesAndMetadata(t *testing.T) {
 			cfg.Entities[i].Settings.MaxDeliveryCount = 9
 		}
 	}
-	if err := f.e.ApplyConfig(f.ctx, cfg); err != nil {
+	if err := f.e.ApplyConfig(f.ctx, cfg.Entities); err != nil {
 		t.Fatal(err)
 	}
 	ent = f.wantTimes(sub, t0, t0.Add(2*time.Minute), t0)
