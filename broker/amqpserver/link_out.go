@@ -258,14 +258,10 @@ func (s *session) transferLocked(l *link, tag, payload []byte, settled bool) (ui
 		Settled:       settled,
 		Payload:       payload,
 	}
-	b, err := wire.AppendTransferFrames(nil, s.ch, t, s.c.peerMaxFrame)
+	b, frames, err := wire.AppendTransferFrames(nil, s.ch, t, s.c.peerMaxFrame)
 	if err != nil {
 		s.c.log.Error("cannot encode a transfer", "link", logsafe.Clip(l.name), "err", logsafe.Err(err))
 		return 0, false
-	}
-	frames := uint32(0)
-	for off := 0; off+4 <= len(b); frames++ {
-		off += int(binary.BigEndian.Uint32(b[off:]))
 	}
 	if !s.sendBytesLocked(b) {
 		return 0, false

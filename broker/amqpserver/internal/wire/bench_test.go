@@ -97,7 +97,7 @@ func BenchmarkEncodeDelivery(b *testing.B) {
 	for b.Loop() {
 		payload := EncodeMessage(nil, m, EncodeOptions{DeliveryCount: true, LockToken: true})
 		tr := &Transfer{Handle: 1, DeliveryID: Some[uint32](7), DeliveryTag: tag[:], MessageFormat: Some[uint32](0), Payload: payload}
-		if _, err := AppendTransferFrames(nil, 1, tr, 1<<20); err != nil {
+		if _, _, err := AppendTransferFrames(nil, 1, tr, 1<<20); err != nil {
 			b.Fatal(err)
 		}
 	}

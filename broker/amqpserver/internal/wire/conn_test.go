@@ -136,7 +136,7 @@ func (s *testServer) serve() error {
 			receivers[p.Handle.Value] = false // deliver once
 			ss := sessions[ch]
 			tag := DeliveryTag(lockTok)
-			b, err := AppendTransferFrames(nil, ch, &Transfer{Handle: p.Handle.Value, DeliveryID: Some(ss.nextOut), DeliveryTag: tag[:],
+			b, _, err := AppendTransferFrames(nil, ch, &Transfer{Handle: p.Handle.Value, DeliveryID: Some(ss.nextOut), DeliveryTag: tag[:],
 				MessageFormat: Some[uint32](0), Payload: s.deliver}, peerMax)
 			if err != nil {
 				return err

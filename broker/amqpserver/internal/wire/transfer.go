@@ -9,17 +9,21 @@ import (
 // channel, none larger than maxFrameSize: when the payload does not fit
 // one frame it is split, the first frame carries every field of t, the
 // continuation frames carry only the handle, and all but the last have
-// More set (§2.6.14).
-func AppendTransferFrames(b []byte, channel uint16, t *Transfer, maxFrameSize uint32) ([]byte, error) {
+// More set (§2.6.14). It returns the bytes and how many frames it wrote (a
+// session counts its outgoing ids and the peer's window in frames).
+func AppendTransferFrames(b []byte, channel uint16, t *Transfer, maxFrameSize uint32) (out []byte, frames uint32, err error) {
 	whole := *t
 	whole.Payload = nil
 	head, err := whole.appendTo(make([]byte, 0, 64)) // room for most heads: one allocation
 	if err != nil {
-		return b, err
+		return b, 0, err
 	}
 	if size := FrameHeaderSize + int64(len(head)) + int64(len(t.Payload)); size <= int64(maxFrameSize) {
 		b = slices.Grow(b, int(size)) // the whole frame in one allocation
-		return AppendFrame(b, FrameAMQP, channel, t)
+		if b, err = AppendFrame(b, FrameAMQP, channel, t); err != nil {
+			return b, 0, err
+		}
+		return b, 1, nil
 	}
 	start := len(b)
 	payload := t.Payload
@@ -29,19 +33,20 @@ func AppendTransferFrames(b []byte, channel uint16, t *Transfer, maxFrameSize ui
 		frame.Payload = nil
 		head, err := frame.appendTo(nil)
 		if err != nil {
-			return b[:start], err
+			return b[:start], 0, err
 		}
 		room := int64(maxFrameSize) - FrameHeaderSize - int64(len(head))
 		if room <= 0 {
-			return b[:start], &EncodeError{Msg: fmt.Sprintf("max frame size %d leaves no room for a transfer payload", maxFrameSize)}
+			return b[:start], 0, &EncodeError{Msg: fmt.Sprintf("max frame size %d leaves no room for a transfer payload", maxFrameSize)}
 		}
 		n := min(int64(len(payload)), room)
 		frame.Payload, payload = payload[:n], payload[n:]
 		frame.More = len(payload) > 0 || t.More
 		if b, err = AppendFrame(b, FrameAMQP, channel, &frame); err != nil {
-			return b[:start], err
+			return b[:start], 0, err
 		}
+		frames++
 		frame = Transfer{Handle: t.Handle} // continuations: the handle only
 	}
-	return b, nil
+	return b, frames, nil
 }

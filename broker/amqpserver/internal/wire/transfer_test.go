@@ -12,7 +12,7 @@ func TestAppendTransferFramesSplits(t *testing.T) {
 		payload[i] = byte(i)
 	}
 	tr := &Transfer{Handle: 4, DeliveryID: Some[uint32](9), DeliveryTag: []byte{1, 2, 3}, MessageFormat: Some[uint32](0), Settled: true, Payload: payload}
-	b, err := AppendTransferFrames([]byte{0xff}, 2, tr, 1024)
+	b, count, err := AppendTransferFrames([]byte{0xff}, 2, tr, 1024)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,8 +41,8 @@ func TestAppendTransferFramesSplits(t *testing.T) {
 	if !bytes.Equal(got, payload) {
 		t.Fatal("reassembled payload differs")
 	}
-	if len(frames) != 3 {
-		t.Fatalf("%d frames, want 3", len(frames))
+	if len(frames) != 3 || count != 3 {
+		t.Fatalf("%d frames (%d counted), want 3", len(frames), count)
 	}
 	first, last := frames[0], frames[len(frames)-1]
 	if !first.More || !first.Settled || first.DeliveryID != Some[uint32](9) || !bytes.Equal(first.DeliveryTag, []byte{1, 2, 3}) || first.Handle != 4 {
@@ -63,21 +63,20 @@ func TestAppendTransferFramesSingle(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Exactly the size of the single frame: one frame.
-	b, err := AppendTransferFrames(nil, 0, tr, uint32(len(one)))
-	if err != nil || !bytes.Equal(b, one) {
+	b, n, err := AppendTransferFrames(nil, 0, tr, uint32(len(one)))
+	if err != nil || !bytes.Equal(b, one) || n != 1 {
 		t.Fatalf("single frame: %v\n% x\n% x", err, b, one)
 	}
 	// One byte less: two frames.
-	b, err = AppendTransferFrames(nil, 0, tr, uint32(len(one)-1))
-	if err != nil {
-		t.Fatal(err)
+	b, n, err = AppendTransferFrames(nil, 0, tr, uint32(len(one)-1))
+	if err != nil || n != 2 {
+		t.Fatalf("split: %d frames, %v", n, err)
 	}
-	_, n, _ := DecodeFrame(b)
-	if n == len(b) {
+	if _, first, _ := DecodeFrame(b); first == len(b) {
 		t.Fatal("payload not split")
 	}
 	// A frame size that cannot hold the performative.
-	if _, err := AppendTransferFrames(nil, 0, tr, 16); !errors.Is(err, ErrEncode) {
+	if _, _, err := AppendTransferFrames(nil, 0, tr, 16); !errors.Is(err, ErrEncode) {
 		t.Fatalf("tiny frame size error = %v", err)
 	}
 }
