@@ -580,7 +580,7 @@ func (en *entity) markDeleted() {
 	en.mu.Lock()
 	defer en.mu.Unlock()
 	en.deleted = true
-	en.batch, en.histBuf, en.held, en.heldLive, en.riders = store.Batch{}, nil, nil, 0, 0
+	en.batch, en.histBuf, en.held = store.Batch{}, nil, heldEvents{}
 	en.outbox = nil
 	for i := range en.waiters {
 		en.waiters[i].wakeAll()

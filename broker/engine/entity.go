@@ -87,14 +87,8 @@ type entity struct {
 	// allocation; emptied with the batch.
 	histBuf []store.HistoryEvent
 	// held keeps back the history events of hand-outs and renewals, which
-	// change nothing else in the store, in order (see noteRider); heldLive
-	// counts those not yet boarded or cancelled.
-	held     []heldEvent
-	heldLive int
-	// riders counts the ops in batch that are held events put there when
-	// too many were held (see compactHeld): commit leaves a batch of riders
-	// only for the entity's next change, and they go to the store with it.
-	riders int
+	// change nothing else in the store (see noteRider).
+	held   heldEvents
 	outbox []outItem // dead-lettered messages to forward after mu is released
 
 	// actor and via describe, for the message histories, who does what the
@@ -421,7 +415,7 @@ func (en *entity) leaveMain(x *entry) {
 // commit applies the store changes made under mu. The caller may Wait on the
 // result after releasing mu.
 func (en *entity) commit() (store.Pending, error) {
-	if en.batch.Len() == en.riders {
+	if en.batch.Len() == en.held.riders {
 		return store.Done{}, nil // riders alone wait for a change
 	}
 	return en.apply()
@@ -449,7 +443,7 @@ func (en *entity) resetBatch() {
 	if cap(en.batch.Ops) > maxKeptOps || cap(en.batch.Hist) > maxKeptOps {
 		en.batch = store.Batch{} // a huge batch (a purge, a settlement of thousands) keeps no memory
 	}
-	en.riders = 0
+	en.held.riders = 0
 	en.resetHistBuf()
 }
 

@@ -114,7 +114,7 @@ func (e *Engine) fanOutStored(t *entity, list []*entity, msgs []*broker.Message,
 			t.batch.Ops = append(t.batch.Ops, s.batch.Ops...)
 			t.batch.Hist = append(t.batch.Hist, s.batch.Hist...)
 			s.batch.Reset() // its history events stay in s.histBuf until t's batch is applied
-			s.riders = 0
+			s.held.riders = 0
 		}
 	}
 	p, err = t.commit()

@@ -85,34 +85,15 @@ func (en *entity) noteRider(x *entry, kind broker.EventKind, now, until int64, d
 	if x.hist == histUnknown {
 		en.resolveHistory(x)
 	}
-	if len(en.held) >= maxRiders {
+	if len(en.held.list) >= maxRiders {
 		en.compactHeld()
 	}
-	n := len(en.held)
-	if n == cap(en.held) {
-		en.held = slices.Grow(en.held, 1)
-	}
-	en.held = en.held[:n+1]
 	// Field by field: the slot is reused, and a copy of a whole event
 	// costs more.
-	h := &en.held[n]
-	h.x, h.index, h.more = x, en.nextIndex(x), x.rider != 0
-	ev := &h.ev
+	ev := &en.held.add(x, en.nextIndex(x)).ev
 	ev.Kind, ev.Sub, ev.DeliveryCount = kind, x.sub, x.deliveryCount()
 	ev.Time, ev.Until, ev.Token = now, until, x.token
 	ev.Actor, ev.Reason, ev.Detail = en.actorName(), "", detail
-	x.rider = uint16(n + 1)
-	en.heldLive++
-}
-
-// heldEvent is a history event held back (see noteRider): the event, its
-// index, and its message, nil once the event is written or cancelled. more
-// says that an older event of the same message is held too.
-type heldEvent struct {
-	x     *entry
-	index uint16
-	more  bool
-	ev    store.HistoryEvent
 }
 
 // maxRiders bounds the history events held back (see noteRider), and
@@ -122,77 +103,43 @@ const (
 	maxBatchedRiders = 4 * maxRiders
 )
 
-// compactHeld makes room in en.held: it drops the events written or
+// compactHeld makes room among the held events: it drops those written or
 // cancelled, or, when more than half are still held (many messages locked
 // at once), puts them all in the batch, to go to the store with the
-// entity's next change (see entity.riders) rather than in a write of
+// entity's next change (see heldEvents.riders) rather than in a write of
 // their own; past maxBatchedRiders of those, they are written at once.
 func (en *entity) compactHeld() {
-	if en.heldLive > maxRiders/2 {
+	if en.held.live > maxRiders/2 {
 		n := en.batch.Len()
 		en.boardAll()
-		if en.riders += en.batch.Len() - n; en.riders >= maxBatchedRiders {
+		if en.held.riders += en.batch.Len() - n; en.held.riders >= maxBatchedRiders {
 			en.flushRiders()
 		}
 		return
 	}
-	j := 0
-	for i := range en.held {
-		h := en.held[i]
-		if h.x == nil {
-			continue
-		}
-		if h.x.rider == uint16(i+1) {
-			h.x.rider = uint16(j + 1)
-		}
-		en.held[j] = h
-		j++
-	}
-	clear(en.held[j:])
-	en.held = en.held[:j]
-}
-
-// heldOf returns where x's held events are in en.held, oldest first, in
-// buf when they fit.
-func (en *entity) heldOf(x *entry, buf []int) []int {
-	i := int(x.rider) - 1
-	if i < 0 || i >= len(en.held) || en.held[i].x != x {
-		return buf[:0]
-	}
-	out := append(buf[:0], i)
-	for en.held[i].more {
-		for i--; i >= 0 && en.held[i].x != x; i-- {
-		}
-		if i < 0 {
-			break
-		}
-		out = append(out, i)
-	}
-	slices.Reverse(out)
-	return out
+	en.held.compact()
 }
 
 // boardHeld puts x's held events into the batch, before a change of x.
 func (en *entity) boardHeld(x *entry) {
 	var buf [4]int
-	for _, i := range en.heldOf(x, buf[:]) {
-		en.board(&en.held[i])
+	for _, i := range en.held.of(x, buf[:]) {
+		en.board(&en.held.list[i])
 	}
 	x.rider = 0
 }
 
 // boardAll puts every held event into the batch.
 func (en *entity) boardAll() {
-	if en.heldLive > 0 {
-		for i := range en.held {
-			if h := &en.held[i]; h.x != nil {
+	if en.held.live > 0 {
+		for i := range en.held.list {
+			if h := &en.held.list[i]; h.x != nil {
 				h.x.rider = 0
 				en.board(h)
 			}
 		}
 	}
-	clear(en.held)
-	en.held = en.held[:0]
+	en.held.clearList()
 }
 
 // board puts the held event h into the batch.
@@ -201,28 +148,14 @@ func (en *entity) board(h *heldEvent) {
 	*p = h.ev
 	en.putEvent(store.HistoryKey{Entity: en.id, Seq: h.x.seq}, h.index, p)
 	h.x = nil
-	en.heldLive--
+	en.held.live--
 }
 
 // cancelHeld cancels x's held events, as x leaves for good, so that they
 // are neither written nor deleted, and returns the index of the oldest
 // (ok false: none was held).
 func (en *entity) cancelHeld(x *entry) (oldest uint16, ok bool) {
-	var buf [4]int
-	list := en.heldOf(x, buf[:])
-	x.rider = 0
-	if len(list) == 0 {
-		return 0, false
-	}
-	oldest = en.held[list[0]].index
-	for _, i := range list {
-		en.held[i].x = nil
-		en.heldLive--
-	}
-	if en.heldLive == 0 {
-		en.held = en.held[:0] // none left: start over
-	}
-	return oldest, true
+	return en.held.cancel(x)
 }
 
 // noteOps adds the ops of note to the batch, after those of x's held
