@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -330,5 +331,60 @@ func TestSessionClientResubmitOneAuditsWhatChanged(t *testing.T) {
 	defer ro.Close()
 	if _, err := ro.LockSequence(ctx, dlq, []int64{9}); !errors.Is(err, broker.ErrReadOnly) {
 		t.Fatalf("read-only lock: %v", err)
+	}
+}
+
+// settleGate holds the first Settle until released.
+type settleGate struct {
+	broker.Client
+	entered, release chan struct{}
+	gated            atomic.Bool
+}
+
+func (g *settleGate) Settle(ctx context.Context, s broker.Settlement) error {
+	if g.gated.CompareAndSwap(false, true) {
+		close(g.entered)
+		<-g.release
+	}
+	return g.Client.Settle(ctx, s)
+}
+
+// TestSessionClientCloseWaitsForSettle: a settlement under way when the
+// session ends finishes before Close returns, like a receive does.
+func TestSessionClientCloseWaitsForSettle(t *testing.T) {
+	e := newEngine(t, 1)
+	var log auditLog
+	g := &settleGate{Client: e, entered: make(chan struct{}), release: make(chan struct{})}
+	sc := newSessionClient(g, RoleOperator, log.logger(), "")
+	msgs, err := sc.Receive(context.Background(), broker.ReceiveRequest{Entity: "orders", Mode: broker.PeekLock, Max: 1})
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("receive: %d messages, %v", len(msgs), err)
+	}
+	settled := make(chan error, 1)
+	go func() {
+		settled <- sc.Settle(context.Background(), broker.Settlement{Kind: broker.Complete, Entity: "orders", Token: msgs[0].LockToken})
+	}()
+	<-g.entered
+	closed := make(chan struct{})
+	go func() {
+		sc.Close()
+		close(closed)
+	}()
+	for deadline := time.Now().Add(5 * time.Second); sc.enter(); {
+		sc.leave() // Close has not begun yet
+		if time.Now().After(deadline) {
+			t.Fatal("Close did not begin")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a settlement was in flight")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(g.release)
+	<-closed
+	if err := <-settled; err != nil {
+		t.Fatalf("settle: %v", err)
 	}
 }
