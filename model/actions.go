@@ -155,10 +155,10 @@ func (m *Model) onLocked(msg lockedMsg) tea.Cmd {
 	}
 	m.setInfo(fmt.Sprintf("locked %d message(s)%s: sequence number %s", len(msg.msgs), from, strings.Join(seqs, ", ")))
 	if path == m.entity && sub == broker.SubQueueMain && m.detail == nil {
-		m.focus = 1 // the Locked pane, with the cursor on the new lock
-		p := &m.panes[1]
+		m.focus = lockedPane // with the cursor on the new lock
+		p := &m.panes[lockedPane]
 		p.wantSeq = msg.msgs[0].SequenceNumber
-		if m.localPane(1) {
+		if m.localPane(lockedPane) {
 			m.syncLocalPanes()
 		}
 	}
