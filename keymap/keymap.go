@@ -1,7 +1,10 @@
 // Package keymap holds the dashboard's key bindings as data: one
-// key.Binding per action, each with its help text, grouped for the help
-// screen. DefaultKeyMap returns the defaults (README.md, Keys); Rebind changes
-// them by action name (from the config file) and refuses unknown names.
+// key.Binding per action, each with its help text. KeyMap.All is the table
+// of actions (name, binding, help group, place in the one-line help) that
+// the help screens, Rebind and the dashboard's own action table (keyed by
+// Action) are read from. DefaultKeyMap returns the defaults (README.md,
+// Keys); Rebind changes them by action name (from the config file) and
+// refuses unknown names.
 package keymap
 
 import (
@@ -140,69 +143,6 @@ func displayKey(k string) string {
 		return "pgdn"
 	}
 	return k
-}
-
-// Named is one binding with the action name that Rebind and the config file
-// use.
-type Named struct {
-	Name    string
-	Binding *key.Binding
-}
-
-// All returns every binding of km with its action name, in help order.
-// The pointers point into km.
-func (km *KeyMap) All() []Named {
-	return []Named{
-		{"up", &km.Up}, {"down", &km.Down}, {"page_up", &km.PageUp}, {"page_down", &km.PageDown},
-		{"top", &km.Top}, {"bottom", &km.Bottom},
-		{"next_pane", &km.NextPane}, {"prev_pane", &km.PrevPane},
-		{"pane_active", &km.Pane[0]}, {"pane_locked", &km.Pane[1]}, {"pane_deferred", &km.Pane[2]},
-		{"pane_scheduled", &km.Pane[3]}, {"pane_dead_lettered", &km.Pane[4]},
-		{"next_entity", &km.NextEntity}, {"prev_entity", &km.PrevEntity},
-		{"detail", &km.Enter}, {"back", &km.Back}, {"info", &km.Info}, {"clients", &km.Clients}, {"close_client", &km.CloseClient},
-		{"jump", &km.Jump}, {"zoom", &km.Zoom}, {"sidebar", &km.Sidebar}, {"log", &km.Log},
-		{"lock", &km.Lock}, {"lock_many", &km.LockMany}, {"complete", &km.Complete},
-		{"abandon", &km.Abandon}, {"dead_letter", &km.DeadLetter}, {"defer", &km.Defer},
-		{"renew", &km.Renew}, {"auto_renew", &km.AutoRenew}, {"resubmit", &km.Resubmit},
-		{"resubmit_all", &km.ResubmitAll}, {"cancel_scheduled", &km.CancelScheduled},
-		{"compose", &km.Compose}, {"edit", &km.Edit}, {"purge", &km.Purge},
-		{"select", &km.Select}, {"select_all", &km.SelectAll}, {"filter", &km.Filter},
-		{"replies", &km.Replies}, {"request", &km.Request}, {"copy", &km.Copy}, {"export", &km.Export},
-		{"pause", &km.Pause}, {"help", &km.Help}, {"quit", &km.Quit},
-	}
-}
-
-// Groups returns the bindings grouped for the help screen: movement, panes
-// and views, message operations, tools.
-func (km *KeyMap) Groups() [][]*key.Binding {
-	return [][]*key.Binding{
-		{&km.Up, &km.Down, &km.PageUp, &km.PageDown, &km.Top, &km.Bottom, &km.NextEntity, &km.PrevEntity},
-		{&km.NextPane, &km.PrevPane, &km.Pane[0], &km.Pane[1], &km.Pane[2], &km.Pane[3], &km.Pane[4], &km.Enter, &km.Back, &km.Info, &km.Clients,
-			&km.CloseClient, &km.Jump, &km.Zoom, &km.Sidebar, &km.Log},
-		{&km.Lock, &km.LockMany, &km.Complete, &km.Abandon, &km.DeadLetter, &km.Defer, &km.Renew, &km.AutoRenew,
-			&km.Resubmit, &km.ResubmitAll, &km.CancelScheduled, &km.Compose, &km.Edit, &km.Purge},
-		{&km.Select, &km.SelectAll, &km.Filter, &km.Replies, &km.Request, &km.Copy, &km.Export, &km.Pause, &km.Help, &km.Quit},
-	}
-}
-
-// ShortHelp returns the bindings of the one-line help at the bottom of the
-// screen (help.KeyMap).
-func (km KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{km.Help, km.NextPane, km.Enter, km.Lock, km.Complete, km.DeadLetter, km.Resubmit,
-		km.Compose, km.Filter, km.Pause, km.Quit}
-}
-
-// FullHelp returns every binding grouped in columns (help.KeyMap).
-func (km KeyMap) FullHelp() [][]key.Binding {
-	var out [][]key.Binding
-	for _, g := range km.Groups() {
-		col := make([]key.Binding, len(g))
-		for i, b := range g {
-			col[i] = *b
-		}
-		out = append(out, col)
-	}
-	return out
 }
 
 // Pressed reports whether the key k is one of b's keys, whether or not b is

@@ -25,9 +25,9 @@ func TestDefaultsMatchDesign(t *testing.T) {
 	}
 	got := map[string][]string{}
 	for _, n := range km.All() {
-		got[n.Name] = n.Binding.Keys()
+		got[string(n.Action)] = n.Binding.Keys()
 		if n.Binding.Help().Desc == "" {
-			t.Errorf("%s has no help text", n.Name)
+			t.Errorf("%s has no help text", n.Action)
 		}
 	}
 	for name, keys := range want {
@@ -43,9 +43,9 @@ func TestNoKeyIsBoundTwice(t *testing.T) {
 	for _, n := range km.All() {
 		for _, k := range n.Binding.Keys() {
 			if other, ok := seen[k]; ok {
-				t.Errorf("key %q is bound to %s and %s", k, other, n.Name)
+				t.Errorf("key %q is bound to %s and %s", k, other, n.Action)
 			}
-			seen[k] = n.Name
+			seen[k] = string(n.Action)
 		}
 	}
 }

@@ -54,7 +54,7 @@ func TestReadmeKeyTable(t *testing.T) {
 		for _, k := range n.Binding.Keys() {
 			bound[k] = true
 			if !shown[k] {
-				t.Errorf("action %s: key %q is bound but not in the README's key table", n.Name, k)
+				t.Errorf("action %s: key %q is bound but not in the README's key table", n.Action, k)
 			}
 		}
 	}

@@ -32,9 +32,9 @@ func normalize(name string) string {
 // every key list non-empty; on error km is left unchanged. The help text
 // follows the new keys.
 func (km *KeyMap) Rebind(bindings map[string][]string) error {
-	byName := make(map[string]Named)
+	byName := make(map[string]Row)
 	for _, n := range km.All() {
-		byName[normalize(n.Name)] = n
+		byName[normalize(string(n.Action))] = n
 	}
 	names := make([]string, 0, len(bindings))
 	for name := range bindings {
@@ -70,7 +70,7 @@ func (km *KeyMap) Rebind(bindings map[string][]string) error {
 // conflicts refuses bindings that give one key to two actions (the key
 // would do only one of them), naming both; names are the sorted action
 // names of bindings as given.
-func conflicts(all []Named, byName map[string]Named, bindings map[string][]string, names []string) error {
+func conflicts(all []Row, byName map[string]Row, bindings map[string][]string, names []string) error {
 	given := make(map[*key.Binding]string, len(names)) // binding -> name as given
 	for _, name := range names {
 		given[byName[normalize(name)].Binding] = name
@@ -99,7 +99,7 @@ func conflicts(all []Named, byName map[string]Named, bindings map[string][]strin
 		if _, rebound := given[n.Binding]; rebound {
 			continue
 		}
-		if err := check(n.Name, n.Binding.Keys()); err != nil {
+		if err := check(string(n.Action), n.Binding.Keys()); err != nil {
 			return err
 		}
 	}
@@ -108,23 +108,12 @@ func conflicts(all []Named, byName map[string]Named, bindings map[string][]strin
 
 // actionName returns an action's name as the config gave it, or its
 // canonical name.
-func actionName(name string, given map[*key.Binding]string, byName map[string]Named) string {
+func actionName(name string, given map[*key.Binding]string, byName map[string]Row) string {
 	if n, ok := byName[normalize(name)]; ok {
 		if g, ok := given[n.Binding]; ok {
 			return g
 		}
-		return n.Name
+		return string(n.Action)
 	}
 	return name
-}
-
-// ActionNames returns the action names that Rebind accepts, in help order.
-func ActionNames() []string {
-	km := DefaultKeyMap()
-	all := km.All()
-	out := make([]string, len(all))
-	for i, n := range all {
-		out[i] = n.Name
-	}
-	return out
 }

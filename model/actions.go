@@ -156,10 +156,10 @@ func (m *Model) onLocked(msg lockedMsg) tea.Cmd {
 	}
 	m.setInfo(fmt.Sprintf("locked %d message(s)%s: sequence number %s", len(msg.msgs), from, strings.Join(seqs, ", ")))
 	if path == m.entity && sub == broker.SubQueueMain && m.detail == nil {
-		m.focus = paneLocked // with the cursor on the new lock
-		p := &m.panes[paneLocked]
+		m.focus = lockedPane // with the cursor on the new lock
+		p := &m.panes[lockedPane]
 		p.wantSeq = msg.msgs[0].SequenceNumber
-		if m.localPane(paneLocked) {
+		if m.localPane(lockedPane) {
 			m.syncLocalPanes()
 		}
 	}

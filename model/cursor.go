@@ -5,8 +5,6 @@ import (
 	"slices"
 	"time"
 
-	"charm.land/bubbles/v2/key"
-	tea "charm.land/bubbletea/v2"
 	"github.com/peeklock/peeklock/broker"
 )
 
@@ -92,26 +90,4 @@ func (m *Model) cursorJustMoved() string {
 		return ""
 	}
 	return "the row under the cursor changed by itself just now (" + p.movedWhy + "): look, then press the key again"
-}
-
-// guarded is do, refused while the row under the cursor just changed by
-// itself (cursorJustMoved), saying why.
-func (m *Model) guarded(b *key.Binding, do func() tea.Cmd) func() tea.Cmd {
-	return func() tea.Cmd {
-		if why := m.cursorJustMoved(); why != "" {
-			return m.refuse(b, why)
-		}
-		return do()
-	}
-}
-
-// guardedOn is guarded for a key that only works on the pane of category
-// cat: on another pane it says why it does not work there instead.
-func (m *Model) guardedOn(cat broker.Category, b *key.Binding, do func() tea.Cmd) func() tea.Cmd {
-	return func() tea.Cmd {
-		if category(m.focus) != cat {
-			return do()
-		}
-		return m.guarded(b, do)()
-	}
 }

@@ -19,6 +19,12 @@
 // the keys and the mouse and is drawn last, and the key bindings follow
 // the view of the main area.
 //
+// Every action of the key map has one row of the action table
+// (actiontable.go), keyed by keymap.Action: the capability it needs,
+// whether it changes the broker, whether it works on a topic, the views it
+// works in, and what it does. updateKeybindings and onKey read it, so a
+// key's rules are written once.
+//
 // Each view is a component that owns its state and draws itself:
 // helpScreen, messageLog, infoState (entity information), clientsState
 // (connected clients), detailState (one message), dialogState (prompts,

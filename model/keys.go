@@ -29,12 +29,6 @@ func (m *Model) refuse(b *key.Binding, reason string) tea.Cmd {
 	return nil
 }
 
-// action is a key binding and what it does.
-type action struct {
-	b  *key.Binding
-	do func() tea.Cmd
-}
-
 // onKey handles a key press.
 func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := &m.keys
@@ -56,19 +50,20 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	if cmd, ok := m.areaKey(msg); ok {
 		return cmd
 	}
-	for _, a := range m.actions() {
-		if !keymap.Pressed(msg, *a.b) {
+	for _, r := range k.All() {
+		if !keymap.Pressed(msg, *r.Binding) {
 			continue
 		}
-		if r := m.reason(a.b); r != "" {
+		if why := m.reason(r.Binding); why != "" {
 			code := broker.CodeNotSupported
-			if r == readOnlyReason {
+			if why == readOnlyReason {
 				code = broker.CodeReadOnly
 			}
-			m.setErr(&broker.Error{Code: code, Message: a.b.Help().Desc + " is disabled: " + r})
+			m.setErr(&broker.Error{Code: code, Message: r.Binding.Help().Desc + " is disabled: " + why})
 			return nil
 		}
-		return a.do()
+		a := actionTable[r.Action]
+		return a.run(m, r.Binding)
 	}
 	return nil
 }
@@ -86,61 +81,6 @@ func (m *Model) areaKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		return m.detailKey(msg)
 	}
 	return nil, false
-}
-
-// actions lists every key of the main screen and what it does.
-func (m *Model) actions() []action {
-	k := &m.keys
-	acts := []action{
-		{&k.Quit, m.quit},
-		{&k.Help, func() tea.Cmd { m.help.show(); return nil }},
-		{&k.Log, func() tea.Cmd { m.log.show(m.common()); return nil }},
-		{&k.Zoom, m.toggleZoom},
-		{&k.Jump, m.openJump},
-		{&k.Sidebar, m.toggleSidebar},
-		{&k.Back, m.back},
-		{&k.Up, func() tea.Cmd { return m.move(-1) }},
-		{&k.Down, func() tea.Cmd { return m.move(1) }},
-		{&k.PageUp, m.pageUp},
-		{&k.PageDown, m.pageDown},
-		{&k.Top, m.toTop},
-		{&k.Bottom, m.toBottom},
-		{&k.NextPane, func() tea.Cmd { return m.setFocus((m.focus + 1) % numPanes) }},
-		{&k.PrevPane, func() tea.Cmd { return m.setFocus((m.focus + numPanes - 1) % numPanes) }},
-		{&k.NextEntity, func() tea.Cmd { return m.stepEntity(1) }},
-		{&k.PrevEntity, func() tea.Cmd { return m.stepEntity(-1) }},
-		{&k.Enter, m.openDetail},
-		{&k.Info, m.openInfo},
-		{&k.Clients, m.openClients},
-		{&k.CloseClient, m.closeClient},
-		{&k.Lock, func() tea.Cmd { return m.lock(m.opts.LockCount) }},
-		{&k.LockMany, m.openLockMany},
-		{&k.Complete, m.guarded(&k.Complete, func() tea.Cmd { return m.settle(&k.Complete, broker.Settlement{Kind: broker.Complete}) })},
-		{&k.Abandon, m.guarded(&k.Abandon, func() tea.Cmd { return m.settle(&k.Abandon, broker.Settlement{Kind: broker.Abandon}) })},
-		{&k.DeadLetter, m.guarded(&k.DeadLetter, m.openDeadLetter)},
-		{&k.Defer, m.guarded(&k.Defer, func() tea.Cmd { return m.settle(&k.Defer, broker.Settlement{Kind: broker.Defer}) })},
-		{&k.Renew, m.guarded(&k.Renew, m.renew)},
-		{&k.AutoRenew, m.guarded(&k.AutoRenew, m.toggleAutoRenew)},
-		{&k.Resubmit, m.guardedOn(broker.CategoryDeadLettered, &k.Resubmit, m.resubmit)},
-		{&k.ResubmitAll, m.openResubmitAll},
-		{&k.CancelScheduled, m.guardedOn(broker.CategoryScheduled, &k.CancelScheduled, m.cancelScheduled)},
-		{&k.Compose, func() tea.Cmd { return m.openCompose(nil) }},
-		{&k.Edit, m.edit},
-		{&k.Purge, m.openPurge},
-		{&k.Select, m.toggleSelect},
-		{&k.SelectAll, m.selectAll},
-		{&k.Filter, m.openFilter},
-		{&k.Replies, m.replies},
-		{&k.Request, m.findRequest},
-		{&k.Copy, m.copyJSON},
-		{&k.Export, m.export},
-		{&k.Pause, m.togglePause},
-	}
-	for i := range k.Pane {
-		i := i
-		acts = append(acts, action{&k.Pane[i], func() tea.Cmd { return m.setFocus(i) }})
-	}
-	return acts
 }
 
 // quit ends the program.

@@ -16,12 +16,6 @@ import (
 // numPanes is the number of panes (len(broker.Categories)).
 const numPanes = len(broker.Categories)
 
-// The panes by index, in the order of broker.Categories.
-const (
-	paneLocked       = int(broker.CategoryLocked)
-	paneDeadLettered = int(broker.CategoryDeadLettered)
-)
-
 // Model is the dashboard. Create it with New; it implements tea.Model.
 type Model struct {
 	client   broker.Client

@@ -1,5 +1,10 @@
 package model
 
+import (
+	"charm.land/bubbles/v2/key"
+	"github.com/peeklock/peeklock/keymap"
+)
+
 // overlay names one view of the dashboard that can lie over the main
 // screen (the panes). The open ones form a stack, in a fixed order of
 // priority: the first open one in the order below is on top, takes the
@@ -47,6 +52,30 @@ func (o overlay) String() string {
 		return "dialog"
 	}
 	return "main"
+}
+
+// title names a view of the main area in the reasons a key does not work
+// in it, or works only in it.
+func (o overlay) title() string {
+	switch o {
+	case overInfo:
+		return "entity info"
+	case overClients:
+		return "connected clients"
+	}
+	return o.String()
+}
+
+// opener returns the binding of the key that opens a view of the main
+// area.
+func (o overlay) opener(k *keymap.KeyMap) *key.Binding {
+	switch o {
+	case overInfo:
+		return &k.Info
+	case overClients:
+		return &k.Clients
+	}
+	return &k.Enter
 }
 
 // modal reports whether o keeps every key and click for itself: the

@@ -88,6 +88,15 @@ func (p *paneState) clearSelection() {
 // category returns the broker category of pane i.
 func category(i int) broker.Category { return broker.Categories[i] }
 
+// The panes by index: pane i shows category(i), in broker.Categories order.
+const (
+	activePane       = int(broker.CategoryActive)
+	lockedPane       = int(broker.CategoryLocked)
+	deferredPane     = int(broker.CategoryDeferred)
+	scheduledPane    = int(broker.CategoryScheduled)
+	deadLetteredPane = int(broker.CategoryDeadLettered)
+)
+
 // address returns the address the messages of pane i are received from:
 // the entity, or its dead-letter sub-queue for the Dead-lettered pane (whose
 // transfer-dead-lettered messages come from the transfer dead-letter

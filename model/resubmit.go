@@ -21,7 +21,7 @@ func (m *Model) startResubmitJob(seqs []int64) tea.Cmd {
 	target := broker.ResubmitTarget(entity)
 	// Where each is, as far as the pane knows: its sub-queue.
 	subOf := make(map[int64]broker.SubQueue)
-	for _, x := range m.panes[paneDeadLettered].rows {
+	for _, x := range m.panes[deadLetteredPane].rows {
 		subOf[x.SequenceNumber] = x.SubQueue
 	}
 	var ready []broker.LockedAt

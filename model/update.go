@@ -213,7 +213,7 @@ func (m *Model) onEvents(msg eventsMsg) tea.Cmd {
 
 // findLocked returns the message with seq in the Locked window, or nil.
 func (m *Model) findLocked(seq int64) *broker.Message {
-	for _, x := range m.panes[paneLocked].rows {
+	for _, x := range m.panes[lockedPane].rows {
 		if x.SequenceNumber == seq {
 			return x
 		}

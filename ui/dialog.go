@@ -7,6 +7,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/peeklock/peeklock/keymap"
 )
 
 // Dialog is a box drawn over the screen: a prompt, a confirmation, a
@@ -135,7 +136,6 @@ func ProgressDialog(c *Common, p Progress) Dialog {
 // get two columns.
 func HelpLines(c *Common, why func(*key.Binding) string, w int) []string {
 	st := c.Styles
-	titles := []string{"Move", "Panes and views", "Messages", "Tools"}
 	cw := w // the width of a column
 	if w >= 100 {
 		cw = w/2 - 1
@@ -144,7 +144,7 @@ func HelpLines(c *Common, why func(*key.Binding) string, w int) []string {
 	descW := max(10, cw-keyW-3) // "  key… desc": the description wraps under itself
 	var cols [][]string
 	for gi, g := range c.KeyMap.Groups() {
-		col := []string{st.Header.Render(titles[gi])}
+		col := []string{st.Header.Render(keymap.Group(gi).String())}
 		for _, b := range g {
 			if len(b.Keys()) == 0 {
 				continue
