@@ -1,0 +1,36 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"os/user"
+
+	"github.com/peeklock/peeklock/broker"
+)
+
+// Who acted, as message histories and serve's logs name it: the runbook
+// commands are "cli" and the OS user who ran them (on the store, through
+// the context; on an endpoint, as the AMQP connection's container id), the
+// dashboard of connect is "dashboard" and its user, and the demo's
+// producers and consumers are the demo generator.
+const (
+	actorCLI       = "cli"
+	actorDashboard = "dashboard"
+	actorDemo      = "demo generator"
+)
+
+// actorName is role with the OS user who runs peeklock, e.g. "cli alice".
+func actorName(role string) string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return role + " " + u.Username
+	}
+	if n := os.Getenv("USER"); n != "" {
+		return role + " " + n
+	}
+	return role
+}
+
+// asCLI returns ctx naming the runbook command's user as the actor.
+func asCLI(ctx context.Context) context.Context {
+	return broker.WithActor(ctx, actorName(actorCLI))
+}
