@@ -14,5 +14,5 @@ import (
 )
 
 func main() {
-	os.Exit(cli.Execute(context.Background(), os.Args[1:]))
+	os.Exit(cli.Execute(context.Background(), os.Args[1:], cli.ProcessStreams()))
 }

@@ -15,8 +15,13 @@ import (
 // Execute runs the command line args and returns the exit status: 0, 1 for
 // what failed at run time, 2 for what the user typed wrong (one line on
 // stderr, before any screen or listener), 3 when a filter matched nothing.
-func Execute(ctx context.Context, args []string) int {
+// The commands read and write through streams, so a test can run them in
+// process and read what they printed.
+func Execute(ctx context.Context, args []string, streams Streams) int {
 	root := newRootCommand()
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.Err)
 	root.SetArgs(normalizeArgs(root, args))
 	writeHelpAtOnce(root)
 	// What a runbook command does on the store is the command line's; the
@@ -26,5 +31,17 @@ func Execute(ctx context.Context, args []string) int {
 		fang.WithErrorHandler(func(_ io.Writer, _ fang.Styles, _ error) {}),
 		fang.WithNotifySignal(os.Interrupt, syscall.SIGTERM),
 	)
-	return report(os.Stderr, err)
+	return report(streams.Err, err)
+}
+
+// Streams are the standard input, output and error a command line runs
+// with: the process's in main.go, buffers in a test.
+type Streams struct {
+	In       io.Reader
+	Out, Err io.Writer
+}
+
+// ProcessStreams returns the process's own standard streams.
+func ProcessStreams() Streams {
+	return Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}
 }
