@@ -14,13 +14,14 @@ import (
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/engine"
 	"github.com/peeklock/peeklock/broker/engine/store"
+	"github.com/peeklock/peeklock/internal/syncbuf"
 	"github.com/peeklock/peeklock/internal/testhome"
 )
 
 // TestCommandLine checks the exit statuses and messages of the command
-// line: --help exits 0, a bad flag or argument exits 2 with one line.
+// line: --help exits 0, a bad flag or argument exits 2 with one line. It
+// runs in process, with the streams captured.
 func TestCommandLine(t *testing.T) {
-	bin := buildBinary(t)
 	for _, tc := range []struct {
 		args   []string
 		env    []string
@@ -46,15 +47,13 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"serve", "--key", "k=secret:Send,Read"}, nil, 2, `key "k": unknown right "Read"; the rights are Manage, Send and Listen`},
 		{[]string{"serve", "--key", "k=:Send"}, nil, 2, `want NAME=KEY[:RIGHTS], got "k=…"`},
 	} {
-		cmd := exec.Command(bin, tc.args...)
-		cmd.Env = append(os.Environ(), tc.env...)
-		out, err := cmd.CombinedOutput()
-		status := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			status = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
+		for _, kv := range tc.env {
+			name, value, _ := strings.Cut(kv, "=")
+			t.Setenv(name, value)
 		}
+		var buf syncbuf.Buffer
+		status := Execute(context.Background(), tc.args, Streams{In: strings.NewReader(""), Out: &buf, Err: &buf})
+		out := buf.String()
 		if status != tc.status || !strings.Contains(string(out), tc.want) {
 			t.Errorf("peeklock %s: status %d, output %q; want status %d and %q", strings.Join(tc.args, " "), status, out, tc.status, tc.want)
 		}
