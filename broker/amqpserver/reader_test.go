@@ -2,7 +2,6 @@ package amqpserver
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,53 +12,13 @@ import (
 	"github.com/peeklock/peeklock/broker/engine/store"
 )
 
-// stallingStore is a memory store whose message reads (Bodies) wait, while
-// stalled, until resume is called; stalledRead is closed when a read first
-// waits.
-type stallingStore struct {
-	store.Store
-	mu          sync.Mutex
-	gate        chan struct{} // nil: reads go through
-	stalledRead chan struct{}
-}
-
-func (s *stallingStore) stall() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.gate, s.stalledRead = make(chan struct{}), make(chan struct{})
-}
-
-func (s *stallingStore) resume() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.gate != nil {
-		close(s.gate)
-		s.gate = nil
-	}
-}
-
-func (s *stallingStore) Bodies(locs []store.Loc, out []*broker.Message) error {
-	s.mu.Lock()
-	gate, stalled := s.gate, s.stalledRead
-	s.mu.Unlock()
-	if gate != nil {
-		select {
-		case <-stalled:
-		default:
-			close(stalled)
-		}
-		<-gate
-	}
-	return s.Store.Bodies(locs, out)
-}
-
 // TestReaderDoesNotWaitOnASlowEntity: while a store read of entity x holds
 // x (a receive-and-delete reads its messages under the entity's mutex), a
 // link attached to x on a connection does not hold up that connection's
 // other frames: the accept of a message of y, sent after the attach, is
 // answered at once.
 func TestReaderDoesNotWaitOnASlowEntity(t *testing.T) {
-	st := &stallingStore{Store: store.NewMemory()}
+	st := &faultyReads{Store: store.NewMemory()}
 	env := newEnv(t, engine.Options{Store: st}, Options{})
 	env.queue("x", broker.EntitySettings{})
 	env.queue("y", broker.EntitySettings{})

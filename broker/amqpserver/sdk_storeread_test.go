@@ -1,9 +1,7 @@
 package amqpserver
 
 import (
-	"errors"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,20 +11,6 @@ import (
 	"github.com/peeklock/peeklock/broker/engine"
 	"github.com/peeklock/peeklock/broker/engine/store"
 )
-
-// unreadableStore is a memory store whose message reads fail while fail is
-// set.
-type unreadableStore struct {
-	store.Store
-	fail atomic.Bool
-}
-
-func (s *unreadableStore) Bodies(locs []store.Loc, out []*broker.Message) error {
-	if s.fail.Load() {
-		return errors.New("injected read failure")
-	}
-	return s.Store.Bodies(locs, out)
-}
 
 // TestSDKStoreReadErrorReachesTheReceiver: when the store cannot read the
 // messages a request takes, the official Go SDK gets the engine's error
@@ -40,7 +24,7 @@ func (s *unreadableStore) Bodies(locs []store.Loc, out []*broker.Message) error 
 // Once the store reads again, both messages are received with the delivery
 // counts they had.
 func TestSDKStoreReadErrorReachesTheReceiver(t *testing.T) {
-	st := &unreadableStore{Store: store.NewMemory()}
+	st := &faultyReads{Store: store.NewMemory()}
 	env := newEnv(t, engine.Options{Store: st}, Options{})
 	env.queue("q", broker.EntitySettings{})
 	ctx := testCtx(t, 30*time.Second)
