@@ -1,15 +1,12 @@
 package remote
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,63 +31,6 @@ func frontOf(t *testing.T, env *serveEnv) (port string, roots *x509.CertPool) {
 	})
 	_, port, _ = net.SplitHostPort(addr)
 	return port, roots
-}
-
-// connectProxy is an HTTP CONNECT proxy that sends every tunnel to one
-// address, whatever host the client names, and records the hosts named.
-type connectProxy struct {
-	l       net.Listener
-	target  string
-	mu      sync.Mutex
-	targets []string
-}
-
-func newConnectProxy(t *testing.T, target string) *connectProxy {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &connectProxy{l: l, target: target}
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go p.tunnel(c)
-		}
-	}()
-	t.Cleanup(func() { _ = l.Close() })
-	return p
-}
-
-func (p *connectProxy) tunnel(c net.Conn) {
-	defer c.Close()
-	br := bufio.NewReader(c)
-	req, err := http.ReadRequest(br)
-	if err != nil || req.Method != http.MethodConnect {
-		_, _ = io.WriteString(c, "HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
-		return
-	}
-	p.mu.Lock()
-	p.targets = append(p.targets, req.Host)
-	p.mu.Unlock()
-	s, err := net.Dial("tcp", p.target)
-	if err != nil {
-		_, _ = io.WriteString(c, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
-		return
-	}
-	defer s.Close()
-	_, _ = io.WriteString(c, "HTTP/1.1 200 Connection Established\r\n\r\n")
-	go func() { _, _ = io.Copy(s, br); _ = s.Close() }()
-	_, _ = io.Copy(c, s)
-}
-
-func (p *connectProxy) seen() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]string(nil), p.targets...)
 }
 
 // sendAndReceive sends one message to q through c and receives and
@@ -143,8 +83,8 @@ func TestWebSocketsThroughProxy(t *testing.T) {
 	env := newServe(t, nil)
 	env.queue("orders", broker.EntitySettings{})
 	port, roots := frontOf(t, env)
-	px := newConnectProxy(t, "127.0.0.1:"+port)
-	t.Setenv("HTTPS_PROXY", "http://"+px.l.Addr().String())
+	px := brokertest.NewConnectProxy(t, "127.0.0.1:"+port)
+	t.Setenv("HTTPS_PROXY", "http://"+px.Addr())
 	t.Setenv("NO_PROXY", "")
 	cs, err := ParseConnectionString("Endpoint=sb://localhost.:" + port + ";SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true")
 	if err != nil {
@@ -161,7 +101,7 @@ func TestWebSocketsThroughProxy(t *testing.T) {
 	if _, err := c.Entities(context.Background()); err != nil {
 		t.Fatalf("Entities through the proxy: %v", err)
 	}
-	seen := px.seen()
+	seen := px.Seen()
 	if len(seen) < 2 || seen[0] != "localhost.:"+port {
 		t.Fatalf("the proxy tunnelled %v, want localhost.:%s for the WebSocket and the admin API", seen, port)
 	}
@@ -171,7 +111,7 @@ func TestWebSocketsThroughProxy(t *testing.T) {
 	if _, err := Dial(context.Background(), Config{Conn: cs, TLSConfig: tlsCfg, HTTPClient: hc, Timeout: 5 * time.Second}); err == nil {
 		t.Fatal("dial with the host in NO_PROXY succeeded; it cannot resolve localhost.")
 	}
-	if n := len(px.seen()); n != len(seen) {
+	if n := len(px.Seen()); n != len(seen) {
 		t.Errorf("the proxy was used although NO_PROXY names the host")
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"encoding/base64"
 	"encoding/pem"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -27,6 +26,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
 	sbadmin "github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus/admin"
 	"github.com/coder/websocket"
+	"github.com/peeklock/peeklock/internal/brokertest"
 )
 
 // serveProc is a running `peeklock serve` whose log the test reads.
@@ -357,76 +357,17 @@ func TestTmuxConnectOverWebSockets(t *testing.T) {
 	if err := sender.SendMessage(ctx, &azservicebus.Message{MessageID: ptr("ws-1"), Body: []byte(`{"over":"websockets"}`)}, nil); err != nil {
 		t.Fatal(err)
 	}
-	px := newConnectProxy(t, amqpAddr)
+	px := brokertest.NewConnectProxy(t, amqpAddr)
 	conn := "Endpoint=sb://localhost.:" + port + ";SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true"
 	tm := newTmux(t, fmt.Sprintf("env -u SSL_CERT_FILE XDG_CONFIG_HOME=%s HTTPS_PROXY=http://%s NO_PROXY= %s connect '%s' --websockets --entity orders",
-		cfgHome, px.addr(), bin, conn))
+		cfgHome, px.Addr(), bin, conn))
 	tm.waitFor("the queue over WebSockets", has("orders", "Active 1", "ws-1", "connected"))
 	tm.send("q")
 	tm.waitFor("the program to exit", has("peeklock exited 0"))
-	seen := px.seen()
+	seen := px.Seen()
 	if len(seen) == 0 || seen[0] != "localhost.:"+port {
 		t.Fatalf("the proxy tunnelled %v, want localhost.:%s", seen, port)
 	}
-}
-
-// connectProxy is an HTTP CONNECT proxy that tunnels to one address,
-// whatever host the client names, and records the hosts named.
-type connectProxy struct {
-	l       net.Listener
-	target  string
-	mu      sync.Mutex
-	targets []string
-}
-
-func newConnectProxy(t *testing.T, target string) *connectProxy {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &connectProxy{l: l, target: target}
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go p.tunnel(c)
-		}
-	}()
-	t.Cleanup(func() { _ = l.Close() })
-	return p
-}
-
-func (p *connectProxy) addr() string { return p.l.Addr().String() }
-
-func (p *connectProxy) tunnel(c net.Conn) {
-	defer c.Close()
-	br := bufio.NewReader(c)
-	req, err := http.ReadRequest(br)
-	if err != nil || req.Method != http.MethodConnect {
-		_, _ = io.WriteString(c, "HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
-		return
-	}
-	p.mu.Lock()
-	p.targets = append(p.targets, req.Host)
-	p.mu.Unlock()
-	s, err := net.Dial("tcp", p.target)
-	if err != nil {
-		_, _ = io.WriteString(c, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
-		return
-	}
-	defer s.Close()
-	_, _ = io.WriteString(c, "HTTP/1.1 200 Connection Established\r\n\r\n")
-	go func() { _, _ = io.Copy(s, br); _ = s.Close() }()
-	_, _ = io.Copy(c, s)
-}
-
-func (p *connectProxy) seen() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]string(nil), p.targets...)
 }
 
 // TestServeEntraID runs `peeklock serve --entra-id` with roles in the
