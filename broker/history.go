@@ -60,47 +60,27 @@ type HistoryEvent struct {
 // ActorBroker is the Actor of what the broker does on its own.
 const ActorBroker = "broker"
 
-// ActorDashboard is the Actor of what the dashboard does, and of an
-// engine call whose context names no actor.
+// ActorDashboard is the Actor of what the dashboard does, and of a call
+// through an engine handle that names no other actor (see ActingAs).
 const ActorDashboard = "dashboard"
 
-type actorKey struct{}
-
-// WithActor returns ctx carrying actor, a short description of who calls
-// (the listener names the connection, container and link), for the
-// histories of the messages the call touches.
-func WithActor(ctx context.Context, actor string) context.Context {
-	return context.WithValue(ctx, actorKey{}, actor)
+// An ActorRecorder is a Client that records in the message histories it keeps who
+// calls it (the embedded engine): ActingAs returns a client of the same
+// endpoint whose calls are recorded as made by actor. A client that wraps
+// another implements it when what it wraps might.
+type ActorRecorder interface {
+	ActingAs(actor string) Client
 }
 
-// ActorOf returns the actor ctx carries, or ActorDashboard.
-func ActorOf(ctx context.Context) string {
-	if a, ok := ctx.Value(actorKey{}).(string); ok && a != "" {
-		return a
+// ActingAs returns c acting as actor, a short description of who calls (the
+// listener names the connection, container and link; the SSH server the
+// session's user), when c records actors; otherwise c itself, as a remote
+// endpoint keeps no histories of ours.
+func ActingAs(c Client, actor string) Client {
+	if a, ok := c.(ActorRecorder); ok {
+		return a.ActingAs(actor)
 	}
-	return ActorDashboard
-}
-
-type resubmitKey struct{}
-
-// resubmitOf is the original of a resubmitted copy.
-type resubmitOf struct {
-	entity string
-	seq    int64
-}
-
-// WithResubmitOf returns ctx saying that the messages it sends are copies of
-// the message seq of entity (a dead-letter sub-queue's address), so that the
-// histories of the copy and of the original point at each other.
-func WithResubmitOf(ctx context.Context, entity string, seq int64) context.Context {
-	return context.WithValue(ctx, resubmitKey{}, resubmitOf{entity, seq})
-}
-
-// ResubmitOf returns the original WithResubmitOf put on ctx; ok is false when
-// there is none.
-func ResubmitOf(ctx context.Context) (entity string, seq int64, ok bool) {
-	r, ok := ctx.Value(resubmitKey{}).(resubmitOf)
-	return r.entity, r.seq, ok
+	return c
 }
 
 // ResubmittedAs returns the sequence number the last resubmit of the

@@ -13,7 +13,8 @@ import (
 //
 // The wrapper fails closed: it embeds nothing, and lists every method of
 // Client and of the optional interfaces it forwards (SessionClient,
-// StatusReporter, Unwrapper, ClientLister, SequenceLocker, HistoryReader), each passed through or refused by decision. A
+// StatusReporter, Unwrapper, ClientLister, SequenceLocker, HistoryReader,
+// ResubmitRecorder, ActorRecorder), each passed through or refused by decision. A
 // method added to Client stops the build until it is decided here, and a
 // test checks the optional interfaces by reflection, that every method of
 // the wrapper belongs to one of them, and that every function that looks
@@ -62,6 +63,17 @@ func (r readOnly) RenewLock(context.Context, string, LockToken) (time.Time, erro
 }
 
 func (r readOnly) Send(context.Context, string, []*Message) error { return refuse("send") }
+
+func (r readOnly) SendResubmitted(context.Context, string, *Message, string, int64) (int64, error) {
+	return 0, refuse("resubmit")
+}
+
+func (r readOnly) NoteResubmitted(context.Context, string, int64, string, int64) error {
+	return refuse("resubmit")
+}
+
+// ActingAs passes naming the caller through, still read-only.
+func (r readOnly) ActingAs(actor string) Client { return readOnly{ActingAs(r.c, actor)} }
 
 func (r readOnly) Schedule(context.Context, string, time.Time, []*Message) ([]int64, error) {
 	return nil, refuse("schedule")

@@ -158,7 +158,7 @@ func (r *recorder) LockSequence(context.Context, string, []int64) ([]*broker.Mes
 var readOnlyPasses = map[string]bool{
 	"Endpoint": true, "Capabilities": true, "Entities": true, "Browse": true, "Events": true,
 	"Close": true, "State": true, "Notice": true, "SessionState": true, "Unwrap": true,
-	"Clients": true, "History": true,
+	"Clients": true, "History": true, "ActingAs": true,
 }
 
 // TestReadOnlyFailsClosed calls every method of every interface the
@@ -234,6 +234,18 @@ var readOnlyInterfaces = []reflect.Type{
 	reflect.TypeFor[broker.StatusReporter](), reflect.TypeFor[broker.Unwrapper](),
 	reflect.TypeFor[broker.ClientLister](), reflect.TypeFor[broker.SequenceLocker](),
 	reflect.TypeFor[broker.ClientCloser](), reflect.TypeFor[broker.HistoryReader](),
+	reflect.TypeFor[broker.ResubmitRecorder](), reflect.TypeFor[broker.ActorRecorder](),
+}
+
+// Naming the caller of a read-only client keeps it read-only.
+func TestReadOnlyActingAs(t *testing.T) {
+	c := broker.ActingAs(broker.ReadOnly(&recorder{}), "someone")
+	if !broker.IsReadOnly(c) {
+		t.Fatalf("ActingAs(ReadOnly(c)) is %T, not read-only", c)
+	}
+	if err := c.Send(context.Background(), "q", nil); !errors.Is(err, broker.ErrReadOnly) {
+		t.Errorf("Send = %v; want a read-only refusal", err)
+	}
 }
 
 // Every method of the read-only wrapper belongs to an interface that

@@ -27,16 +27,45 @@ func Resubmit(ctx context.Context, c Client, dlq string, m *Message, target stri
 	return completeOriginal(ctx, c, dlq, m, target)
 }
 
+// A ResubmitRecorder is a Client that keeps message histories (the embedded
+// engine) and records both halves of a resubmit there: the copy says where
+// it came from, and the original where its copy went. Resubmit uses it
+// when c implements it, and a plain Send otherwise. A client that wraps
+// another implements it when what it wraps might.
+type ResubmitRecorder interface {
+	// SendResubmitted sends m, the copy of message seq of the sub-queue
+	// dlq, to target, and returns the sequence number it got there (0 when
+	// it was dropped as a duplicate or the endpoint does not say).
+	SendResubmitted(ctx context.Context, target string, m *Message, dlq string, seq int64) (int64, error)
+	// NoteResubmitted records in the history of message seq of dlq that its
+	// copy is message copySeq of target.
+	NoteResubmitted(ctx context.Context, dlq string, seq int64, target string, copySeq int64) error
+}
+
 // sendCopy is Resubmit's first half: it sends the copy of m to target and,
-// when that fails, gives the original back.
+// when that fails, gives the original back. When c records resubmits, the
+// original's history is told where the copy went, before it is completed.
 func sendCopy(ctx context.Context, c Client, dlq string, m *Message, target string) error {
 	if !m.Locked() {
 		return Errorf(CodeInvalid, "resubmit needs the dead-lettered message locked (sequence number %d)", m.SequenceNumber)
 	}
-	if err := c.Send(WithResubmitOf(ctx, dlq, m.SequenceNumber), target, []*Message{m.CopyForSend()}); err != nil {
+	cp := []*Message{m.CopyForSend()}
+	rr, records := c.(ResubmitRecorder)
+	var copySeq int64
+	var err error
+	if records {
+		copySeq, err = rr.SendResubmitted(ctx, target, cp[0], dlq, m.SequenceNumber)
+	} else {
+		err = c.Send(ctx, target, cp)
+	}
+	if err != nil {
 		// Give the original back; its lock may be gone already, which is fine.
 		_ = c.Settle(context.WithoutCancel(ctx), Settlement{Kind: Abandon, Entity: dlq, Token: m.LockToken})
 		return fmt.Errorf("resubmit of sequence number %d: send to %q failed, original kept: %w", m.SequenceNumber, target, err)
+	}
+	if records && copySeq != 0 {
+		// History only: the copy is accepted whatever becomes of the note.
+		_ = rr.NoteResubmitted(ctx, dlq, m.SequenceNumber, target, copySeq)
 	}
 	return nil
 }

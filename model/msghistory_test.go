@@ -32,15 +32,15 @@ func scrollToHistory(t *testing.T, h *harness) {
 func TestGoldenHistory(t *testing.T) {
 	clock, c := fixture(t, 0)
 	ctx := context.Background()
-	app := broker.WithActor(ctx, "connection 00000000000000a1 (container \"shop\") link \"orders-sender\"")
-	evil := broker.WithActor(ctx, "connection 00000000000000b2 (container \"worker\x1b[2J\") link \"r\"")
+	app := broker.ActingAs(c, "connection 00000000000000a1 (container \"shop\") link \"orders-sender\"")
+	evil := broker.ActingAs(c, "connection 00000000000000b2 (container \"worker\x1b[2J\") link \"r\"")
 	x := msg("order-001", "OrderPlaced #1")
-	if err := c.Send(app, "orders", []*broker.Message{x}); err != nil {
+	if err := app.Send(ctx, "orders", []*broker.Message{x}); err != nil {
 		t.Fatal(err)
 	}
 	clock.Advance(time.Second)
 	for _, kind := range []broker.SettleKind{broker.Abandon, broker.DeadLetter} {
-		got, err := c.Receive(evil, broker.ReceiveRequest{Entity: "orders", Max: 1})
+		got, err := evil.Receive(ctx, broker.ReceiveRequest{Entity: "orders", Max: 1})
 		if err != nil || len(got) != 1 {
 			t.Fatalf("receive: %v %v", got, err)
 		}
@@ -49,7 +49,7 @@ func TestGoldenHistory(t *testing.T) {
 		if kind == broker.Abandon {
 			s = broker.Settlement{Kind: kind, Entity: "orders", Token: got[0].LockToken, PropertiesToModify: map[string]any{"retry": int64(1)}}
 		}
-		if err := c.Settle(evil, s); err != nil {
+		if err := evil.Settle(ctx, s); err != nil {
 			t.Fatal(err)
 		}
 	}

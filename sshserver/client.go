@@ -26,11 +26,11 @@ type heldLock struct {
 // changes something; every Events call is a subscription of its own, ended
 // when the session closes; and Close never closes the shared client.
 type sessionClient struct {
-	inner broker.Client // the shared client, wrapped with broker.ReadOnly for read-only sessions
-	audit *slog.Logger  // carries the session's identity
-	// actor names the session's user in the histories of the messages it
-	// touches (broker.WithActor).
-	actor string
+	// inner is the shared client acting as the session's user (so the
+	// histories of the messages it touches name them: broker.ActingAs),
+	// wrapped with broker.ReadOnly for read-only sessions.
+	inner broker.Client
+	audit *slog.Logger // carries the session's identity
 
 	mu     sync.Mutex
 	locks  map[broker.LockToken]heldLock
@@ -43,34 +43,28 @@ type sessionClient struct {
 }
 
 var (
-	_ broker.Client         = (*sessionClient)(nil)
-	_ broker.SequenceLocker = (*sessionClient)(nil)
+	_ broker.Client           = (*sessionClient)(nil)
+	_ broker.SequenceLocker   = (*sessionClient)(nil)
+	_ broker.ResubmitRecorder = (*sessionClient)(nil)
 )
 
 // newSessionClient wraps shared for one session of role role; audit already
 // carries who the session is, and actor names it in message histories.
 func newSessionClient(shared broker.Client, role Role, audit *slog.Logger, actor string) *sessionClient {
 	inner := shared
+	if actor != "" {
+		inner = broker.ActingAs(shared, actor)
+	}
 	if role != RoleOperator {
-		inner = broker.ReadOnly(shared)
+		inner = broker.ReadOnly(inner)
 	}
 	return &sessionClient{
 		inner: inner,
 		audit: audit,
-		actor: actor,
 		locks: make(map[broker.LockToken]heldLock),
 		held:  make(map[heldSession]bool),
 		subs:  make(map[int]func()),
 	}
-}
-
-// as returns ctx naming the session's user as the actor of what the call
-// does, for the messages' histories.
-func (c *sessionClient) as(ctx context.Context) context.Context {
-	if c.actor == "" {
-		return ctx
-	}
-	return broker.WithActor(ctx, c.actor)
 }
 
 // errSessionEnded is returned by every operation after Close.
@@ -139,7 +133,7 @@ func (c *sessionClient) Receive(ctx context.Context, req broker.ReceiveRequest) 
 		return nil, errSessionEnded
 	}
 	defer c.leave()
-	msgs, err := c.inner.Receive(c.as(ctx), req)
+	msgs, err := c.inner.Receive(ctx, req)
 	c.received(op, addr, msgs, err)
 	return msgs, err
 }
@@ -151,7 +145,7 @@ func (c *sessionClient) ReceiveDeferred(ctx context.Context, entity string, seqs
 		return nil, errSessionEnded
 	}
 	defer c.leave()
-	msgs, err := c.inner.ReceiveDeferred(c.as(ctx), entity, seqs)
+	msgs, err := c.inner.ReceiveDeferred(ctx, entity, seqs)
 	if err != nil && len(msgs) == 0 {
 		// Name what was asked for, since nothing came back.
 		for _, s := range seqs {
@@ -176,7 +170,7 @@ func (c *sessionClient) LockSequence(ctx context.Context, entity string, seqs []
 	if !ok {
 		return nil, &broker.Error{Code: broker.CodeNotSupported, Message: "this endpoint cannot lock a message by its sequence number"}
 	}
-	msgs, err := sl.LockSequence(c.as(ctx), entity, seqs)
+	msgs, err := sl.LockSequence(ctx, entity, seqs)
 	if err != nil && len(msgs) == 0 {
 		for _, s := range seqs {
 			c.record("lock", entity, s, "", err)
@@ -241,7 +235,7 @@ func (c *sessionClient) Settle(ctx context.Context, s broker.Settlement) error {
 	if !ok {
 		h = heldLock{entity: s.Entity}
 	}
-	err := c.inner.Settle(c.as(ctx), s)
+	err := c.inner.Settle(ctx, s)
 	if err == nil || errors.Is(err, broker.ErrLockLost) {
 		c.forget(s.Token)
 	}
@@ -262,7 +256,7 @@ func (c *sessionClient) RenewLock(ctx context.Context, entity string, token brok
 	c.mu.Lock()
 	h := c.locks[token]
 	c.mu.Unlock()
-	until, err := c.inner.RenewLock(c.as(ctx), entity, token)
+	until, err := c.inner.RenewLock(ctx, entity, token)
 	if errors.Is(err, broker.ErrLockLost) {
 		c.forget(token)
 	}
@@ -276,34 +270,47 @@ func (c *sessionClient) Send(ctx context.Context, entity string, msgs []*broker.
 		return errSessionEnded
 	}
 	defer c.leave()
-	err := c.inner.Send(c.as(ctx), entity, msgs)
-	if dlq, seq, ok := broker.ResubmitOf(ctx); ok && len(msgs) == 1 {
-		extra := []any{slog.String("from", dlq), slog.Int64("from_seq", seq)}
-		if n, ok := c.copySequence(ctx, dlq, seq); ok && err == nil {
-			extra = append(extra, slog.Int64("copy_seq", n))
-		}
-		c.record("send", entity, 0, msgs[0].MessageID, err, extra...)
-		return err
-	}
+	err := c.inner.Send(ctx, entity, msgs)
 	for _, m := range msgs {
 		c.record("send", entity, 0, m.MessageID, err)
 	}
 	return err
 }
 
-// copySequence returns the sequence number the resubmit of message seq of
-// dlq gave its copy, where the endpoint keeps histories (the embedded
-// engine).
-func (c *sessionClient) copySequence(ctx context.Context, dlq string, seq int64) (int64, bool) {
-	hr, ok := broker.HistoryOf(c.inner)
-	if !ok {
-		return 0, false
+// SendResubmitted sends the copy of a resubmit through the shared client,
+// which records where it came from when it keeps histories, and audits the
+// send with the original and, when known, the copy's sequence number.
+func (c *sessionClient) SendResubmitted(ctx context.Context, target string, m *broker.Message, dlq string, seq int64) (int64, error) {
+	if !c.enter() {
+		return 0, errSessionEnded
 	}
-	h, err := hr.History(ctx, dlq, seq)
-	if err != nil {
-		return 0, false
+	defer c.leave()
+	var copySeq int64
+	var err error
+	if rr, ok := c.inner.(broker.ResubmitRecorder); ok {
+		copySeq, err = rr.SendResubmitted(ctx, target, m, dlq, seq)
+	} else {
+		err = c.inner.Send(ctx, target, []*broker.Message{m})
 	}
-	return broker.ResubmittedAs(h)
+	extra := []any{slog.String("from", dlq), slog.Int64("from_seq", seq)}
+	if copySeq != 0 {
+		extra = append(extra, slog.Int64("copy_seq", copySeq))
+	}
+	c.record("send", target, 0, m.MessageID, err, extra...)
+	return copySeq, err
+}
+
+// NoteResubmitted passes the note on a resubmit's original through to the
+// shared client, when it keeps histories.
+func (c *sessionClient) NoteResubmitted(ctx context.Context, dlq string, seq int64, target string, copySeq int64) error {
+	if !c.enter() {
+		return errSessionEnded
+	}
+	defer c.leave()
+	if rr, ok := c.inner.(broker.ResubmitRecorder); ok {
+		return rr.NoteResubmitted(ctx, dlq, seq, target, copySeq)
+	}
+	return nil
 }
 
 // Schedule schedules through the shared client.
@@ -312,7 +319,7 @@ func (c *sessionClient) Schedule(ctx context.Context, entity string, at time.Tim
 		return nil, errSessionEnded
 	}
 	defer c.leave()
-	seqs, err := c.inner.Schedule(c.as(ctx), entity, at, msgs)
+	seqs, err := c.inner.Schedule(ctx, entity, at, msgs)
 	for i, m := range msgs {
 		var seq int64
 		if i < len(seqs) {
@@ -329,7 +336,7 @@ func (c *sessionClient) CancelScheduled(ctx context.Context, entity string, seqs
 		return errSessionEnded
 	}
 	defer c.leave()
-	err := c.inner.CancelScheduled(c.as(ctx), entity, seqs)
+	err := c.inner.CancelScheduled(ctx, entity, seqs)
 	for _, s := range seqs {
 		c.record("cancel scheduled", entity, s, "", err)
 	}
@@ -343,7 +350,7 @@ func (c *sessionClient) Purge(ctx context.Context, entity string, sub broker.Sub
 	}
 	defer c.leave()
 	addr := auditAddress(entity, sub)
-	n, err := c.inner.Purge(c.as(ctx), entity, sub)
+	n, err := c.inner.Purge(ctx, entity, sub)
 	c.record("purge", addr, 0, "", err, slog.Int64("removed", n))
 	return n, err
 }
@@ -417,7 +424,7 @@ func (c *sessionClient) Close() error {
 // abandon gives back a lock the session left behind, released: a viewer
 // who left is not a failed delivery.
 func (c *sessionClient) abandon(ctx context.Context, tok broker.LockToken, h heldLock) {
-	err := c.inner.Settle(c.as(ctx), broker.Settlement{Kind: broker.Release, Entity: h.entity, Token: tok})
+	err := c.inner.Settle(ctx, broker.Settlement{Kind: broker.Release, Entity: h.entity, Token: tok})
 	if errors.Is(err, broker.ErrLockLost) {
 		err = nil // expired or settled elsewhere: nothing to give back
 	}

@@ -64,7 +64,7 @@ func (c *sessionClient) LockSession(ctx context.Context, entity, sessionID strin
 		return broker.SessionLock{}, errSessionEnded
 	}
 	defer c.leave()
-	l, err := sc.LockSession(c.as(ctx), entity, sessionID, maxWait)
+	l, err := sc.LockSession(ctx, entity, sessionID, maxWait)
 	id := sessionID
 	if err == nil {
 		id = l.SessionID
@@ -100,7 +100,7 @@ func (c *sessionClient) ReceiveFromSession(ctx context.Context, sessionID string
 		c.recordSession("receive", req.Entity, sessionID, err)
 		return nil, err
 	}
-	msgs, err := sc.ReceiveFromSession(c.as(ctx), sessionID, req)
+	msgs, err := sc.ReceiveFromSession(ctx, sessionID, req)
 	if errors.Is(err, broker.ErrSessionLockLost) {
 		c.forgetSession(req.Entity, sessionID)
 	}
@@ -125,7 +125,7 @@ func (c *sessionClient) ReceiveDeferredFromSession(ctx context.Context, entity, 
 		c.recordSession("receive deferred", entity, sessionID, err)
 		return nil, err
 	}
-	msgs, err := sc.ReceiveDeferredFromSession(c.as(ctx), entity, sessionID, seqs)
+	msgs, err := sc.ReceiveDeferredFromSession(ctx, entity, sessionID, seqs)
 	if errors.Is(err, broker.ErrSessionLockLost) {
 		c.forgetSession(entity, sessionID)
 	}
@@ -153,7 +153,7 @@ func (c *sessionClient) RenewSession(ctx context.Context, entity, sessionID stri
 	var until time.Time
 	if !held {
 		err = notHeld(entity, sessionID)
-	} else if until, err = sc.RenewSession(c.as(ctx), entity, sessionID); errors.Is(err, broker.ErrSessionLockLost) {
+	} else if until, err = sc.RenewSession(ctx, entity, sessionID); errors.Is(err, broker.ErrSessionLockLost) {
 		c.forgetSession(entity, sessionID)
 	}
 	c.recordSession("renew session lock", entity, sessionID, err)
@@ -173,7 +173,7 @@ func (c *sessionClient) UnlockSession(ctx context.Context, entity, sessionID str
 	if !held {
 		err = notHeld(entity, sessionID)
 	} else {
-		err = sc.UnlockSession(c.as(ctx), entity, sessionID)
+		err = sc.UnlockSession(ctx, entity, sessionID)
 		if err == nil || errors.Is(err, broker.ErrSessionLockLost) {
 			c.forgetSession(entity, sessionID)
 		}
@@ -193,7 +193,7 @@ func (c *sessionClient) SessionState(ctx context.Context, entity, sessionID stri
 		return nil, errSessionEnded
 	}
 	defer c.leave()
-	return sc.SessionState(c.as(ctx), entity, sessionID)
+	return sc.SessionState(ctx, entity, sessionID)
 }
 
 // forgetSession drops a session lock from the SSH session's record.
@@ -217,7 +217,7 @@ func (c *sessionClient) releaseSessions(ctx context.Context, sessions map[heldSe
 		return strings.Compare(a.sessionID, b.sessionID)
 	})
 	for _, h := range keys {
-		err := sc.UnlockSession(c.as(ctx), h.entity, h.sessionID)
+		err := sc.UnlockSession(ctx, h.entity, h.sessionID)
 		if errors.Is(err, broker.ErrSessionLockLost) {
 			err = nil
 		}

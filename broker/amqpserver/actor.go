@@ -3,7 +3,7 @@ package amqpserver
 import "fmt"
 
 // actor describes a link of the connection for the histories of the
-// messages it touches (broker.WithActor on the link's context): the
+// messages it touches (the link's engine handle, engine.Engine.As): the
 // connection as the connections view names it, its container id and the
 // link name. The container is known once the open frame has come, before
 // any attach.

@@ -6,6 +6,7 @@ import (
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/logsafe"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/wire"
+	"github.com/peeklock/peeklock/broker/engine"
 	"github.com/peeklock/peeklock/broker/sas"
 )
 
@@ -32,7 +33,11 @@ const (
 // link is one attached link. Its fields are guarded by the session's
 // mutex, except those a comment gives to one goroutine.
 type link struct {
-	s       *session
+	s *session
+	// eng is the engine acting as the link (Engine.As): what the link does
+	// is recorded in the message histories as done by its connection,
+	// container and name.
+	eng     *engine.Engine
 	name    string
 	handle  uint32
 	kind    linkKind
@@ -87,9 +92,10 @@ type link struct {
 // newLink makes the link of a peer's attach, keeping what the answer
 // echoes (copied: the attach aliases the read buffer).
 func (s *session) newLink(a *wire.Attach) *link {
-	ctx, cancel := context.WithCancel(broker.WithActor(s.c.ctx, s.c.actor(a.Name)))
+	ctx, cancel := context.WithCancel(s.c.ctx)
 	return &link{
 		s:       s,
+		eng:     s.c.eng.As(s.c.actor(a.Name)),
 		name:    a.Name,
 		handle:  a.Handle,
 		sndMode: a.SndSettleMode,

@@ -178,10 +178,10 @@ func (l *link) store(list []*inDelivery) {
 		}
 		// The engine keeps the messages decoded here without copying
 		// them; a failed send keeps none, and the retry copies.
-		err := c.eng.SendOwned(ctx, l.entity, batch)
+		err := l.eng.SendOwned(ctx, l.entity, batch)
 		if err != nil && len(run) > 1 {
 			for _, k := range run {
-				errs[k] = c.eng.Send(ctx, l.entity, []*broker.Message{msgs[k]})
+				errs[k] = l.eng.Send(ctx, l.entity, []*broker.Message{msgs[k]})
 			}
 		} else {
 			for _, k := range run {
@@ -241,7 +241,7 @@ func (l *link) storeBatch(ctx context.Context, payload []byte) error {
 		}
 		msgs[i] = m
 	}
-	return l.s.c.eng.SendOwned(ctx, l.entity, msgs)
+	return l.eng.SendOwned(ctx, l.entity, msgs)
 }
 
 // gather returns first and whatever else q holds right now, up to max in

@@ -177,9 +177,9 @@ func (l *link) receive(n int, wait time.Duration, seq uint64) ([]*broker.Message
 	var msgs []*broker.Message
 	var err error
 	if l.sessionful {
-		msgs, err = c.eng.ReceiveSession(ctx, c.owner, l.sessionID, req)
+		msgs, err = l.eng.ReceiveSession(ctx, c.owner, l.sessionID, req)
 	} else {
-		msgs, err = c.eng.ReceiveAs(ctx, c.owner, req)
+		msgs, err = l.eng.ReceiveAs(ctx, c.owner, req)
 	}
 	if err != nil && ctx.Err() != nil && l.ctx.Err() == nil {
 		return msgs, errFlowChanged
@@ -288,12 +288,11 @@ func (s *session) sendBytesLocked(b []byte) bool {
 // went away): their locks end at once, and nothing counts as a failed
 // delivery.
 func (l *link) giveBack(msgs []*broker.Message) {
-	c := l.s.c
 	ss := make([]broker.Settlement, len(msgs))
 	for i, m := range msgs {
 		ss[i] = broker.Settlement{Kind: broker.Release, Entity: l.entity, Token: m.LockToken}
 	}
-	c.eng.SettleMany(context.WithoutCancel(l.ctx), ss)
+	l.eng.SettleMany(context.WithoutCancel(l.ctx), ss)
 }
 
 // deliverExit cleans up after the link ended: a session receiver gives its

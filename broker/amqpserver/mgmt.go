@@ -104,7 +104,7 @@ func (c *conn) manage(l *link, req *broker.Message) *response {
 			break
 		}
 	}
-	ctx, cancel := context.WithTimeout(broker.WithActor(c.ctx, broker.ActorOf(l.ctx)), wait)
+	ctx, cancel := context.WithTimeout(c.ctx, wait)
 	defer cancel()
 	assoc, _ := props[sbamqp.PropAssociatedLinkName].(string)
 	r := &mgmtRequest{ctx: ctx, c: c, l: l, entity: l.entity, assoc: assoc, body: body}

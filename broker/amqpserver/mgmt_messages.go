@@ -20,7 +20,7 @@ func renewLock(r *mgmtRequest) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	times, err := r.c.eng.RenewLocks(r.ctx, r.entity, tokens)
+	times, err := r.l.eng.RenewLocks(r.ctx, r.entity, tokens)
 	if err != nil {
 		return nil, err
 	}
@@ -146,11 +146,11 @@ func receiveBySequence(r *mgmtRequest) (*response, error) {
 		if !ok {
 			return nil, broker.Errorf(broker.CodeSessionLockLost, "deferred messages of %q are received through an accepted session; this connection holds none", r.entity)
 		}
-		msgs, err = c.eng.ReceiveSessionDeferred(r.ctx, c.owner, r.entity, sid, seqs)
+		msgs, err = r.l.eng.ReceiveSessionDeferred(r.ctx, c.owner, r.entity, sid, seqs)
 		if err != nil {
 			return nil, err
 		}
-	} else if msgs, err = c.eng.ReceiveDeferredAs(r.ctx, c.owner, r.entity, seqs); err != nil {
+	} else if msgs, err = r.l.eng.ReceiveDeferredAs(r.ctx, c.owner, r.entity, seqs); err != nil {
 		return nil, err
 	}
 	if !peekLock {
@@ -158,7 +158,7 @@ func receiveBySequence(r *mgmtRequest) (*response, error) {
 		for i, m := range msgs {
 			ss[i] = broker.Settlement{Kind: broker.Complete, Entity: r.entity, Token: m.LockToken}
 		}
-		for _, err := range c.eng.SettleMany(context.WithoutCancel(r.ctx), ss) {
+		for _, err := range r.l.eng.SettleMany(context.WithoutCancel(r.ctx), ss) {
 			if err != nil {
 				return nil, err
 			}
@@ -225,7 +225,7 @@ func updateDisposition(r *mgmtRequest) (*response, error) {
 	for i, t := range tokens {
 		ss[i] = broker.Settlement{Kind: kind, Entity: r.entity, Token: t, Reason: reason, Description: desc, PropertiesToModify: props}
 	}
-	for _, err := range r.c.eng.SettleMany(r.ctx, ss) {
+	for _, err := range r.l.eng.SettleMany(r.ctx, ss) {
 		if err != nil {
 			return nil, err
 		}
@@ -282,7 +282,7 @@ func scheduleMessage(r *mgmtRequest) (*response, error) {
 		if at.IsZero() {
 			at = now
 		}
-		got, err := r.c.eng.Schedule(r.ctx, r.entity, at, msgs[i:j])
+		got, err := r.l.eng.Schedule(r.ctx, r.entity, at, msgs[i:j])
 		if err != nil {
 			return nil, err
 		}
@@ -298,7 +298,7 @@ func cancelScheduled(r *mgmtRequest) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := r.c.eng.CancelScheduled(r.ctx, r.entity, seqs); err != nil {
+	if err := r.l.eng.CancelScheduled(r.ctx, r.entity, seqs); err != nil {
 		return nil, err
 	}
 	return okResponse(nil), nil

@@ -68,7 +68,7 @@ func addRule(r *mgmtRequest) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := r.c.eng.AddRule(r.ctx, r.entity, rule); err != nil {
+	if err := r.l.eng.AddRule(r.ctx, r.entity, rule); err != nil {
 		return nil, err
 	}
 	return okResponse(nil), nil
@@ -82,7 +82,7 @@ func removeRule(r *mgmtRequest) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := r.c.eng.RemoveRule(r.ctx, r.entity, name); err != nil {
+	if err := r.l.eng.RemoveRule(r.ctx, r.entity, name); err != nil {
 		return nil, err
 	}
 	return okResponse(nil), nil

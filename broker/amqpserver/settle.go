@@ -126,7 +126,7 @@ func (l *link) settleLoop(q *settleQueue) {
 			}
 		}
 		if len(ss) > 0 {
-			errs := c.eng.SettleMany(context.WithoutCancel(l.ctx), ss)
+			errs := l.eng.SettleMany(context.WithoutCancel(l.ctx), ss)
 			for k, err := range errs {
 				if err != nil {
 					i := idx[k]

@@ -61,12 +61,15 @@
 // # Message histories
 //
 // Every stored message has a history (History, broker.HistoryReader): who
-// sent it (the actor a caller puts on its context with broker.WithActor;
-// the listener names the connection, container and link) and from where
-// (fan-out, forward, resubmit), each hand-out with its lock, renewals,
+// sent it (the actor of the handle called: New's names the dashboard, and
+// As makes one for another caller; the listener names the connection,
+// container and link) and from where (fan-out, forward, resubmit, the last
+// through SendResubmitted), each hand-out with its lock, renewals,
 // abandons with the properties changed, lock expiries and losses with why,
-// deferral, dead-lettering (by a client or by the broker), resubmission and
-// activation. The events are written to the store in the batch of the
+// deferral, dead-lettering (by a client or by the broker), resubmission
+// (NoteResubmitted, a step of its own) and activation. Who did what reaches
+// each locked step as a parameter (origin), never through the context or a
+// field of the entity. The events are written to the store in the batch of the
 // change they describe; a hand-out or renewal, which changes nothing else
 // in the store, is held back until its message's next change, or cancelled
 // by its completion (see entity.noteRider): a crash loses the held ones,

@@ -28,7 +28,7 @@ func (en *entity) processDue(now int64) {
 		if !ok || x.at > now {
 			break
 		}
-		en.release(x, now, broker.EventLockExpired, "", nil)
+		en.release(x, now, broker.EventLockExpired, "", nil, broker.ActorBroker)
 	}
 	for {
 		x, ok := en.schedAt.Min()
@@ -86,8 +86,9 @@ func (en *entity) notify(x *entry) {
 // message it never showed). A message past its time to live expires now.
 // Otherwise it is available again in sequence order (at or near the head), in
 // its state (a deferred message stays deferred). props, if any, are merged
-// into its application properties.
-func (en *entity) release(x *entry, now int64, kind broker.EventKind, why string, props map[string]any) {
+// into its application properties. actor is who ends the lock, for x's
+// history.
+func (en *entity) release(x *entry, now int64, kind broker.EventKind, why string, props map[string]any, actor string) {
 	en.unindex(x)
 	token := x.token
 	x.token, x.owner, x.at = broker.LockToken{}, 0, 0
@@ -97,7 +98,7 @@ func (en *entity) release(x *entry, now int64, kind broker.EventKind, why string
 		if x.sub == broker.SubQueueMain && kind != broker.EventReleased {
 			count++ // the count this failed delivery leaves, counted below
 		}
-		en.noteEnded(x, kind, token, why, props, count)
+		en.noteEnded(x, kind, token, why, props, count, actor)
 	}
 	if x.sub == broker.SubQueueMain {
 		counted := kind != broker.EventReleased
@@ -105,7 +106,7 @@ func (en *entity) release(x *entry, now int64, kind broker.EventKind, why string
 			x.failed++
 			if int64(x.failed) >= int64(en.settings.MaxDeliveryCount) {
 				en.deadLetter(x, broker.ReasonMaxDeliveryCountExceeded,
-					fmt.Sprintf("Message could not be consumed after %d delivery attempts.", en.settings.MaxDeliveryCount), props)
+					fmt.Sprintf("Message could not be consumed after %d delivery attempts.", en.settings.MaxDeliveryCount), props, broker.ActorBroker)
 				return
 			}
 		}
@@ -135,7 +136,7 @@ func (en *entity) expire(x *entry) {
 		en.note(x, store.HistoryEvent{Kind: broker.EventExpired, Actor: broker.ActorBroker})
 	}
 	if en.settings.DeadLetteringOnMessageExpiration {
-		en.deadLetter(x, broker.ReasonTTLExpired, "The message expired and was dead lettered.", nil)
+		en.deadLetter(x, broker.ReasonTTLExpired, "The message expired and was dead lettered.", nil, broker.ActorBroker)
 		return
 	}
 	en.forget(x)
@@ -145,13 +146,14 @@ func (en *entity) expire(x *entry) {
 // deadLetter moves an unindexed main-queue message to the dead-letter
 // sub-queue, keeping its sequence number, with the reason and description as
 // application properties (plus props). With ForwardDeadLetteredMessagesTo set
-// it is queued for forwarding instead (see flushOutbox).
-func (en *entity) deadLetter(x *entry, reason, description string, props map[string]any) {
+// it is queued for forwarding instead (see flushOutbox). actor is who
+// dead-letters it (the broker for a reason of its own), for x's history.
+func (en *entity) deadLetter(x *entry, reason, description string, props map[string]any, actor string) {
 	set := map[string]any{
 		broker.PropDeadLetterReason:           reason,
 		broker.PropDeadLetterErrorDescription: description,
 	}
-	ev := store.HistoryEvent{Kind: broker.EventDeadLettered, Reason: reason, Detail: description}
+	ev := store.HistoryEvent{Kind: broker.EventDeadLettered, Reason: reason, Detail: description, Actor: actor}
 	if reason == broker.ReasonMaxDeliveryCountExceeded || reason == broker.ReasonTTLExpired {
 		ev.Actor = broker.ActorBroker
 	}

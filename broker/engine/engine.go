@@ -79,9 +79,19 @@ type Options struct {
 	HistoryLimit int
 }
 
-// Engine is the embedded broker. It implements broker.Client; every method is
-// safe for concurrent use.
+// Engine is a handle on the embedded broker, which names who calls through
+// it for the message histories (see As). It implements broker.Client; every
+// method is safe for concurrent use.
 type Engine struct {
+	*core
+	// actor names, in the histories of the messages this handle's calls
+	// touch, who makes them: broker.ActorDashboard for the handle New
+	// returns.
+	actor string
+}
+
+// core is the broker itself, which every handle of it shares.
+type core struct {
 	store store.Store
 	clock clockwork.Clock
 	// preciseWake says that clock is the real clock, on which the sweeper
@@ -120,7 +130,7 @@ var (
 // messages, rebuilds the indexes (formerly locked messages are available
 // again, their hand-outs already counted), and starts the sweeper.
 func New(opts Options) (*Engine, error) {
-	e := &Engine{
+	e := &Engine{actor: broker.ActorDashboard, core: &core{
 		store:    opts.Store,
 		clock:    opts.Clock,
 		log:      opts.Logger,
@@ -129,7 +139,7 @@ func New(opts Options) (*Engine, error) {
 		entities: make(map[string]*entity),
 		nextID:   1,
 		owners:   make(map[uint64]map[*entity]struct{}),
-	}
+	}}
 	if e.store == nil {
 		e.store = store.NewMemory()
 	}
@@ -159,6 +169,18 @@ func New(opts Options) (*Engine, error) {
 	go e.sweepLoop()
 	return e, nil
 }
+
+// As returns a handle on the same engine whose calls the message histories
+// record as made by actor, a short description of who calls ("" means the
+// dashboard): the listener makes one for each link, naming its connection,
+// container and link; the SSH server one for each session. Handles share
+// everything else, Close included.
+func (e *Engine) As(actor string) *Engine {
+	return &Engine{core: e.core, actor: cmp.Or(actor, broker.ActorDashboard)}
+}
+
+// ActingAs is As for broker.ActingAs.
+func (e *Engine) ActingAs(actor string) broker.Client { return e.As(actor) }
 
 // Close stops the sweeper, wakes every waiting receive (it returns
 // broker.ErrClosed), waits for operations in flight, ends every event
@@ -282,7 +304,6 @@ func (e *Engine) lockEntity(en *entity) error {
 // unlock schedules the entity's next deadline with the sweeper, releases its
 // mutex, and then forwards what dead-lettering queued for another entity.
 func (e *Engine) unlock(en *entity) {
-	en.actor, en.via = "", ""
 	en.scheduleNext()
 	out := en.outbox
 	en.outbox = nil

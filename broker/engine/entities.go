@@ -492,7 +492,7 @@ func (en *entity) loseMessageLocks(now int64) {
 		en.q[i].locked.Scan(func(x *entry) bool { locked = append(locked, x); return true })
 	}
 	for _, x := range locked {
-		en.release(x, now, broker.EventLockLost, "the entity was changed", nil)
+		en.release(x, now, broker.EventLockLost, "the entity was changed", nil, broker.ActorBroker)
 	}
 }
 

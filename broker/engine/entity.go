@@ -90,12 +90,6 @@ type entity struct {
 	// change nothing else in the store (see noteRider).
 	held   heldEvents
 	outbox []outItem // dead-lettered messages to forward after mu is released
-
-	// actor and via describe, for the message histories, who does what the
-	// entity's mutex is held for (a connection and link, the dashboard) and
-	// where the messages it stores come from; "" for the broker itself.
-	// Set by the operation under the mutex, cleared when it is released.
-	actor, via string
 }
 
 // numSubQueues is the number of sub-queues of an entity: the main queue, the

@@ -100,12 +100,10 @@ func (e *Engine) fanOutStored(t *entity, list []*entity, msgs []*broker.Message,
 		return nil, nil, nil, false, err
 	}
 	defer e.releaseAll(held)
-	for _, s := range held {
-		s.from(origin{actor: o.actor, via: cmp.Or(o.via, "fanned out from "+t.path)})
-	}
 	now := e.now()
 	lastSeq := t.lastSeq
-	parts, seqs, recorded, err := e.fanOut(t, held, msgs, now)
+	parts, seqs, recorded, err := e.fanOut(t, held, msgs, now,
+		origin{actor: o.actor, via: cmp.Or(o.via, "fanned out from "+t.path)})
 	if err != nil {
 		return nil, nil, nil, false, err
 	}
@@ -142,11 +140,12 @@ func (e *Engine) fanOutStored(t *entity, list []*entity, msgs []*broker.Message,
 
 // fanOut does sendTopic's work under the mutexes of t and its subscriptions
 // held (t among them): it checks every part, numbers msgs, adds each
-// subscription's copies to its batch and counts their size. It returns the
+// subscription's copies to its batch, their histories saying they come as o
+// says, and counts their size. It returns the
 // parts, the numbers, and the message ids it recorded in the topic's
 // duplicate-detection window. On an error nothing was numbered or counted,
 // and no message id recorded.
-func (e *Engine) fanOut(t *entity, held []*entity, msgs []*broker.Message, now int64) ([]fanPart, []int64, []string, error) {
+func (e *Engine) fanOut(t *entity, held []*entity, msgs []*broker.Message, now int64, o origin) ([]fanPart, []int64, []string, error) {
 	t.pruneDup(now)
 	if err := t.checkSizes(msgs); err != nil {
 		return nil, nil, nil, err
@@ -202,7 +201,7 @@ func (e *Engine) fanOut(t *entity, held []*entity, msgs []*broker.Message, now i
 				pt.fwSeqs = append(pt.fwSeqs, seq)
 				continue
 			}
-			pt.entries = append(pt.entries, pt.en.accept(&c, seq, now, broker.SubQueueMain))
+			pt.entries = append(pt.entries, pt.en.accept(&c, seq, now, broker.SubQueueMain, o))
 			pt.size += c.Size
 		}
 		pt.en.size += pt.size
@@ -253,7 +252,6 @@ func (e *Engine) releaseAll(held []*entity) {
 func (e *Engine) unlockAll(held []*entity) {
 	var outs [][]outItem
 	for i, en := range held {
-		en.actor, en.via = "", ""
 		en.scheduleNext()
 		if len(en.outbox) > 0 {
 			if outs == nil {

@@ -27,43 +27,25 @@ const (
 	histMax = 0xfffe
 )
 
-// origin says who a send comes from, for the histories of the messages it
-// stores: the caller's actor, and where the messages were passed on from
-// (a topic's fan-out, a forward, a resubmit), or "".
+// origin says who does what an engine call does, for the histories of the
+// messages it touches: the actor of the handle called (Engine.As), and,
+// for the messages a send stores, where they were passed on from (a
+// topic's fan-out, a forward, a resubmit), or "". Every locked step that
+// notes an event is handed the origin it records.
 type origin struct {
 	actor string
 	via   string
 }
 
-// originOf returns the origin of a call with ctx.
-func originOf(ctx context.Context) origin {
-	o := origin{actor: broker.ActorOf(ctx)}
-	if entity, seq, ok := broker.ResubmitOf(ctx); ok {
-		o.via = fmt.Sprintf("resubmitted from %s (sequence number %d)", entity, seq)
-	}
-	return o
-}
-
-// by records, when history is kept, that what en does until its mutex is
-// released is done by the actor of ctx (see entity.actor), and the reason
-// for it, via. Called with en locked.
-func (en *entity) by(ctx context.Context, via string) {
-	if en.eng.histLimit > 0 {
-		en.actor, en.via = broker.ActorOf(ctx), via
-	}
-}
-
-// from is by with an origin.
-func (en *entity) from(o origin) {
-	if en.eng.histLimit > 0 {
-		en.actor, en.via = o.actor, o.via
-	}
+// by returns the origin of a call through e, with via.
+func (e *Engine) by(via string) origin {
+	return origin{actor: e.actor, via: via}
 }
 
 // note adds an event of x's history to en's batch, with x's sub-queue and
-// delivery count, the time now (unless ev has one) and en's actor (unless ev
-// names one), and deletes the event that falls out of the bound. Called with
-// en locked; nothing when history is off.
+// delivery count, the time now (unless ev has one) and the broker as its
+// actor (unless ev names one), and deletes the event that falls out of the
+// bound. Called with en locked; nothing when history is off.
 func (en *entity) note(x *entry, ev store.HistoryEvent) {
 	en.noteOps(x, &ev)
 }
@@ -78,7 +60,8 @@ func (en *entity) note(x *entry, ev store.HistoryEvent) {
 // failed delivery. Writing them with the entity's next change instead cost
 // the listener's durable receive 14% more CPU with history on than off
 // (BENCHMARKS.md), for a record written and deleted again per message.
-func (en *entity) noteRider(x *entry, kind broker.EventKind, now, until int64, detail string) {
+// The event's actor and detail are o's.
+func (en *entity) noteRider(x *entry, kind broker.EventKind, now, until int64, o origin) {
 	if en.eng.histLimit == 0 {
 		return
 	}
@@ -93,7 +76,7 @@ func (en *entity) noteRider(x *entry, kind broker.EventKind, now, until int64, d
 	ev := &en.held.add(x, en.nextIndex(x)).ev
 	ev.Kind, ev.Sub, ev.DeliveryCount = kind, x.sub, x.deliveryCount()
 	ev.Time, ev.Until, ev.Token = now, until, x.token
-	ev.Actor, ev.Reason, ev.Detail = en.actorName(), "", detail
+	ev.Actor, ev.Reason, ev.Detail = o.actor, "", o.via
 }
 
 // maxRiders bounds the history events held back (see noteRider), and
@@ -220,7 +203,7 @@ func (en *entity) histSlot() *store.HistoryEvent {
 }
 
 // complete gives ev x's sub-queue and delivery count, the time now (unless
-// ev has one) and en's actor (unless ev names one).
+// ev has one) and the broker as its actor (unless ev names one).
 func (en *entity) complete(x *entry, ev *store.HistoryEvent) {
 	ev.Sub = x.sub
 	if ev.DeliveryCount == 0 {
@@ -230,28 +213,20 @@ func (en *entity) complete(x *entry, ev *store.HistoryEvent) {
 		ev.Time = en.eng.now()
 	}
 	if ev.Actor == "" {
-		ev.Actor = en.actorName()
+		ev.Actor = broker.ActorBroker
 	}
-}
-
-// actorName returns en's actor, or the broker's name when it has none.
-func (en *entity) actorName() string {
-	if en.actor == "" {
-		return broker.ActorBroker
-	}
-	return en.actor
 }
 
 // firstEvent returns the first event of the history of x, a new message
-// (kind, at now, for reason), to be kept in its record (see
+// (kind, at now, for reason, sent as o says), to be kept in its record (see
 // store.Batch.PutMessageWithHistory), and counts it: the send writes no
 // history record of its own. Called with history on.
-func (en *entity) firstEvent(x *entry, kind broker.EventKind, now int64, reason string) *store.HistoryEvent {
+func (en *entity) firstEvent(x *entry, kind broker.EventKind, now int64, reason string, o origin) *store.HistoryEvent {
 	x.hist, x.histInline = 1, true
 	ev := en.histSlot() // field by field, as in noteRider
 	ev.Kind, ev.Sub, ev.DeliveryCount = kind, x.sub, x.deliveryCount()
 	ev.Time, ev.Until, ev.Token = now, 0, broker.LockToken{}
-	ev.Actor, ev.Reason, ev.Detail = en.actorName(), reason, en.via
+	ev.Actor, ev.Reason, ev.Detail = o.actor, reason, o.via
 	return ev
 }
 
@@ -322,13 +297,14 @@ func (en *entity) dropHistory(x *entry) {
 }
 
 // noteEnded records the end of a lock (abandon, release, expiry, loss,
-// deferral), with the properties an abandon or deferral changed and the
-// delivery count it leaves (0: x's).
-func (en *entity) noteEnded(x *entry, kind broker.EventKind, token broker.LockToken, why string, props map[string]any, count uint32) {
+// deferral) by actor (the broker's for an expiry or a loss), with the
+// properties an abandon or deferral changed and the delivery count it
+// leaves (0: x's).
+func (en *entity) noteEnded(x *entry, kind broker.EventKind, token broker.LockToken, why string, props map[string]any, count uint32, actor string) {
 	if en.eng.histLimit == 0 {
 		return
 	}
-	ev := store.HistoryEvent{Kind: kind, Token: token, Reason: why, Detail: describeProps(props), DeliveryCount: count}
+	ev := store.HistoryEvent{Kind: kind, Token: token, Reason: why, Detail: describeProps(props), DeliveryCount: count, Actor: actor}
 	if kind == broker.EventLockExpired || kind == broker.EventLockLost {
 		ev.Actor = broker.ActorBroker
 	}
@@ -421,21 +397,41 @@ func (en *entity) find(seq int64) *entry {
 	return nil
 }
 
-// noteResubmitted records in the history of the original of a resubmit
-// (ctx says which) the sequence number its copy got in target.
-func (e *Engine) noteResubmitted(ctx context.Context, target string, seqs []int64) {
-	entity, seq, ok := broker.ResubmitOf(ctx)
-	if !ok || e.histLimit == 0 || len(seqs) == 0 || seqs[0] == 0 {
-		return
+// SendResubmitted sends m, the copy of message seq of the sub-queue dlq, to
+// target, its history saying where it came from, and returns the sequence
+// number it got (0: dropped as a duplicate). See broker.ResubmitRecorder.
+func (e *Engine) SendResubmitted(ctx context.Context, target string, m *broker.Message, dlq string, seq int64) (int64, error) {
+	if err := e.enter(); err != nil {
+		return 0, err
 	}
-	en, _, err := e.lookup(entity)
+	defer e.leave()
+	seqs, err := e.send(ctx, target, []*broker.Message{m}, time.Time{}, false,
+		e.by(fmt.Sprintf("resubmitted from %s (sequence number %d)", dlq, seq)))
+	if err != nil || len(seqs) == 0 {
+		return 0, err
+	}
+	return seqs[0], nil
+}
+
+// NoteResubmitted records in the history of message seq of dlq, the
+// original of a resubmit, that its copy is message copySeq of target. A
+// message no longer there has no history to note it in: that is no error.
+func (e *Engine) NoteResubmitted(ctx context.Context, dlq string, seq int64, target string, copySeq int64) error {
+	if err := e.begin(ctx); err != nil {
+		return err
+	}
+	defer e.leave()
+	if e.histLimit == 0 {
+		return nil
+	}
+	en, _, err := e.lookup(dlq)
 	if err != nil {
-		return
+		return err
 	}
-	_ = e.withLocked(en, func() error { // a deleted original has no history
+	return e.withLocked(en, func() error {
 		if x := en.find(seq); x != nil {
-			en.note(x, store.HistoryEvent{Kind: broker.EventResubmitted, Actor: broker.ActorOf(ctx),
-				Detail: fmt.Sprintf("resubmitted as sequence number %d in %s", seqs[0], target)})
+			en.note(x, store.HistoryEvent{Kind: broker.EventResubmitted, Actor: e.actor,
+				Detail: fmt.Sprintf("resubmitted as sequence number %d in %s", copySeq, target)})
 			en.commitQuiet()
 		}
 		return nil

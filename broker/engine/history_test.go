@@ -72,14 +72,14 @@ func TestHistoryOfAMessage(t *testing.T) {
 		st := newStore()
 		f := newFixture(t, st)
 		f.queue("q", broker.EntitySettings{LockDuration: 30 * time.Second, MaxDeliveryCount: 10})
-		sender := broker.WithActor(f.ctx, "connection 1f (container app) link s")
-		receiver := broker.WithActor(f.ctx, "connection 2a (container worker) link r")
-		if err := f.e.Send(sender, "q", []*broker.Message{msg("m1")}); err != nil {
+		sender := f.e.As("connection 1f (container app) link s")
+		receiver := f.e.As("connection 2a (container worker) link r")
+		if err := sender.Send(f.ctx, "q", []*broker.Message{msg("m1")}); err != nil {
 			t.Fatal(err)
 		}
 		receive := func() *broker.Message {
 			t.Helper()
-			ms, err := f.e.Receive(receiver, broker.ReceiveRequest{Entity: "q", Max: 1})
+			ms, err := receiver.Receive(f.ctx, broker.ReceiveRequest{Entity: "q", Max: 1})
 			if err != nil || len(ms) != 1 {
 				t.Fatalf("receive: %v, %v", ms, err)
 			}
@@ -88,13 +88,13 @@ func TestHistoryOfAMessage(t *testing.T) {
 		settle := func(s broker.Settlement) {
 			t.Helper()
 			s.Entity = cmpOr(s.Entity, "q")
-			if err := f.e.Settle(receiver, s); err != nil {
+			if err := receiver.Settle(f.ctx, s); err != nil {
 				t.Fatal(err)
 			}
 		}
 		m := receive()
 		f.clock.Advance(10 * time.Second)
-		if _, err := f.e.RenewLock(receiver, "q", m.LockToken); err != nil {
+		if _, err := receiver.RenewLock(f.ctx, "q", m.LockToken); err != nil {
 			t.Fatal(err)
 		}
 		settle(broker.Settlement{Kind: broker.Abandon, Token: m.LockToken, PropertiesToModify: map[string]any{"retry": int64(1)}})
@@ -104,7 +104,7 @@ func TestHistoryOfAMessage(t *testing.T) {
 		settle(broker.Settlement{Kind: broker.Release, Token: m3.LockToken})
 		m4 := receive()
 		settle(broker.Settlement{Kind: broker.Defer, Token: m4.LockToken})
-		ms, err := f.e.ReceiveDeferred(receiver, "q", []int64{1})
+		ms, err := receiver.ReceiveDeferred(f.ctx, "q", []int64{1})
 		if err != nil || len(ms) != 1 {
 			t.Fatalf("receive deferred: %v, %v", ms, err)
 		}
@@ -306,16 +306,29 @@ func TestHistoryPassedOn(t *testing.T) {
 		if err != nil || len(dl) != 1 {
 			t.Fatalf("receive dead-lettered: %v %v", dl, err)
 		}
-		// The send of the copy, as Resubmit makes it, before the original
-		// is completed.
-		rctx := broker.WithResubmitOf(f.ctx, "dest/$DeadLetterQueue", 1)
-		must(f.e.Send(rctx, "dest", []*broker.Message{dl[0].CopyForSend()}))
+		// The two steps of Resubmit before the original is completed: the
+		// send of the copy, and the note on the original.
+		copySeq, err := f.e.SendResubmitted(f.ctx, "dest", dl[0].CopyForSend(), "dest/$DeadLetterQueue", 1)
+		if err != nil || copySeq != 3 {
+			t.Fatalf("SendResubmitted = %d, %v; want 3", copySeq, err)
+		}
+		must(f.e.NoteResubmitted(f.ctx, "dest/$DeadLetterQueue", 1, "dest", copySeq))
 		orig := f.history("dest/$DeadLetterQueue", 1)
 		if last := orig.Events[len(orig.Events)-1]; last.Kind != broker.EventResubmitted || last.Detail != "resubmitted as sequence number 3 in dest" {
 			t.Errorf("original: %+v", last)
 		}
 		if d := f.history("dest", 3).Events[0].Detail; d != "resubmitted from dest/$DeadLetterQueue (sequence number 1)" {
 			t.Errorf("copy: %q", d)
+		}
+		// The note names the handle's actor, and an original no longer
+		// there has no history to note it in.
+		must(f.e.As("cli alice").NoteResubmitted(f.ctx, "dest/$DeadLetterQueue", 1, "dest", copySeq))
+		orig = f.history("dest/$DeadLetterQueue", 1)
+		if last := orig.Events[len(orig.Events)-1]; last.Actor != "cli alice" {
+			t.Errorf("note by a named handle: actor %q", last.Actor)
+		}
+		if err := f.e.NoteResubmitted(f.ctx, "dest/$DeadLetterQueue", 99, "dest", copySeq); err != nil {
+			t.Errorf("note on a message no longer there: %v", err)
 		}
 	})
 }

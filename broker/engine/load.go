@@ -144,7 +144,7 @@ func (e *Engine) load() error {
 		// lowered): dead-letter it now, as the failure would have.
 		le.en.unindex(le.x)
 		le.en.deadLetter(le.x, broker.ReasonMaxDeliveryCountExceeded,
-			fmt.Sprintf("Message could not be consumed after %d delivery attempts.", le.en.settings.MaxDeliveryCount), nil)
+			fmt.Sprintf("Message could not be consumed after %d delivery attempts.", le.en.settings.MaxDeliveryCount), nil, broker.ActorBroker)
 	}
 	for _, en := range e.entities {
 		if en.kind == broker.KindTopic {

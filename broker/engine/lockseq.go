@@ -43,8 +43,7 @@ func (e *Engine) LockSequenceAs(ctx context.Context, owner uint64, entity string
 	}
 	var hs []handout
 	if err := e.withDue(en, func(now int64) (err error) {
-		en.by(ctx, "locked by sequence number")
-		hs, err = en.lockSequence(owner, sub, seqs, now)
+		hs, err = en.lockSequence(owner, sub, seqs, now, e.by("locked by sequence number"))
 		return err
 	}); err != nil {
 		return nil, err
@@ -53,8 +52,8 @@ func (e *Engine) LockSequenceAs(ctx context.Context, owner uint64, entity string
 }
 
 // lockSequence is LockSequenceAs's work under en's mutex: all the messages
-// locked and committed, or none.
-func (en *entity) lockSequence(owner uint64, sub broker.SubQueue, seqs []int64, now int64) ([]handout, error) {
+// locked and committed, or none, as o says.
+func (en *entity) lockSequence(owner uint64, sub broker.SubQueue, seqs []int64, now int64, o origin) ([]handout, error) {
 	if err := en.receiveRefused(); err != nil {
 		return nil, err
 	}
@@ -88,7 +87,7 @@ func (en *entity) lockSequence(owner uint64, sub broker.SubQueue, seqs []int64, 
 	}
 	hs := make([]handout, 0, len(xs))
 	for _, x := range xs {
-		hs = append(hs, en.lock(x, owner, now))
+		hs = append(hs, en.lock(x, owner, now, o))
 	}
 	if _, err := en.commit(); err != nil {
 		return nil, err

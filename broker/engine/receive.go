@@ -92,7 +92,8 @@ type taken struct {
 
 // take is one look of receive under en's mutex: it takes what is
 // available and commits, or, when nothing is and req waits, adds a waiter.
-func (en *entity) take(owner uint64, req broker.ReceiveRequest, sub broker.SubQueue, sessionID *string, now int64) (taken, error) {
+// The locks it takes are taken as o says (see lock).
+func (en *entity) take(owner uint64, req broker.ReceiveRequest, sub broker.SubQueue, sessionID *string, now int64, o origin) (taken, error) {
 	if err := en.receiveRefused(); err != nil {
 		return taken{}, err
 	}
@@ -118,7 +119,7 @@ func (en *entity) take(owner uint64, req broker.ReceiveRequest, sub broker.SubQu
 			return taken{out: out}, err
 		}
 	} else {
-		hs := en.takeLocked(src, req.Max, owner, now)
+		hs := en.takeLocked(src, req.Max, owner, now, o)
 		if len(hs) > 0 || req.MaxWait == 0 {
 			if _, err := en.commit(); err != nil {
 				return taken{}, err
@@ -145,8 +146,7 @@ func (e *Engine) receive(ctx context.Context, en *entity, owner uint64, req brok
 		}
 		var t taken
 		if err := e.withDue(en, func(now int64) (err error) {
-			en.by(ctx, "")
-			t, err = en.take(owner, req, sub, sessionID, now)
+			t, err = en.take(owner, req, sub, sessionID, now, e.by(""))
 			if err == nil && t.w != nil && dt.c == nil {
 				dt = e.newDeadline(req.MaxWait)
 			}
@@ -197,7 +197,7 @@ type handout struct {
 // takeLocked locks up to max messages from src (a tree of available
 // messages) for owner. Locks are volatile, so a hand-out writes nothing to
 // the store.
-func (en *entity) takeLocked(src *tree, max int, owner uint64, now int64) []handout {
+func (en *entity) takeLocked(src *tree, max int, owner uint64, now int64, o origin) []handout {
 	var hs []handout
 	for len(hs) < max {
 		x, ok := src.Min()
@@ -209,15 +209,16 @@ func (en *entity) takeLocked(src *tree, max int, owner uint64, now int64) []hand
 			en.expire(x) // never deliver an expired message
 			continue
 		}
-		hs = append(hs, en.lock(x, owner, now))
+		hs = append(hs, en.lock(x, owner, now, o))
 	}
 	return hs
 }
 
 // lock puts an available (or deferred) message under a new lock: until now
 // + LockDuration, or, taken through a session, until the session lock's
-// expiry (see coveredBySession).
-func (en *entity) lock(x *entry, owner uint64, now int64) handout {
+// expiry (see coveredBySession). x's history says who locked it and how, as
+// o says.
+func (en *entity) lock(x *entry, owner uint64, now int64, o origin) handout {
 	en.unindex(x)
 	x.token = en.newToken()
 	x.owner = owner
@@ -226,7 +227,7 @@ func (en *entity) lock(x *entry, owner uint64, now int64) handout {
 	en.noteOwner(owner)
 	en.emit(broker.EventLocked, x, "")
 	if en.eng.histLimit > 0 {
-		en.noteRider(x, broker.EventLocked, now, x.at, en.via)
+		en.noteRider(x, broker.EventLocked, now, x.at, o)
 	}
 	return handout{loc: x.loc(en.id), token: x.token, until: x.at, delivery: x.deliveryCount(), state: x.state}
 }
@@ -334,7 +335,7 @@ func (e *Engine) giveBack(en *entity, hs []handout, why string) {
 		now := e.now()
 		for _, h := range hs {
 			if x := en.tokens[h.token]; x != nil && !h.token.IsZero() {
-				en.release(x, now, broker.EventReleased, why, nil)
+				en.release(x, now, broker.EventReleased, why, nil, broker.ActorBroker)
 			}
 		}
 		en.commitQuiet()
@@ -390,8 +391,7 @@ func (e *Engine) ReceiveDeferredAs(ctx context.Context, owner uint64, entity str
 func (e *Engine) receiveDeferred(ctx context.Context, en *entity, owner uint64, sub broker.SubQueue, seqs []int64, sessionID *string) ([]*broker.Message, error) {
 	var hs []handout
 	if err := e.withDue(en, func(now int64) (err error) {
-		en.by(ctx, "deferred message received by sequence number")
-		hs, err = en.receiveDeferred(owner, sub, seqs, sessionID, now)
+		hs, err = en.receiveDeferred(owner, sub, seqs, sessionID, now, e.by("deferred message received by sequence number"))
 		return err
 	}); err != nil {
 		return nil, err
@@ -400,8 +400,8 @@ func (e *Engine) receiveDeferred(ctx context.Context, en *entity, owner uint64, 
 }
 
 // receiveDeferred is Engine.receiveDeferred's work under en's mutex: all
-// the messages locked and committed, or none.
-func (en *entity) receiveDeferred(owner uint64, sub broker.SubQueue, seqs []int64, sessionID *string, now int64) ([]handout, error) {
+// the messages locked and committed, or none, as o says.
+func (en *entity) receiveDeferred(owner uint64, sub broker.SubQueue, seqs []int64, sessionID *string, now int64, o origin) ([]handout, error) {
 	if err := en.receiveRefused(); err != nil {
 		return nil, err
 	}
@@ -432,7 +432,7 @@ func (en *entity) receiveDeferred(owner uint64, sub broker.SubQueue, seqs []int6
 	}
 	hs := make([]handout, 0, len(xs))
 	for _, x := range xs {
-		hs = append(hs, en.lock(x, owner, now))
+		hs = append(hs, en.lock(x, owner, now, o))
 	}
 	if _, err := en.commit(); err != nil {
 		return nil, err

@@ -24,7 +24,7 @@ func (e *Engine) Send(ctx context.Context, entity string, msgs []*broker.Message
 		return err
 	}
 	defer e.leave()
-	_, err := e.send(ctx, entity, msgs, time.Time{}, false)
+	_, err := e.send(ctx, entity, msgs, time.Time{}, false, e.by(""))
 	return err
 }
 
@@ -37,7 +37,7 @@ func (e *Engine) SendOwned(ctx context.Context, entity string, msgs []*broker.Me
 		return err
 	}
 	defer e.leave()
-	_, err := e.send(ctx, entity, msgs, time.Time{}, true)
+	_, err := e.send(ctx, entity, msgs, time.Time{}, true, e.by(""))
 	return err
 }
 
@@ -53,12 +53,13 @@ func (e *Engine) Schedule(ctx context.Context, entity string, at time.Time, msgs
 	if at.IsZero() {
 		return nil, newErr(broker.CodeInvalid, entity, "a scheduled send needs a ScheduledEnqueueTime")
 	}
-	return e.send(ctx, entity, msgs, at, false)
+	return e.send(ctx, entity, msgs, at, false, e.by(""))
 }
 
-// send is Send and Schedule (at not zero); owned says that msgs are the
-// engine's to keep (see SendOwned).
-func (e *Engine) send(ctx context.Context, addr string, msgs []*broker.Message, at time.Time, owned bool) ([]int64, error) {
+// send is Send and Schedule (at not zero), the messages' histories saying
+// they come as o says; owned says that msgs are the engine's to keep (see
+// SendOwned).
+func (e *Engine) send(ctx context.Context, addr string, msgs []*broker.Message, at time.Time, owned bool, o origin) ([]int64, error) {
 	if err := checkCtx(ctx); err != nil {
 		return nil, err
 	}
@@ -106,12 +107,7 @@ func (e *Engine) send(ctx context.Context, addr string, msgs []*broker.Message, 
 		}
 		copies[i] = c
 	}
-	o := originOf(ctx)
-	seqs, err := e.deliver(en, copies, 0, false, o)
-	if err == nil {
-		e.noteResubmitted(ctx, en.path, seqs)
-	}
-	return seqs, err
+	return e.deliver(en, copies, 0, false, o)
 }
 
 // checkIDLengths refuses message i of a send when its MessageId, SessionId
@@ -274,8 +270,7 @@ func errTooLarge(en *entity, i int, m *broker.Message) error {
 func (e *Engine) storeOrForward(en *entity, msgs []*broker.Message, pre []int64, hop int, accepted bool, o origin) ([]int64, error) {
 	var st storeResult
 	if err := e.withDue(en, func(now int64) (err error) {
-		en.from(o)
-		st, err = en.store(msgs, pre, now)
+		st, err = en.store(msgs, pre, now, o)
 		return err
 	}); err != nil {
 		return nil, err
@@ -306,7 +301,7 @@ type storeResult struct {
 // numbers, and the messages added to the batch and committed (or, for an
 // entity with ForwardTo, its sequence number committed). On an error
 // nothing is numbered, counted or written.
-func (en *entity) store(msgs []*broker.Message, pre []int64, now int64) (storeResult, error) {
+func (en *entity) store(msgs []*broker.Message, pre []int64, now int64, o origin) (storeResult, error) {
 	st := en.settings
 	forward := st.ForwardTo != ""
 	var total int64
@@ -355,7 +350,7 @@ func (en *entity) store(msgs []*broker.Message, pre []int64, now int64) (storeRe
 		if seqs[i] == 0 {
 			continue
 		}
-		entries = append(entries, en.accept(m, seqs[i], now, broker.SubQueueMain))
+		entries = append(entries, en.accept(m, seqs[i], now, broker.SubQueueMain, o))
 	}
 	en.size += total
 	p, err := en.commit()
@@ -395,9 +390,10 @@ func (e *Engine) showWhenStored(en *entity, p store.Pending, total int64, entrie
 
 // accept fills in the broker properties of m as stored in en's sub-queue sub
 // under seq, adds the store write to the batch, and returns its (not yet
-// indexed) entry. A message enters a dead-letter sub-queue active, even when
-// it was scheduled.
-func (en *entity) accept(m *broker.Message, seq, now int64, sub broker.SubQueue) *entry {
+// indexed) entry, its history's first event saying it comes as o says. A
+// message enters a dead-letter sub-queue active, even when it was
+// scheduled.
+func (en *entity) accept(m *broker.Message, seq, now int64, sub broker.SubQueue, o origin) *entry {
 	start := now
 	state := broker.StateActive
 	if !m.ScheduledEnqueueTime.IsZero() && sub == broker.SubQueueMain {
@@ -438,7 +434,7 @@ func (en *entity) accept(m *broker.Message, seq, now int64, sub broker.SubQueue)
 		case state == broker.StateScheduled:
 			kind = broker.EventScheduled
 		}
-		first = en.firstEvent(x, kind, now, reason) // kept in the message's record
+		first = en.firstEvent(x, kind, now, reason, o) // kept in the message's record
 	}
 	en.batch.PutMessageWithHistory(x.loc(en.id), x.meta(), m, first)
 	return x

@@ -142,7 +142,7 @@ func (en *entity) loseSession(s *session, now int64, kind broker.EventKind, reas
 	token := s.token
 	en.setSessionLock(s, 0, broker.LockToken{}, 0)
 	for x := range s.locked {
-		en.release(x, now, broker.EventLockLost, reason, nil)
+		en.release(x, now, broker.EventLockLost, reason, nil, broker.ActorBroker)
 	}
 	en.emitSession(kind, s.id, token, reason)
 	s.waiters.wakeAll()

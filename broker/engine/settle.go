@@ -72,9 +72,8 @@ func (e *Engine) settleGroup(ctx context.Context, ss []broker.Settlement, errs [
 			return err
 		}
 		en.use(now)
-		en.by(ctx, "")
 		for i := range ss {
-			errs[i] = en.settle(&ss[i], sub, now)
+			errs[i] = en.settle(&ss[i], sub, now, e.actor)
 		}
 		p, cerr = en.commit()
 		return nil
@@ -103,8 +102,8 @@ func fillErrs(errs []error, err error) {
 	}
 }
 
-// settle applies one settlement under the entity mutex.
-func (en *entity) settle(s *broker.Settlement, sub broker.SubQueue, now int64) error {
+// settle applies one settlement under the entity mutex, made by actor.
+func (en *entity) settle(s *broker.Settlement, sub broker.SubQueue, now int64, actor string) error {
 	x := en.tokens[s.Token]
 	if x == nil || x.sub != sub {
 		return en.lockLost(sub, s.Token)
@@ -114,16 +113,16 @@ func (en *entity) settle(s *broker.Settlement, sub broker.SubQueue, now int64) e
 		en.remove(x)
 		en.emit(broker.EventCompleted, x, "")
 	case broker.Abandon:
-		en.release(x, now, broker.EventAbandoned, "", s.PropertiesToModify)
+		en.release(x, now, broker.EventAbandoned, "", s.PropertiesToModify, actor)
 	case broker.Release:
-		en.release(x, now, broker.EventReleased, "", nil)
+		en.release(x, now, broker.EventReleased, "", nil, actor)
 	case broker.DeadLetter:
 		if x.sub != broker.SubQueueMain {
 			return newErr(broker.CodeInvalid, en.path, "the message with sequence number %d is in the %s already; it cannot be dead-lettered again", x.seq, x.sub)
 		}
 		en.unindex(x)
 		en.unlockEntry(x)
-		en.deadLetter(x, s.Reason, s.Description, s.PropertiesToModify)
+		en.deadLetter(x, s.Reason, s.Description, s.PropertiesToModify, actor)
 	case broker.Defer:
 		en.unindex(x)
 		token := en.unlockEntry(x)
@@ -138,7 +137,7 @@ func (en *entity) settle(s *broker.Settlement, sub broker.SubQueue, now int64) e
 		}
 		en.index(x)
 		en.emitToken(broker.EventDeferred, x, token, "")
-		en.noteEnded(x, broker.EventDeferred, token, "", s.PropertiesToModify, 0)
+		en.noteEnded(x, broker.EventDeferred, token, "", s.PropertiesToModify, 0, actor)
 	default:
 		return newErr(broker.CodeInvalid, en.path, "unknown settlement kind %d", s.Kind)
 	}
@@ -185,15 +184,14 @@ func (e *Engine) renewLocks(ctx context.Context, entity string, tokens []broker.
 	}
 	var out []time.Time
 	err = e.withDue(en, func(now int64) (err error) {
-		en.by(ctx, "")
-		out, err = en.renewLocks(sub, tokens, now)
+		out, err = en.renewLocks(sub, tokens, now, e.by(""))
 		return err
 	})
 	return out, err
 }
 
-// renewLocks is renewLocks's work under en's mutex.
-func (en *entity) renewLocks(sub broker.SubQueue, tokens []broker.LockToken, now int64) ([]time.Time, error) {
+// renewLocks is renewLocks's work under en's mutex, as o says.
+func (en *entity) renewLocks(sub broker.SubQueue, tokens []broker.LockToken, now int64, o origin) ([]time.Time, error) {
 	if err := en.receiveRefused(); err != nil {
 		return nil, err
 	}
@@ -223,7 +221,7 @@ func (en *entity) renewLocks(sub broker.SubQueue, tokens []broker.LockToken, now
 		out[i] = time.Unix(0, until).UTC()
 		en.emit(broker.EventRenewed, x, "")
 		if en.eng.histLimit > 0 {
-			en.noteRider(x, broker.EventRenewed, now, until, "")
+			en.noteRider(x, broker.EventRenewed, now, until, o)
 		}
 	}
 	return out, nil

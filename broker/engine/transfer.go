@@ -70,7 +70,6 @@ func (e *Engine) transferDeadLetter(en *entity, msgs []*broker.Message, seqs []i
 	var total int64
 	var p store.Pending
 	if err := e.withLocked(en, func() (err error) {
-		en.from(origin{actor: o.actor, via: description})
 		now := e.now()
 		entries = make([]*entry, 0, len(msgs))
 		for i, m := range msgs {
@@ -80,7 +79,7 @@ func (e *Engine) transferDeadLetter(en *entity, msgs []*broker.Message, seqs []i
 			c := *m
 			c.ApplicationProperties = mergeProps(m.ApplicationProperties, nil, set)
 			c.Size = broker.MessageSize(&c)
-			entries = append(entries, en.accept(&c, seqs[i], now, broker.SubQueueTransferDeadLetter))
+			entries = append(entries, en.accept(&c, seqs[i], now, broker.SubQueueTransferDeadLetter, origin{actor: o.actor, via: description}))
 			total += c.Size
 		}
 		en.size += total

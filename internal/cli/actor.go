@@ -1,16 +1,14 @@
 package cli
 
 import (
-	"context"
 	"os"
 	"os/user"
-
-	"github.com/peeklock/peeklock/broker"
 )
 
 // Who acted, as message histories and serve's logs name it: the runbook
 // commands are "cli" and the OS user who ran them (on the store, through
-// the context; on an endpoint, as the AMQP connection's container id), the
+// the engine handle that names them; on an endpoint, as the AMQP
+// connection's container id), the
 // dashboard of connect is "dashboard" and its user, and the demo's
 // producers and consumers are the demo generator.
 const (
@@ -28,9 +26,4 @@ func actorName(role string) string {
 		return role + " " + n
 	}
 	return role
-}
-
-// asCLI returns ctx naming the runbook command's user as the actor.
-func asCLI(ctx context.Context) context.Context {
-	return broker.WithActor(ctx, actorName(actorCLI))
 }

@@ -24,9 +24,7 @@ func Execute(ctx context.Context, args []string, streams Streams) int {
 	root.SetErr(streams.Err)
 	root.SetArgs(normalizeArgs(root, args))
 	writeHelpAtOnce(root)
-	// What a runbook command does on the store is the command line's; the
-	// dashboard, the demo and serve's clients name themselves (actor.go).
-	err := fang.Execute(asCLI(ctx), root,
+	err := fang.Execute(ctx, root,
 		fang.WithVersion(version()),
 		fang.WithErrorHandler(func(_ io.Writer, _ fang.Styles, _ error) {}),
 		fang.WithNotifySignal(os.Interrupt, syscall.SIGTERM),

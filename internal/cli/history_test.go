@@ -21,18 +21,18 @@ func TestHistoryCommand(t *testing.T) {
 	if err := e.CreateEntity(ctx, broker.Entity{Path: "orders", Kind: broker.KindQueue}); err != nil {
 		t.Fatal(err)
 	}
-	app := broker.WithActor(ctx, "connection 1f link \x1b[31mred\x1b[0m")
-	if err := e.Send(app, "orders", []*broker.Message{{MessageID: "m-1"}, {MessageID: "m-2"}}); err != nil {
+	app := e.As("connection 1f link \x1b[31mred\x1b[0m")
+	if err := app.Send(ctx, "orders", []*broker.Message{{MessageID: "m-1"}, {MessageID: "m-2"}}); err != nil {
 		t.Fatal(err)
 	}
-	ms, err := e.Receive(app, broker.ReceiveRequest{Entity: "orders", Max: 2})
+	ms, err := app.Receive(ctx, broker.ReceiveRequest{Entity: "orders", Max: 2})
 	if err != nil || len(ms) != 2 {
 		t.Fatalf("receive: %v %v", ms, err)
 	}
-	if err := e.Settle(app, broker.Settlement{Kind: broker.DeadLetter, Entity: "orders", Token: ms[0].LockToken, Reason: "poison"}); err != nil {
+	if err := app.Settle(ctx, broker.Settlement{Kind: broker.DeadLetter, Entity: "orders", Token: ms[0].LockToken, Reason: "poison"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Settle(app, broker.Settlement{Kind: broker.Complete, Entity: "orders", Token: ms[1].LockToken}); err != nil {
+	if err := app.Settle(ctx, broker.Settlement{Kind: broker.Complete, Entity: "orders", Token: ms[1].LockToken}); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.Close(); err != nil {

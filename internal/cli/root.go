@@ -142,11 +142,11 @@ func startDemo(ctx context.Context, eng *engine.Engine, cfg demo.Config, o demo.
 	if err := demo.Setup(ctx, eng, cfg); err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
-	demoCtx, cancel := context.WithCancel(broker.WithActor(ctx, actorDemo))
+	demoCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		demo.Run(demoCtx, eng, cfg, o)
+		demo.Run(demoCtx, eng.As(actorDemo), cfg, o)
 	}()
 	return func() { cancel(); <-done }, nil
 }

@@ -104,7 +104,9 @@ func (e *endpointFlags) open(ctx context.Context, cmd, entity string, writes boo
 			eng.Close()
 			return nil, err
 		}
-		return e.wrap(eng, e.readOnly), nil
+		// What a runbook command does on the store is the command line's
+		// (actor.go).
+		return e.wrap(eng.As(actorName(actorCLI)), e.readOnly), nil
 	}
 	d := dashboardFlags{uiConfig: e.uiConfig}
 	var positional []string
