@@ -72,7 +72,7 @@
 // field of the entity. The events are written to the store in the batch of the
 // change they describe; a hand-out or renewal, which changes nothing else
 // in the store, is held back until its message's next change, or cancelled
-// by its completion (see entity.noteRider): a crash loses the held ones,
+// by its completion (see historyLog.rider): a crash loses the held ones,
 // which a clean close writes. Beside at most maxRiders held events per
 // entity, the engine keeps only a 16-bit event count per message, so a
 // history costs no memory beyond the store's; it is bounded (Options.HistoryLimit,

@@ -59,7 +59,7 @@ func (en *entity) activate(x *entry) {
 	en.index(x)
 	en.emit(broker.EventActivated, x, "")
 	if en.eng.histLimit > 0 {
-		en.note(x, store.HistoryEvent{Kind: broker.EventActivated, Actor: broker.ActorBroker})
+		en.hist.note(x, store.HistoryEvent{Kind: broker.EventActivated, Actor: broker.ActorBroker})
 	}
 	en.notify(x)
 }
@@ -98,7 +98,7 @@ func (en *entity) release(x *entry, now int64, kind broker.EventKind, why string
 		if x.sub == broker.SubQueueMain && kind != broker.EventReleased {
 			count++ // the count this failed delivery leaves, counted below
 		}
-		en.noteEnded(x, kind, token, why, props, count, actor)
+		en.hist.ended(x, kind, token, why, props, count, actor)
 	}
 	if x.sub == broker.SubQueueMain {
 		counted := kind != broker.EventReleased
@@ -133,7 +133,7 @@ func (en *entity) release(x *entry, now int64, kind broker.EventKind, why string
 func (en *entity) expire(x *entry) {
 	en.emit(broker.EventExpired, x, "")
 	if en.eng.histLimit > 0 && en.settings.DeadLetteringOnMessageExpiration {
-		en.note(x, store.HistoryEvent{Kind: broker.EventExpired, Actor: broker.ActorBroker})
+		en.hist.note(x, store.HistoryEvent{Kind: broker.EventExpired, Actor: broker.ActorBroker})
 	}
 	if en.settings.DeadLetteringOnMessageExpiration {
 		en.deadLetter(x, broker.ReasonTTLExpired, "The message expired and was dead lettered.", nil, broker.ActorBroker)
@@ -159,7 +159,7 @@ func (en *entity) deadLetter(x *entry, reason, description string, props map[str
 	}
 	if to := en.settings.ForwardDeadLetteredMessagesTo; to != "" && x.sub == broker.SubQueueMain {
 		ev.Detail = description + "; forwarded to " + to
-		en.note(x, ev)
+		en.hist.note(x, ev)
 		// Leave the index now; the message stays in the store until the
 		// target has accepted the copy.
 		x.gone = true
@@ -171,7 +171,7 @@ func (en *entity) deadLetter(x *entry, reason, description string, props map[str
 	en.leaveMain(x)
 	x.sub = broker.SubQueueDeadLetter
 	x.state = broker.StateActive
-	en.note(x, ev)
+	en.hist.note(x, ev)
 	en.index(x)
 	en.emit(broker.EventDeadLettered, x, reason)
 	en.notify(x)
@@ -208,7 +208,7 @@ func (en *entity) rewriteTo(x *entry, to broker.SubQueue, props, set map[string]
 	loc.Sub = to
 	var first *store.HistoryEvent
 	if x.hist != 0 {
-		first = en.storedFirstEvent(x) // the record keeps its first event
+		first = en.hist.storedFirstEvent(x) // the record keeps its first event
 	}
 	en.batch.PutMessageWithHistory(loc, meta, &m, first)
 	if to != from.Sub {

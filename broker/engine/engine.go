@@ -202,7 +202,7 @@ func (e *Engine) Close() error {
 }
 
 // flushAllRiders stores the history events still held back (see
-// entity.held), as the engine closes.
+// historyLog.held), as the engine closes.
 func (e *Engine) flushAllRiders() {
 	for _, en := range e.entityList() {
 		_ = e.withLocked(en, func() error { // a deleted entity has none

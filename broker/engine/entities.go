@@ -580,7 +580,8 @@ func (en *entity) markDeleted() {
 	en.mu.Lock()
 	defer en.mu.Unlock()
 	en.deleted = true
-	en.batch, en.histBuf, en.held = store.Batch{}, nil, heldEvents{}
+	en.batch = store.Batch{}
+	en.hist.buf, en.hist.held = nil, heldEvents{}
 	en.outbox = nil
 	for i := range en.waiters {
 		en.waiters[i].wakeAll()

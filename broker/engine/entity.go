@@ -82,14 +82,8 @@ type entity struct {
 
 	registered int64       // deadline registered with the sweeper; 0: none
 	batch      store.Batch // store changes made under mu, applied by commit
-	// histBuf holds the history events of batch's ops (PutHistory keeps a
-	// pointer until the batch is applied), so that an event costs no
-	// allocation; emptied with the batch.
-	histBuf []store.HistoryEvent
-	// held keeps back the history events of hand-outs and renewals, which
-	// change nothing else in the store (see noteRider).
-	held   heldEvents
-	outbox []outItem // dead-lettered messages to forward after mu is released
+	hist       historyLog  // the message histories, which it adds to batch
+	outbox     []outItem   // dead-lettered messages to forward after mu is released
 }
 
 // numSubQueues is the number of sub-queues of an entity: the main queue, the
@@ -125,6 +119,7 @@ func newEntity(eng *Engine, id uint32, ent broker.Entity) *entity {
 		dup:          make(map[string]int64),
 		rng:          newRNG(),
 	}
+	en.hist = historyLog{eng: eng, id: id, path: en.path, batch: &en.batch}
 	en.match = mustCompile(en.path, en.rules)
 	en.authRules = slices.Clone(ent.AuthorizationRules)
 	en.status.Store(uint32(en.settings.Status))
@@ -389,7 +384,7 @@ func (en *entity) remove(x *entry) {
 
 // forget uncounts an entry that has already been unindexed.
 func (en *entity) forget(x *entry) {
-	en.dropHistory(x)
+	en.hist.drop(x)
 	x.gone = true
 	en.size -= int64(x.size)
 	en.leaveMain(x)
@@ -409,7 +404,7 @@ func (en *entity) leaveMain(x *entry) {
 // commit applies the store changes made under mu. The caller may Wait on the
 // result after releasing mu.
 func (en *entity) commit() (store.Pending, error) {
-	if en.batch.Len() == en.held.riders {
+	if en.batch.Len() == en.hist.held.riders {
 		return store.Done{}, nil // riders alone wait for a change
 	}
 	return en.apply()
@@ -437,27 +432,17 @@ func (en *entity) resetBatch() {
 	if cap(en.batch.Ops) > maxKeptOps || cap(en.batch.Hist) > maxKeptOps {
 		en.batch = store.Batch{} // a huge batch (a purge, a settlement of thousands) keeps no memory
 	}
-	en.held.riders = 0
-	en.resetHistBuf()
+	en.hist.reset()
 }
 
-// maxKeptOps is the capacity of a batch (and of histBuf) that an entity
-// keeps for reuse.
+// maxKeptOps is the capacity of a batch (and of a history log's buf) that
+// an entity keeps for reuse.
 const maxKeptOps = 1024
-
-// resetHistBuf empties histBuf, once no batch points into it.
-func (en *entity) resetHistBuf() {
-	clear(en.histBuf)
-	en.histBuf = en.histBuf[:0]
-	if cap(en.histBuf) > maxKeptOps {
-		en.histBuf = nil
-	}
-}
 
 // flushRiders applies the batch with every held history event (a history
 // is read, the engine closes, too many are held), and logs a failure.
 func (en *entity) flushRiders() {
-	en.boardAll()
+	en.hist.boardAll()
 	if _, err := en.apply(); err != nil {
 		en.eng.log.Error("storing history events failed", "entity", en.path, "err", err)
 	}

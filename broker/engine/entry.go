@@ -37,8 +37,8 @@ type entry struct {
 	// hist counts the events of the message's history (the next event's
 	// index); histUnknown for a message loaded from the store. rider is
 	// where its newest held event waits in the entity (an index of
-	// entity.held plus one; 0: none), checked before use: the message's
-	// next change writes it, a completion cancels it (see noteRider). Both
+	// historyLog.held plus one; 0: none), checked before use: the message's
+	// next change writes it, a completion cancels it (see historyLog.rider). Both
 	// fit in what was padding. histInline says that event 0 is kept in the message's own
 	// record (see store.Batch.PutMessageWithHistory), so that deleting the
 	// record deletes it; false for a message loaded from the store, whose

@@ -111,13 +111,13 @@ func (e *Engine) fanOutStored(t *entity, list []*entity, msgs []*broker.Message,
 		if s != t {
 			t.batch.Ops = append(t.batch.Ops, s.batch.Ops...)
 			t.batch.Hist = append(t.batch.Hist, s.batch.Hist...)
-			s.batch.Reset() // its history events stay in s.histBuf until t's batch is applied
-			s.held.riders = 0
+			s.batch.Reset() // its history events stay in s.hist.buf until t's batch is applied
+			s.hist.held.riders = 0
 		}
 	}
 	p, err = t.commit()
 	for _, s := range held {
-		s.resetHistBuf()
+		s.hist.reset()
 	}
 	if err != nil {
 		for _, pt := range parts {

@@ -8,14 +8,14 @@ import (
 
 // heldEvents are the history events of hand-outs and renewals that an
 // entity holds back until their message's next change (see
-// entity.noteRider), in the order they happened.
+// historyLog.rider), in the order they happened.
 type heldEvents struct {
 	list []heldEvent
 	// live counts the events of list not yet boarded (put in the batch)
 	// or cancelled.
 	live int
 	// riders counts the ops in the entity's batch that are held events
-	// boarded when too many were held (see entity.compactHeld): commit
+	// boarded when too many were held (see historyLog.compact): commit
 	// leaves a batch of riders alone, for the entity's next change to take
 	// to the store.
 	riders int

@@ -106,7 +106,7 @@ func (src *entity) forwarded(it outItem, ferr error, target *entity) {
 	loc := x.loc(src.id)
 	if ferr == nil {
 		src.size -= int64(x.size)
-		src.dropHistory(x)
+		src.hist.drop(x)
 		src.batch.DeleteMessage(loc)
 		src.commitQuiet()
 		src.emit(broker.EventDeadLettered, x, it.reason)
@@ -126,7 +126,7 @@ func (src *entity) forwarded(it outItem, ferr error, target *entity) {
 	x.sub = to
 	src.index(x)
 	if src.eng.histLimit > 0 {
-		src.note(x, store.HistoryEvent{Kind: broker.EventDeadLettered, Actor: broker.ActorBroker, Reason: reason,
+		src.hist.note(x, store.HistoryEvent{Kind: broker.EventDeadLettered, Actor: broker.ActorBroker, Reason: reason,
 			Detail: "kept here: forwarding to " + it.to + " failed"})
 	}
 	src.commitQuiet()

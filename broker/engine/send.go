@@ -434,7 +434,7 @@ func (en *entity) accept(m *broker.Message, seq, now int64, sub broker.SubQueue,
 		case state == broker.StateScheduled:
 			kind = broker.EventScheduled
 		}
-		first = en.firstEvent(x, kind, now, reason, o) // kept in the message's record
+		first = en.hist.firstEvent(x, kind, now, reason, o) // kept in the message's record
 	}
 	en.batch.PutMessageWithHistory(x.loc(en.id), x.meta(), m, first)
 	return x

@@ -137,7 +137,7 @@ func (en *entity) settle(s *broker.Settlement, sub broker.SubQueue, now int64, a
 		}
 		en.index(x)
 		en.emitToken(broker.EventDeferred, x, token, "")
-		en.noteEnded(x, broker.EventDeferred, token, "", s.PropertiesToModify, 0, actor)
+		en.hist.ended(x, broker.EventDeferred, token, "", s.PropertiesToModify, 0, actor)
 	default:
 		return newErr(broker.CodeInvalid, en.path, "unknown settlement kind %d", s.Kind)
 	}
@@ -220,8 +220,8 @@ func (en *entity) renewLocks(sub broker.SubQueue, tokens []broker.LockToken, now
 		}
 		out[i] = time.Unix(0, until).UTC()
 		en.emit(broker.EventRenewed, x, "")
-		if en.eng.histLimit > 0 {
-			en.noteRider(x, broker.EventRenewed, now, until, o)
+		if en.hist.on() && en.hist.rider(x, broker.EventRenewed, now, until, o) {
+			en.flushRiders()
 		}
 	}
 	return out, nil
