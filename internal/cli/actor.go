@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"os"
 	"os/user"
 
 	"github.com/peeklock/peeklock/broker"
@@ -19,18 +18,19 @@ const (
 	actorDemo      = "demo generator"
 )
 
-// actorName is role with the OS user who runs peeklock, e.g. "cli alice".
-func actorName(role string) string {
+// actorName is role with the OS user who runs peeklock, e.g. "cli alice":
+// the account's name, else $USER of env.
+func actorName(role string, env environ) string {
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		return role + " " + u.Username
 	}
-	if n := os.Getenv("USER"); n != "" {
+	if n := env.get("USER"); n != "" {
 		return role + " " + n
 	}
 	return role
 }
 
 // asCLI returns ctx naming the runbook command's user as the actor.
-func asCLI(ctx context.Context) context.Context {
-	return broker.WithActor(ctx, actorName(actorCLI))
+func asCLI(ctx context.Context, env environ) context.Context {
+	return broker.WithActor(ctx, actorName(actorCLI, env))
 }

@@ -25,9 +25,15 @@ func refuseUnknownShell(c *cobra.Command) {
 
 // completeEntities offers the entity names of the endpoint a command's
 // flags name (--data, --connection, --namespace or
-// SERVICEBUS_CONNECTION_STRING) for its ENTITY argument; nothing when the
-// endpoint cannot be reached within a few seconds.
-func completeEntities(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+// SERVICEBUS_CONNECTION_STRING of env) for its ENTITY argument; nothing
+// when the endpoint cannot be reached within a few seconds.
+func completeEntities(env environ) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return entitiesOf(cmd, env, args, toComplete)
+	}
+}
+
+func entitiesOf(cmd *cobra.Command, env environ, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	if len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -38,7 +44,7 @@ func completeEntities(cmd *cobra.Command, args []string, toComplete string) ([]c
 		}
 		return ""
 	}
-	e := endpointFlags{data: str("data"), connection: str("connection"), namespace: str("namespace"),
+	e := endpointFlags{env: env, data: str("data"), connection: str("connection"), namespace: str("namespace"),
 		adminURL: str("admin-url"), uiConfig: str("ui-config"), output: outTable}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

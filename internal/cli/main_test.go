@@ -20,7 +20,7 @@ import (
 
 // TestCommandLine checks the exit statuses and messages of the command
 // line: --help exits 0, a bad flag or argument exits 2 with one line. It
-// runs in process, with the streams captured.
+// runs in process, with the streams captured and the environment given.
 func TestCommandLine(t *testing.T) {
 	for _, tc := range []struct {
 		args   []string
@@ -34,7 +34,9 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"--bogus"}, nil, 2, "peeklock: unknown flag: --bogus (see peeklock --help)\n"},
 		{[]string{"-bogus"}, nil, 2, "peeklock: unknown flag: -bogus (see peeklock --help)\n"},
 		{[]string{"extra"}, nil, 2, "peeklock: unknown command \"extra\" (see peeklock --help)\n"},
-		{[]string{"connect"}, []string{"SERVICEBUS_CONNECTION_STRING="}, 2, "no connection string"},
+		{[]string{"connect"}, nil, 2, "no connection string"},
+		{[]string{"connect"}, []string{"SERVICEBUS_CONNECTION_STRING=Endpoint=sb://x;SharedAccessKeyName=k"}, 2, "connect: bad connection string"},
+		{[]string{"list"}, []string{"SERVICEBUS_CONNECTION_STRING=amqp://nowhere:5672", "SERVICEBUS_CONNECTION_STRING="}, 2, "list: no endpoint"},
 		{[]string{"--config", "/nonexistent/Config.json", "--no-demo"}, nil, 2, "peeklock: config /nonexistent/Config.json: no such file (see peeklock --help)\n"},
 		{[]string{"serve", "--max-connections", "0"}, nil, 2, "peeklock: --max-connections 0: at least 1 (see peeklock --help)\n"},
 		{[]string{"serve", "--max-frame-size", "100"}, nil, 2, "--max-frame-size 100: between 512 and 4294967295 bytes"},
@@ -47,12 +49,8 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"serve", "--key", "k=secret:Send,Read"}, nil, 2, `key "k": unknown right "Read"; the rights are Manage, Send and Listen`},
 		{[]string{"serve", "--key", "k=:Send"}, nil, 2, `want NAME=KEY[:RIGHTS], got "k=…"`},
 	} {
-		for _, kv := range tc.env {
-			name, value, _ := strings.Cut(kv, "=")
-			t.Setenv(name, value)
-		}
 		var buf syncbuf.Buffer
-		status := Execute(context.Background(), tc.args, Streams{In: strings.NewReader(""), Out: &buf, Err: &buf})
+		status := Execute(context.Background(), tc.args, Streams{In: strings.NewReader(""), Out: &buf, Err: &buf, Env: tc.env})
 		out := buf.String()
 		if status != tc.status || !strings.Contains(string(out), tc.want) {
 			t.Errorf("peeklock %s: status %d, output %q; want status %d and %q", strings.Join(tc.args, " "), status, out, tc.status, tc.want)

@@ -89,7 +89,7 @@ func TestBenchmarkRunbook(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "store.jsonl")
 	measure("export on the store (--data)", 100_000, "export", "big", "--dlq", "--data", dir, "--out", out)
 
-	conn, adminAddr, stop := startServe(t, bin, "--data", dir)
+	conn, adminAddr, stop := startServe(t, "--data", dir)
 	defer stop()
 	remote := []string{"--connection", conn, "--admin-url", "http://" + adminAddr}
 	out = filepath.Join(t.TempDir(), "serve.jsonl")
