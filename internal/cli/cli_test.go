@@ -102,7 +102,7 @@ func TestCompletionScripts(t *testing.T) {
 	if err != nil || strings.TrimSpace(string(out)) != "complete -o default -F __start_peeklock peeklock" {
 		t.Fatalf("bash does not load the completion script: %v\n%s", err, out)
 	}
-	// What the script asks the binary for when the user presses tab.
+	// What the script asks peeklock for when the user presses tab.
 	r := runCLI(t, "", nil, "__complete", "se")
 	if r.status != 0 || !strings.Contains(r.stdout, "serve") {
 		t.Fatalf("completing \"se\": status %d, %q", r.status, r.stdout)
@@ -144,7 +144,7 @@ func TestNormalizeArgs(t *testing.T) {
 	}
 }
 
-// TestSingleDashFlagsStillWork runs the binary with the single-dash flags
+// TestSingleDashFlagsStillWork runs the command line with the single-dash flags
 // scripts used before: each is parsed (the run gets past the flags to a
 // check that names what it was given).
 func TestSingleDashFlagsStillWork(t *testing.T) {

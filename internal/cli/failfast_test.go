@@ -22,7 +22,7 @@ func filesUnder(t *testing.T, dir string) []string {
 	return out
 }
 
-// refusal runs the binary in a fresh home (XDG_CONFIG_HOME inside it) and
+// refusal runs the command line in a fresh home (XDG_CONFIG_HOME inside it) and
 // checks that it refuses with exactly one line on stderr holding want, the
 // exit status, that it wrote nothing into the home, opened no listener,
 // and echoed no secret.

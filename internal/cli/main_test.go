@@ -183,8 +183,12 @@ var binary struct {
 
 // TestMain runs the tests with HOME and the XDG directories in a temporary
 // directory (the binaries they start inherit them), and fails when any
-// wrote under the real home or into the working directory.
+// wrote under the real home or into the working directory. fang sizes the
+// root's help by the process's stdout, not by the command's output: the
+// tests fix it at the width a pipe gets (fang's __FANG_TEST_WIDTH), so that
+// the help golden texts also hold when `go test` runs in a terminal.
 func TestMain(m *testing.M) {
+	os.Setenv("__FANG_TEST_WIDTH", "120")
 	code := testhome.Main(m)
 	if binary.dir != "" {
 		os.RemoveAll(binary.dir)

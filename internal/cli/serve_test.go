@@ -26,7 +26,11 @@ func startServe(t *testing.T, args ...string) (conn, adminAddr string, stop func
 	p := launchServe(t, []string{"XDG_CONFIG_HOME=" + t.TempDir()}, append([]string{"--amqp", "127.0.0.1:0", "--admin", "127.0.0.1:0"}, args...)...)
 	conn = p.wait(`connection_string="([^"]+)"`)[1]
 	adminAddr = p.wait(`msg="admin API ready" addr=(\S+)`)[1]
-	return conn, adminAddr, func() { p.stop() }
+	return conn, adminAddr, func() {
+		if status := p.stop(); status != 0 {
+			t.Errorf("serve ended with status %d when interrupted:\n%s", status, p.err.String())
+		}
+	}
 }
 
 // writeConfig writes an emulator Config.json with the given queues (a JSON
@@ -61,7 +65,7 @@ func sdkSender(t *testing.T, conn, entity string) (*azservicebus.Client, *azserv
 	return client, sender
 }
 
-// TestServeIsAnEmulator runs the real binary as `peeklock serve` with an
+// TestServeIsAnEmulator runs `peeklock serve` (in process) with an
 // emulator Config.json and durable storage, uses it with the official SDK
 // through the emulator connection string it prints, restarts it, and finds
 // the message it stored still there.

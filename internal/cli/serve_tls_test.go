@@ -45,7 +45,7 @@ const (
 	reTrustCA   = `msg="trust the local CA [^"]*SSL_CERT_FILE=[^"]*NODE_EXTRA_CA_CERTS=[^"]*system store[^"]*" ca=(\S+) created=(\w+)`
 )
 
-// TestServeTLSEndToEnd runs the real binary: on first start it makes a
+// TestServeTLSEndToEnd runs `peeklock serve` (in process): on first start it makes a
 // local CA in DATA/tls and says in one line how to trust it; the official
 // SDK then uses TLS on the AMQP port and on --tls-addr, its admin client
 // HTTPS on the AMQP port (no URL rewritten), and WebSockets; a second start
@@ -152,10 +152,11 @@ func roundTrip(ctx context.Context, t *testing.T, c *azservicebus.Client, q, bod
 }
 
 // TestServeTLSOn5671 runs serve with --tls-addr 127.0.0.1:5671 and the
-// official SDK in a child process with nothing but SSL_CERT_FILE: the
-// connection string "Endpoint=sb://localhost;..." (no port, no emulator
-// flag) is what an application written for Azure has. Skipped when 5671 is
-// taken.
+// official SDK in a child process with nothing but SSL_CERT_FILE (a
+// process of its own: the system roots, SSL_CERT_FILE's included, are read
+// once per process): the connection string "Endpoint=sb://localhost;..."
+// (no port, no emulator flag) is what an application written for Azure
+// has. Skipped when 5671 is taken.
 func TestServeTLSOn5671(t *testing.T) {
 	if l, err := net.Listen("tcp", "127.0.0.1:5671"); err != nil {
 		t.Skipf("127.0.0.1:5671 is in use: %v", err)
