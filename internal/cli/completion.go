@@ -29,39 +29,35 @@ func refuseUnknownShell(c *cobra.Command) {
 // when the endpoint cannot be reached within a few seconds.
 func completeEntities(env environ) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		return entitiesOf(cmd, env, args, toComplete)
-	}
-}
-
-func entitiesOf(cmd *cobra.Command, env environ, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	if len(args) > 0 {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	fs := cmd.Flags()
-	str := func(name string) string {
-		if f := fs.Lookup(name); f != nil {
-			return f.Value.String()
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		return ""
-	}
-	e := endpointFlags{env: env, data: str("data"), connection: str("connection"), namespace: str("namespace"),
-		adminURL: str("admin-url"), uiConfig: str("ui-config"), output: outTable}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c, err := e.open(ctx, cmd.Name(), "", false)
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	defer c.Close()
-	list, err := c.Entities(ctx)
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	var out []cobra.Completion
-	for _, ent := range list {
-		if strings.HasPrefix(strings.ToLower(ent.Path), strings.ToLower(toComplete)) {
-			out = append(out, ent.Path)
+		fs := cmd.Flags()
+		str := func(name string) string {
+			if f := fs.Lookup(name); f != nil {
+				return f.Value.String()
+			}
+			return ""
 		}
+		e := endpointFlags{env: env, data: str("data"), connection: str("connection"), namespace: str("namespace"),
+			adminURL: str("admin-url"), uiConfig: str("ui-config"), output: outTable}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		c, err := e.open(ctx, cmd.Name(), "", false)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		defer c.Close()
+		list, err := c.Entities(ctx)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var out []cobra.Completion
+		for _, ent := range list {
+			if strings.HasPrefix(strings.ToLower(ent.Path), strings.ToLower(toComplete)) {
+				out = append(out, ent.Path)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
 	}
-	return out, cobra.ShellCompDirectiveNoFileComp
 }
