@@ -7,7 +7,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"syscall"
 
 	"charm.land/fang/v2"
 )
@@ -16,7 +15,8 @@ import (
 // what failed at run time, 2 for what the user typed wrong (one line on
 // stderr, before any screen or listener), 3 when a filter matched nothing.
 // The commands read and write through streams, so a test can run them in
-// process and read what they printed.
+// process and read what they printed; they end when ctx does (main.go ends
+// it on an interrupt or SIGTERM).
 func Execute(ctx context.Context, args []string, streams Streams) int {
 	root := newRootCommand(streams)
 	root.SetArgs(normalizeArgs(root, args))
@@ -28,7 +28,6 @@ func Execute(ctx context.Context, args []string, streams Streams) int {
 		fang.WithVersion(version()),
 		fang.WithoutManpage(), // ours writes to the command's output (man.go)
 		fang.WithErrorHandler(func(_ io.Writer, _ fang.Styles, _ error) {}),
-		fang.WithNotifySignal(os.Interrupt, syscall.SIGTERM),
 	)
 	return report(streams.Err, err)
 }
