@@ -206,7 +206,12 @@ func buildBinary(t *testing.T) string {
 			return
 		}
 		binary.path = filepath.Join(binary.dir, "peeklock")
-		binary.out, binary.err = exec.Command("go", "build", "-o", binary.path, "../..").CombinedOutput()
+		build := exec.Command("go", "build", "-o", binary.path, "../..")
+		// The go command may write telemetry into its config directory
+		// after it ended: the binary's directory, not a test's TempDir
+		// (a test may have set XDG_CONFIG_HOME to one).
+		build.Env = append(os.Environ(), "XDG_CONFIG_HOME="+binary.dir)
+		binary.out, binary.err = build.CombinedOutput()
 	})
 	if binary.err != nil {
 		t.Fatalf("go build: %v\n%s", binary.err, binary.out)

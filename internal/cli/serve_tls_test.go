@@ -164,6 +164,10 @@ func TestServeTLSOn5671(t *testing.T) {
 		l.Close()
 	}
 	config := writeConfig(t, `[{"Name":"q","Properties":{}}]`)
+	// The child keeps the test binary's config directory, not serve's: the
+	// go command it runs (testhome) may leave telemetry files there after
+	// it ended, which a TempDir of this test would fail to remove.
+	childConfig := os.Getenv("XDG_CONFIG_HOME")
 	cfgHome := t.TempDir()
 	p := launchServe(t, []string{"XDG_CONFIG_HOME=" + cfgHome}, "--amqp", "", "--admin", "", "--tls-addr", "127.0.0.1:5671", "--config", config)
 	ca := p.wait(reTrustCA)[1]
@@ -172,7 +176,7 @@ func TestServeTLSOn5671(t *testing.T) {
 	}
 	p.wait(reTLSReady)
 	cmd := exec.Command(os.Args[0], "-test.run", "^TestServeTLSChild$", "-test.v")
-	cmd.Env = append(os.Environ(), "SSL_CERT_FILE="+ca,
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+childConfig, "SSL_CERT_FILE="+ca,
 		"PEEKLOCK_TLS_CHILD=Endpoint=sb://localhost;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE")
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--- PASS: TestServeTLSChild") {
