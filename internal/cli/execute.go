@@ -34,7 +34,9 @@ func Execute(ctx context.Context, args []string, streams Streams) int {
 
 // Streams are the standard input, output and error and the environment a
 // command line runs with: the process's in main.go, buffers and a few
-// variables in a test. Every command reads and writes through them.
+// variables in a test. Every command reads and writes through them (the
+// dashboard reads its keys from the controlling terminal when In is a
+// file that is not one, as Bubble Tea does).
 type Streams struct {
 	In       io.Reader
 	Out, Err io.Writer
