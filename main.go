@@ -9,10 +9,17 @@ package main
 import (
 	"context"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/peeklock/peeklock/internal/cli"
 )
 
 func main() {
-	os.Exit(cli.Execute(context.Background(), os.Args[1:], cli.ProcessStreams()))
+	// An interrupt or SIGTERM ends the command's context: serve shuts
+	// down, tail and list --watch stop, the dashboard quits.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	status := cli.Execute(ctx, os.Args[1:], cli.ProcessStreams())
+	stop()
+	os.Exit(status)
 }

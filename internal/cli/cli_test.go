@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"flag"
 	"os"
 	"os/exec"
@@ -13,33 +12,6 @@ import (
 )
 
 var update = flag.Bool("update", false, "rewrite the golden help texts in testdata/help")
-
-// result is what a run of the binary gave.
-type result struct {
-	stdout, stderr string
-	status         int
-}
-
-// runBin runs the binary with args, a fresh XDG_CONFIG_HOME and HOME (so
-// that nothing of the user's is read or written) plus env, and stdin.
-func runBin(t *testing.T, stdin string, env []string, args ...string) result {
-	t.Helper()
-	cmd := exec.Command(buildBinary(t), args...)
-	home := t.TempDir()
-	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "HOME="+home, "SERVICEBUS_CONNECTION_STRING=")
-	cmd.Env = append(cmd.Env, env...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	status := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		status = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{out.String(), errb.String(), status}
-}
 
 // helpCommands are the commands whose help texts are golden.
 var helpCommands = [][]string{
@@ -58,7 +30,7 @@ var trailingSpace = regexp.MustCompile(`(?m)[ \t]+$`)
 func TestGoldenHelp(t *testing.T) {
 	for _, args := range helpCommands {
 		name := strings.Join(append([]string{"peeklock"}, args...), "-")
-		r := runBin(t, "", nil, append(slices.Clone(args), "--help")...)
+		r := runCLI(t, "", nil, append(slices.Clone(args), "--help")...)
 		if r.status != 0 || r.stderr != "" {
 			t.Fatalf("%s --help: status %d, stderr %q", name, r.status, r.stderr)
 		}
@@ -83,7 +55,7 @@ func TestGoldenHelp(t *testing.T) {
 			t.Errorf("%s --help differs from %s (go test -run TestGoldenHelp -update rewrites it):\n%s", name, path, got)
 		}
 		if len(args) > 0 && args[0] != "help" {
-			h := runBin(t, "", nil, append([]string{"help"}, args...)...)
+			h := runCLI(t, "", nil, append([]string{"help"}, args...)...)
 			if trailingSpace.ReplaceAllString(h.stdout, "") != got {
 				t.Errorf("peeklock help %s differs from its --help", strings.Join(args, " "))
 			}
@@ -95,7 +67,7 @@ func TestGoldenHelp(t *testing.T) {
 func TestVersion(t *testing.T) {
 	var seen []string
 	for _, args := range [][]string{{"--version"}, {"-v"}, {"version"}, {"-version"}} {
-		r := runBin(t, "", nil, args...)
+		r := runCLI(t, "", nil, args...)
 		if r.status != 0 || !strings.HasPrefix(r.stdout, "peeklock version ") || strings.Count(r.stdout, "\n") != 1 {
 			t.Fatalf("%v: status %d, %q %q", args, r.status, r.stdout, r.stderr)
 		}
@@ -107,30 +79,35 @@ func TestVersion(t *testing.T) {
 }
 
 // TestCompletionScripts: each shell's script is generated, and bash loads
-// its script and completes peeklock's commands with it.
+// its script and completes peeklock's commands with it (bash is the one
+// process: the script is generated in process).
 func TestCompletionScripts(t *testing.T) {
+	scripts := map[string]string{}
 	for _, sh := range []string{"bash", "zsh", "fish", "powershell"} {
-		r := runBin(t, "", nil, "completion", sh)
+		r := runCLI(t, "", nil, "completion", sh)
 		if r.status != 0 || !strings.Contains(r.stdout, "peeklock") {
 			t.Fatalf("completion %s: status %d, %d bytes, %q", sh, r.status, len(r.stdout), r.stderr)
 		}
+		scripts[sh] = r.stdout
 	}
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash is not installed")
 	}
-	bin := buildBinary(t)
-	cmd := exec.Command("bash", "-c", `set -e; source <(peeklock completion bash); complete -p peeklock`)
-	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+":"+os.Getenv("PATH"))
+	script := filepath.Join(t.TempDir(), "peeklock.bash")
+	if err := os.WriteFile(script, []byte(scripts["bash"]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", "-c", `set -e; source "$1"; complete -p peeklock`, "bash", script)
 	out, err := cmd.CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != "complete -o default -F __start_peeklock peeklock" {
 		t.Fatalf("bash does not load the completion script: %v\n%s", err, out)
 	}
-	// What the script asks the binary for when the user presses tab.
-	r := runBin(t, "", nil, "__complete", "se")
+	// What the script asks peeklock for when the user presses tab.
+	r := runCLI(t, "", nil, "__complete", "se")
 	if r.status != 0 || !strings.Contains(r.stdout, "serve") {
 		t.Fatalf("completing \"se\": status %d, %q", r.status, r.stdout)
 	}
-	r = runBin(t, "", nil, "__complete", "serve", "--max-c")
+	r = runCLI(t, "", nil, "__complete", "serve", "--max-c")
 	if r.status != 0 || !strings.Contains(r.stdout, "--max-connections") {
 		t.Fatalf("completing \"serve --max-c\": status %d, %q", r.status, r.stdout)
 	}
@@ -138,7 +115,7 @@ func TestCompletionScripts(t *testing.T) {
 
 // TestManPage: `peeklock man` writes a man page with every command.
 func TestManPage(t *testing.T) {
-	r := runBin(t, "", nil, "man")
+	r := runCLI(t, "", nil, "man")
 	if r.status != 0 || !strings.Contains(r.stdout, ".TH PEEKLOCK") || !strings.Contains(r.stdout, "serve") {
 		t.Fatalf("man: status %d, %q…", r.status, r.stdout[:min(len(r.stdout), 200)])
 	}
@@ -147,7 +124,7 @@ func TestManPage(t *testing.T) {
 // TestNormalizeArgs: single-dash long flags of the standard flag package
 // become double-dash ones; shorthands, values and what follows "--" stay.
 func TestNormalizeArgs(t *testing.T) {
-	root := newRootCommand()
+	root := newRootCommand(Streams{})
 	for _, tc := range []struct{ in, want string }{
 		{"-entity q -no-demo -data /d", "--entity q --no-demo --data /d"},
 		{"serve -amqp=:5672 -admin :5300 -key a=b", "serve --amqp=:5672 --admin :5300 --key a=b"},
@@ -167,7 +144,7 @@ func TestNormalizeArgs(t *testing.T) {
 	}
 }
 
-// TestSingleDashFlagsStillWork runs the binary with the single-dash flags
+// TestSingleDashFlagsStillWork runs the command line with the single-dash flags
 // scripts used before: each is parsed (the run gets past the flags to a
 // check that names what it was given).
 func TestSingleDashFlagsStillWork(t *testing.T) {
@@ -185,7 +162,7 @@ func TestSingleDashFlagsStillWork(t *testing.T) {
 		{[]string{"connect", "-read-only", "-entity", "q"}, 2, "no connection string"},
 		{[]string{"-help"}, 0, ""},
 	} {
-		r := runBin(t, "", nil, tc.args...)
+		r := runCLI(t, "", nil, tc.args...)
 		if r.status != tc.status || !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("peeklock %s: status %d, stderr %q; want %d and %q", strings.Join(tc.args, " "), r.status, r.stderr, tc.status, tc.want)
 		}

@@ -25,37 +25,39 @@ func refuseUnknownShell(c *cobra.Command) {
 
 // completeEntities offers the entity names of the endpoint a command's
 // flags name (--data, --connection, --namespace or
-// SERVICEBUS_CONNECTION_STRING) for its ENTITY argument; nothing when the
-// endpoint cannot be reached within a few seconds.
-func completeEntities(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	if len(args) > 0 {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	fs := cmd.Flags()
-	str := func(name string) string {
-		if f := fs.Lookup(name); f != nil {
-			return f.Value.String()
+// SERVICEBUS_CONNECTION_STRING of env) for its ENTITY argument; nothing
+// when the endpoint cannot be reached within a few seconds.
+func completeEntities(env environ) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		return ""
-	}
-	e := endpointFlags{data: str("data"), connection: str("connection"), namespace: str("namespace"),
-		adminURL: str("admin-url"), uiConfig: str("ui-config"), output: outTable}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c, err := e.open(ctx, cmd.Name(), "", false)
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	defer c.Close()
-	list, err := c.Entities(ctx)
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	var out []cobra.Completion
-	for _, ent := range list {
-		if strings.HasPrefix(strings.ToLower(ent.Path), strings.ToLower(toComplete)) {
-			out = append(out, ent.Path)
+		fs := cmd.Flags()
+		str := func(name string) string {
+			if f := fs.Lookup(name); f != nil {
+				return f.Value.String()
+			}
+			return ""
 		}
+		e := endpointFlags{env: env, data: str("data"), connection: str("connection"), namespace: str("namespace"),
+			adminURL: str("admin-url"), uiConfig: str("ui-config"), output: outTable}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		c, err := e.open(ctx, cmd.Name(), "", false)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		defer c.Close()
+		list, err := c.Entities(ctx)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var out []cobra.Completion
+		for _, ent := range list {
+			if strings.HasPrefix(strings.ToLower(ent.Path), strings.ToLower(toComplete)) {
+				out = append(out, ent.Path)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
 	}
-	return out, cobra.ShellCompDirectiveNoFileComp
 }

@@ -3,8 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,7 +15,7 @@ import (
 
 // newConnectCommand returns `peeklock connect`: the dashboard on a remote
 // endpoint.
-func newConnectCommand() *cobra.Command {
+func newConnectCommand(env environ) *cobra.Command {
 	var d dashboardFlags
 	var sf sshFlags
 	var namespace, adminURL string
@@ -45,7 +45,7 @@ The endpoint, the credential and --entity are checked before the screen opens.`,
   peeklock connect --namespace mybus.servicebus.windows.net`,
 		Args: maxOneConnection,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runConnect(cmd.Context(), args, d, sf, namespace, adminURL, websockets)
+			return runConnect(cmd.Context(), terminalOf(cmd, env), cmd.ErrOrStderr(), args, d, sf, namespace, adminURL, websockets)
 		},
 	}
 	fs := cmd.Flags()
@@ -66,8 +66,10 @@ func maxOneConnection(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-func runConnect(ctx context.Context, args []string, d dashboardFlags, sf sshFlags, namespace, adminURL string, websockets bool) error {
-	conn, readOnly, err := connection("connect", args, namespace, &d)
+// runConnect runs the dashboard of connect on term, or serves it over SSH
+// with its log on logw.
+func runConnect(ctx context.Context, term terminal, logw io.Writer, args []string, d dashboardFlags, sf sshFlags, namespace, adminURL string, websockets bool) error {
+	conn, readOnly, err := connection("connect", args, namespace, &d, term.env)
 	if err != nil {
 		return err
 	}
@@ -81,7 +83,7 @@ func runConnect(ctx context.Context, args []string, d dashboardFlags, sf sshFlag
 	if err != nil {
 		return err
 	}
-	client, err := dial(ctx, conn, d.entity, adminURL, actorName(actorDashboard))
+	client, err := dial(ctx, conn, d.entity, adminURL, actorName(actorDashboard, term.env))
 	if err != nil {
 		return err
 	}
@@ -91,9 +93,9 @@ func runConnect(ctx context.Context, args []string, d dashboardFlags, sf sshFlag
 		if err != nil {
 			return err
 		}
-		return plan.serve(ctx, client, l, slog.New(slog.NewTextHandler(os.Stderr, nil)))
+		return plan.serve(ctx, client, l, slog.New(slog.NewTextHandler(logw, nil)))
 	}
-	return runDashboard(ctx, client, opts)
+	return runDashboard(ctx, term, client, opts)
 }
 
 // dial connects to conn as who (the AMQP container id, which serve's
@@ -120,9 +122,9 @@ func dial(ctx context.Context, conn remote.ConnectionString, entity, adminURL, w
 // connection finds what the command cmd (connect, or a runbook command)
 // connects to: the connection string given, a named connection of the
 // config file (its entity becomes d.entity when none is given),
-// SERVICEBUS_CONNECTION_STRING, or a namespace for Entra ID. A bad string is
-// a usage error whose text never holds a secret.
-func connection(cmd string, positional []string, namespace string, d *dashboardFlags) (remote.ConnectionString, bool, error) {
+// SERVICEBUS_CONNECTION_STRING of env, or a namespace for Entra ID. A bad
+// string is a usage error whose text never holds a secret.
+func connection(cmd string, positional []string, namespace string, d *dashboardFlags, env environ) (remote.ConnectionString, bool, error) {
 	raw, readOnly := "", false
 	if len(positional) == 1 {
 		raw = strings.TrimSpace(positional[0])
@@ -138,7 +140,7 @@ func connection(cmd string, positional []string, namespace string, d *dashboardF
 		}
 	}
 	if raw == "" && namespace == "" {
-		raw = strings.TrimSpace(os.Getenv("SERVICEBUS_CONNECTION_STRING"))
+		raw = strings.TrimSpace(env.get("SERVICEBUS_CONNECTION_STRING"))
 	}
 	var conn remote.ConnectionString
 	var err error

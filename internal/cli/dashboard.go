@@ -3,12 +3,14 @@ package cli
 import (
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/peeklock/peeklock/broker"
@@ -91,17 +93,42 @@ func (d *dashboardFlags) options() (model.Options, error) {
 	return opts, nil
 }
 
-// runDashboard runs the dashboard on c with opts until the user quits or
-// ctx ends.
-func runDashboard(ctx context.Context, c broker.Client, opts model.Options) error {
+// terminal is what the dashboard of a command runs on: the command's input
+// and output and the environment (TERM, NO_COLOR…).
+type terminal struct {
+	in  io.Reader
+	out io.Writer
+	env environ
+}
+
+// terminalOf is the terminal of cmd, whose environment is env.
+func terminalOf(cmd *cobra.Command, env environ) terminal {
+	return terminal{in: cmd.InOrStdin(), out: cmd.OutOrStdout(), env: env}
+}
+
+// options are the program options of the terminal. A file that is not a
+// terminal (stdin a pipe) is left to Bubble Tea, which reads the keys from
+// the controlling terminal then; an empty environment stays empty (Bubble
+// Tea reads the process's for a nil one).
+func (t terminal) options() []tea.ProgramOption {
+	opts := []tea.ProgramOption{tea.WithOutput(t.out), tea.WithEnvironment(append([]string{}, t.env...))}
+	if _, file := t.in.(*os.File); !file || isTerminal(t.in) {
+		opts = append(opts, tea.WithInput(t.in))
+	}
+	return opts
+}
+
+// runDashboard runs the dashboard on c with opts, on term, until the user
+// quits or ctx ends.
+func runDashboard(ctx context.Context, term terminal, c broker.Client, opts model.Options) error {
 	if opts.ReadOnly {
 		c = broker.ReadOnly(c)
 	}
-	opts.StateDir = model.DefaultStateDir()                    // the last entity, per endpoint (not for SSH sessions)
-	opts.NoColor = opts.NoColor || os.Getenv("NO_COLOR") != "" // this terminal's user; SSH sessions read their client's
+	opts.StateDir = model.DefaultStateDir()                       // the last entity, per endpoint (not for SSH sessions)
+	opts.NoColor = opts.NoColor || term.env.get("NO_COLOR") != "" // this terminal's user; SSH sessions read their client's
 	m := model.New(c, opts)
 	defer m.Close()
-	_, err := tea.NewProgram(m, tea.WithContext(ctx)).Run()
+	_, err := tea.NewProgram(m, append(term.options(), tea.WithContext(ctx))...).Run()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		return nil
 	}

@@ -14,8 +14,8 @@ import (
 )
 
 // newDeadLetterCommand returns `peeklock deadletter`.
-func newDeadLetterCommand() *cobra.Command {
-	var e endpointFlags
+func newDeadLetterCommand(env environ) *cobra.Command {
+	e := endpointFlags{env: env}
 	var seqs []int64
 	var filter, reason, description string
 	var max int
@@ -58,7 +58,7 @@ nothing exits 3.` + endpointHelp,
 				return err
 			}
 			defer c.Close()
-			d := deadLetterRun{c: c, entity: args[0], reason: reason, description: description, format: e.output}
+			d := deadLetterRun{errw: cmd.ErrOrStderr(), c: c, entity: args[0], reason: reason, description: description, format: e.output}
 			if filter != "" {
 				f := msgfilter.Parse(filter)
 				if seqs, err = d.matching(cmd.Context(), f, max); err != nil {
@@ -83,6 +83,7 @@ nothing exits 3.` + endpointHelp,
 
 // deadLetterRun is one deadletter command.
 type deadLetterRun struct {
+	errw                io.Writer // the summary
 	c                   broker.Client
 	entity              string
 	reason, description string
@@ -147,7 +148,7 @@ func (d *deadLetterRun) run(ctx context.Context, w io.Writer, seqs []int64) erro
 		}
 	}
 	dlq := broker.SubQueueAddress(d.entity, broker.SubQueueDeadLetter)
-	fmt.Fprintf(stderr, "peeklock: dead-lettered %d message(s) of %s to %s, %d failed, in %s\n", ok, d.entity, dlq, failed, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(d.errw, "peeklock: dead-lettered %d message(s) of %s to %s, %d failed, in %s\n", ok, d.entity, dlq, failed, time.Since(start).Round(time.Millisecond))
 	if failed > 0 {
 		return fmt.Errorf("deadletter: %d of %d failed; first: sequence number %d: %s", failed, len(out), firstFailed(out).SequenceNumber, firstFailed(out).Error)
 	}

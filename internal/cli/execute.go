@@ -7,7 +7,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"syscall"
 
 	"charm.land/fang/v2"
 )
@@ -16,30 +15,36 @@ import (
 // what failed at run time, 2 for what the user typed wrong (one line on
 // stderr, before any screen or listener), 3 when a filter matched nothing.
 // The commands read and write through streams, so a test can run them in
-// process and read what they printed.
+// process and read what they printed; they end when ctx does (main.go ends
+// it on an interrupt or SIGTERM).
 func Execute(ctx context.Context, args []string, streams Streams) int {
-	root := newRootCommand()
-	root.SetIn(streams.In)
-	root.SetOut(streams.Out)
-	root.SetErr(streams.Err)
+	root := newRootCommand(streams)
 	root.SetArgs(normalizeArgs(root, args))
 	writeHelpAtOnce(root)
+	root.AddCommand(newManCommand()) // after: its help is fang's, as it was
 	err := fang.Execute(ctx, root,
 		fang.WithVersion(version()),
+		fang.WithoutManpage(), // ours writes to the command's output (man.go)
 		fang.WithErrorHandler(func(_ io.Writer, _ fang.Styles, _ error) {}),
-		fang.WithNotifySignal(os.Interrupt, syscall.SIGTERM),
 	)
 	return report(streams.Err, err)
 }
 
-// Streams are the standard input, output and error a command line runs
-// with: the process's in main.go, buffers in a test.
+// Streams are the standard input, output and error and the environment a
+// command line runs with: the process's in main.go, buffers and a few
+// variables in a test. Every command reads and writes through them (the
+// dashboard reads its keys from the controlling terminal when In is a
+// file that is not one, as Bubble Tea does).
 type Streams struct {
 	In       io.Reader
 	Out, Err io.Writer
+	// Env holds the environment variables as os.Environ gives them
+	// ("NAME=value"); nil is an empty environment.
+	Env []string
 }
 
-// ProcessStreams returns the process's own standard streams.
+// ProcessStreams returns the process's own standard streams and
+// environment.
 func ProcessStreams() Streams {
-	return Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}
+	return Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Env: os.Environ()}
 }

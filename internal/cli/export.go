@@ -8,12 +8,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// stderr is where progress goes.
-var stderr = os.Stderr
-
 // newExportCommand returns `peeklock export`.
-func newExportCommand() *cobra.Command {
-	var e endpointFlags
+func newExportCommand(env environ) *cobra.Command {
+	e := endpointFlags{env: env}
 	var r readFlags
 	var out string
 	cmd := &cobra.Command{
@@ -35,7 +32,7 @@ a terminal. --filter keeps the messages that match (exit status 3 when none does
 			if out != "" {
 				open = newFile(out)
 			}
-			n, err := runRead(cmd.Context(), open, "export", args[0], &e, &r, true)
+			n, err := runRead(cmd.Context(), open, cmd.ErrOrStderr(), "export", args[0], &e, &r, true)
 			if err == nil && out != "" {
 				fmt.Fprintf(cmd.OutOrStdout(), "exported %d messages to %s\n", n, out)
 			}

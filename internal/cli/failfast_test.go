@@ -22,14 +22,14 @@ func filesUnder(t *testing.T, dir string) []string {
 	return out
 }
 
-// refusal runs the binary in a fresh home (XDG_CONFIG_HOME inside it) and
+// refusal runs the command line in a fresh home (XDG_CONFIG_HOME inside it) and
 // checks that it refuses with exactly one line on stderr holding want, the
 // exit status, that it wrote nothing into the home, opened no listener,
 // and echoed no secret.
 func refusal(t *testing.T, status int, want string, secrets []string, args ...string) {
 	t.Helper()
 	home := t.TempDir()
-	r := runBin(t, "", []string{"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "HOME=" + home}, args...)
+	r := runCLI(t, "", []string{"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "HOME=" + home}, args...)
 	line := strings.TrimSuffix(r.stderr, "\n")
 	if r.status != status || !strings.Contains(line, want) || strings.Contains(line, "\n") || !strings.HasPrefix(line, "peeklock: ") {
 		t.Errorf("peeklock %s:\n status %d, stderr %q\n want status %d and one line with %q", strings.Join(args, " "), r.status, r.stderr, status, want)
@@ -119,9 +119,8 @@ func TestFailFastWhatTheUserTyped(t *testing.T) {
 // unreachable endpoint are found before the dashboard opens; the key and
 // the wrong key are never echoed.
 func TestFailFastAgainstServe(t *testing.T) {
-	bin := buildBinary(t)
 	config := writeConfig(t, `[{"Name":"orders","Properties":{}},{"Name":"payments","Properties":{}}]`)
-	conn, adminAddr, stop := startServe(t, bin, "--config", config, "--key", "app=c2VjcmV0")
+	conn, adminAddr, stop := startServe(t, "--config", config, "--key", "app=c2VjcmV0")
 	defer stop()
 	wrong := strings.Replace(conn, "SharedAccessKey=c2VjcmV0", "SharedAccessKey=V1JPTkdLRVk=", 1)
 	secrets := []string{"c2VjcmV0", "V1JPTkdLRVk="}

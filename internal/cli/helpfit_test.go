@@ -15,7 +15,7 @@ func TestHelpFits80Columns(t *testing.T) {
 		if len(args) == 0 {
 			continue // the root's help is fang's own
 		}
-		r := runBin(t, "", nil, append(args, "--help")...)
+		r := runCLI(t, "", nil, append(args, "--help")...)
 		for _, line := range strings.Split(r.stdout, "\n") {
 			if strings.TrimRight(line, " \t") != line {
 				t.Errorf("%v --help: trailing space in %q", args, line)
@@ -28,7 +28,7 @@ func TestHelpFits80Columns(t *testing.T) {
 			}
 		}
 	}
-	r := runBin(t, "", nil, "purge", "--help")
+	r := runCLI(t, "", nil, "purge", "--help")
 	if !strings.Contains(r.stdout, "peeklock purge orders --dlq --yes --data ./data\n") {
 		t.Errorf("purge --help lacks its whole example:\n%s", r.stdout)
 	}

@@ -8,7 +8,8 @@ import (
 // TestHelpSurvivesAClosedPipe: `peeklock serve --help` into a pipe whose
 // reader stops after the first bytes (as `| grep -q` does) exits 0, because
 // the help reaches the pipe in one write; written piece by piece it died of
-// SIGPIPE, and a probe under `set -o pipefail` failed.
+// SIGPIPE, and a probe under `set -o pipefail` failed. It runs the binary:
+// SIGPIPE is what a process gets when it writes to a pipe no one reads.
 func TestHelpSurvivesAClosedPipe(t *testing.T) {
 	bin := buildBinary(t)
 	for range 20 {

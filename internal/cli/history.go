@@ -14,8 +14,8 @@ import (
 )
 
 // newHistoryCommand returns `peeklock history`.
-func newHistoryCommand() *cobra.Command {
-	var e endpointFlags
+func newHistoryCommand(env environ) *cobra.Command {
+	e := endpointFlags{env: env}
 	cmd := &cobra.Command{
 		Use:   "history ENTITY SEQ",
 		Short: "Show what happened to a message",

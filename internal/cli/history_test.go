@@ -39,7 +39,7 @@ func TestHistoryCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	r := runBin(t, "", nil, "history", "orders/$DeadLetterQueue", "1", "--data", dir)
+	r := runCLI(t, "", nil, "history", "orders/$DeadLetterQueue", "1", "--data", dir)
 	if r.status != 0 {
 		t.Fatalf("history: status %d, %s", r.status, r.stderr)
 	}
@@ -56,7 +56,7 @@ func TestHistoryCommand(t *testing.T) {
 		t.Errorf("table:\n%q", r.stdout)
 	}
 
-	r = runBin(t, "", nil, "history", "orders", "1", "--data", dir, "-o", "json")
+	r = runCLI(t, "", nil, "history", "orders", "1", "--data", dir, "-o", "json")
 	var h historyJSON
 	if err := json.Unmarshal([]byte(r.stdout), &h); err != nil || r.status != 0 {
 		t.Fatalf("json: %v, status %d: %s %s", err, r.status, r.stdout, r.stderr)
@@ -74,7 +74,7 @@ func TestHistoryCommand(t *testing.T) {
 		{[]string{"history", "orders", "--data", dir}, "give its sequence number"},
 		{[]string{"history", "orders", "x", "--data", dir}, `"x" is not a sequence number`},
 	} {
-		r := runBin(t, "", nil, c.args...)
+		r := runCLI(t, "", nil, c.args...)
 		if r.status == 0 || !strings.Contains(r.stderr, c.want) {
 			t.Errorf("peeklock %s: status %d, stderr %q; want a failure saying %q", strings.Join(c.args, " "), r.status, r.stderr, c.want)
 		}
@@ -94,7 +94,7 @@ func TestHistoryNamesTheCLI(t *testing.T) {
 				t.Fatalf("peek: %+v", got)
 			}
 			out := ep.must(t, "history", "payments", fmt.Sprint(got[0].SequenceNumber))
-			want := actorName(actorCLI)
+			want := actorName(actorCLI, nil)
 			if ep.conn != "" {
 				want = `(container "peeklock ` + want + `")`
 			}

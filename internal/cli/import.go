@@ -14,8 +14,8 @@ import (
 )
 
 // newImportCommand returns `peeklock import`.
-func newImportCommand() *cobra.Command {
-	var e endpointFlags
+func newImportCommand(env environ) *cobra.Command {
+	e := endpointFlags{env: env}
 	var batch int
 	cmd := &cobra.Command{
 		Use:   "import ENTITY FILE.jsonl",
@@ -50,7 +50,7 @@ before it.` + endpointHelp,
 				return err
 			}
 			defer c.Close()
-			return runImport(cmd.Context(), c, cmd.OutOrStdout(), e.output, args[0], msgs, batch)
+			return runImport(cmd.Context(), c, cmd.OutOrStdout(), cmd.ErrOrStderr(), e.output, args[0], msgs, batch)
 		},
 	}
 	cmd.Flags().IntVar(&batch, "batch", 100, "messages per send")
@@ -91,8 +91,8 @@ type importJSON struct {
 }
 
 // runImport sends msgs to entity in batches.
-func runImport(ctx context.Context, c broker.Client, w io.Writer, format, entity string, msgs []*broker.Message, batch int) error {
-	bar := newProgress(stderr, "import "+entity, int64(len(msgs)))
+func runImport(ctx context.Context, c broker.Client, w, errw io.Writer, format, entity string, msgs []*broker.Message, batch int) error {
+	bar := newProgress(errw, "import "+entity, int64(len(msgs)))
 	sent := 0
 	for sent < len(msgs) {
 		end := min(sent+batch, len(msgs))

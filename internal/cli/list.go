@@ -16,8 +16,8 @@ import (
 )
 
 // newListCommand returns `peeklock list`: entities with their counts.
-func newListCommand() *cobra.Command {
-	var e endpointFlags
+func newListCommand(env environ) *cobra.Command {
+	e := endpointFlags{env: env}
 	var watch bool
 	var interval time.Duration
 	cmd := &cobra.Command{
@@ -50,7 +50,7 @@ terminal; json and jsonl write one list per refresh).` + endpointHelp,
 				return err
 			}
 			defer c.Close()
-			return runList(cmd.Context(), c, cmd.OutOrStdout(), e.output, watch, interval)
+			return runList(cmd.Context(), c, cmd.OutOrStdout(), cmd.ErrOrStderr(), e.output, watch, interval)
 		},
 	}
 	e.register(cmd.Flags(), outTable)
@@ -80,8 +80,9 @@ func toEntityJSON(e broker.Entity) entityJSON {
 		Transfer: n.Transfer, SizeBytes: n.SizeBytes}
 }
 
-// runList lists the entities once, or every interval while watch.
-func runList(ctx context.Context, c broker.Client, w io.Writer, format string, watch bool, interval time.Duration) error {
+// runList lists the entities on w once, or every interval while watch;
+// the endpoint's notices go to errw.
+func runList(ctx context.Context, c broker.Client, w, errw io.Writer, format string, watch bool, interval time.Duration) error {
 	redraw := watch && format == outTable && isTerminal(w)
 	_, askServe := remoteOf(c)
 	locksKnown := true
@@ -102,7 +103,7 @@ func runList(ctx context.Context, c broker.Client, w io.Writer, format string, w
 			}
 		}
 		if _, notice := broker.StatusOf(c); notice != "" {
-			fmt.Fprintf(os.Stderr, "peeklock: %s\n", notice)
+			fmt.Fprintf(errw, "peeklock: %s\n", notice)
 		}
 		if redraw {
 			fmt.Fprint(w, "\x1b[H\x1b[2J") // home, clear
@@ -158,8 +159,8 @@ func writeEntities(w io.Writer, format string, list []broker.Entity, locksKnown 
 	return tw.Flush()
 }
 
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// isTerminal reports whether the stream s is a terminal.
+func isTerminal(s any) bool {
+	f, ok := s.(*os.File)
 	return ok && term.IsTerminal(f.Fd())
 }

@@ -20,7 +20,7 @@ import (
 
 // TestCommandLine checks the exit statuses and messages of the command
 // line: --help exits 0, a bad flag or argument exits 2 with one line. It
-// runs in process, with the streams captured.
+// runs in process, with the streams captured and the environment given.
 func TestCommandLine(t *testing.T) {
 	for _, tc := range []struct {
 		args   []string
@@ -34,7 +34,9 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"--bogus"}, nil, 2, "peeklock: unknown flag: --bogus (see peeklock --help)\n"},
 		{[]string{"-bogus"}, nil, 2, "peeklock: unknown flag: -bogus (see peeklock --help)\n"},
 		{[]string{"extra"}, nil, 2, "peeklock: unknown command \"extra\" (see peeklock --help)\n"},
-		{[]string{"connect"}, []string{"SERVICEBUS_CONNECTION_STRING="}, 2, "no connection string"},
+		{[]string{"connect"}, nil, 2, "no connection string"},
+		{[]string{"connect"}, []string{"SERVICEBUS_CONNECTION_STRING=Endpoint=sb://x;SharedAccessKeyName=k"}, 2, "connect: bad connection string"},
+		{[]string{"list"}, []string{"SERVICEBUS_CONNECTION_STRING=amqp://nowhere:5672", "SERVICEBUS_CONNECTION_STRING="}, 2, "list: no endpoint"},
 		{[]string{"--config", "/nonexistent/Config.json", "--no-demo"}, nil, 2, "peeklock: config /nonexistent/Config.json: no such file (see peeklock --help)\n"},
 		{[]string{"serve", "--max-connections", "0"}, nil, 2, "peeklock: --max-connections 0: at least 1 (see peeklock --help)\n"},
 		{[]string{"serve", "--max-frame-size", "100"}, nil, 2, "--max-frame-size 100: between 512 and 4294967295 bytes"},
@@ -47,12 +49,8 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"serve", "--key", "k=secret:Send,Read"}, nil, 2, `key "k": unknown right "Read"; the rights are Manage, Send and Listen`},
 		{[]string{"serve", "--key", "k=:Send"}, nil, 2, `want NAME=KEY[:RIGHTS], got "k=…"`},
 	} {
-		for _, kv := range tc.env {
-			name, value, _ := strings.Cut(kv, "=")
-			t.Setenv(name, value)
-		}
 		var buf syncbuf.Buffer
-		status := Execute(context.Background(), tc.args, Streams{In: strings.NewReader(""), Out: &buf, Err: &buf})
+		status := Execute(context.Background(), tc.args, Streams{In: strings.NewReader(""), Out: &buf, Err: &buf, Env: tc.env})
 		out := buf.String()
 		if status != tc.status || !strings.Contains(string(out), tc.want) {
 			t.Errorf("peeklock %s: status %d, output %q; want status %d and %q", strings.Join(tc.args, " "), status, out, tc.status, tc.want)
@@ -185,8 +183,12 @@ var binary struct {
 
 // TestMain runs the tests with HOME and the XDG directories in a temporary
 // directory (the binaries they start inherit them), and fails when any
-// wrote under the real home or into the working directory.
+// wrote under the real home or into the working directory. fang sizes the
+// root's help by the process's stdout, not by the command's output: the
+// tests fix it at the width a pipe gets (fang's __FANG_TEST_WIDTH), so that
+// the help golden texts also hold when `go test` runs in a terminal.
 func TestMain(m *testing.M) {
+	os.Setenv("__FANG_TEST_WIDTH", "120")
 	code := testhome.Main(m)
 	if binary.dir != "" {
 		os.RemoveAll(binary.dir)
@@ -204,7 +206,12 @@ func buildBinary(t *testing.T) string {
 			return
 		}
 		binary.path = filepath.Join(binary.dir, "peeklock")
-		binary.out, binary.err = exec.Command("go", "build", "-o", binary.path, "../..").CombinedOutput()
+		build := exec.Command("go", "build", "-o", binary.path, "../..")
+		// The go command may write telemetry into its config directory
+		// after it ended: the binary's directory, not a test's TempDir
+		// (a test may have set XDG_CONFIG_HOME to one).
+		build.Env = append(os.Environ(), "XDG_CONFIG_HOME="+binary.dir)
+		binary.out, binary.err = build.CombinedOutput()
 	})
 	if binary.err != nil {
 		t.Fatalf("go build: %v\n%s", binary.err, binary.out)

@@ -46,8 +46,8 @@ func (r *readFlags) request(entity string) (broker.BrowseRequest, msgfilter.Filt
 }
 
 // newPeekCommand returns `peeklock peek`.
-func newPeekCommand() *cobra.Command {
-	var e endpointFlags
+func newPeekCommand(env environ) *cobra.Command {
+	e := endpointFlags{env: env}
 	var r readFlags
 	cmd := &cobra.Command{
 		Use:   "peek ENTITY",
@@ -68,7 +68,7 @@ when none does).` + endpointHelp,
   peeklock peek orders --filter 'ACME Corp' --max 100`,
 		Args: oneEntity,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, err := runRead(cmd.Context(), stdoutOf(cmd), "peek", args[0], &e, &r, false)
+			_, err := runRead(cmd.Context(), stdoutOf(cmd), cmd.ErrOrStderr(), "peek", args[0], &e, &r, false)
 			return err
 		},
 	}
@@ -90,7 +90,7 @@ func stdoutOf(cmd *cobra.Command) output {
 
 // runRead writes the messages the flags ask for (peek, export) and returns
 // how many it wrote: it exits 3 when a filter matched nothing.
-func runRead(ctx context.Context, open output, name, entity string, e *endpointFlags, r *readFlags, progressBar bool) (n int, err error) {
+func runRead(ctx context.Context, open output, errw io.Writer, name, entity string, e *endpointFlags, r *readFlags, progressBar bool) (n int, err error) {
 	req, f, what, err := r.request(entity)
 	if err != nil {
 		return 0, err
@@ -118,7 +118,7 @@ func runRead(ctx context.Context, open output, name, entity string, e *endpointF
 				total = min(total, int64(r.max))
 			}
 		}
-		bar = newProgress(stderr, name+" "+what, total)
+		bar = newProgress(errw, name+" "+what, total)
 	}
 	sink := newMessageSink(e.output, w)
 	for p := range readMessages(ctx, c, req, f, r.max) {

@@ -15,8 +15,8 @@ type purgeJSON struct {
 }
 
 // newPurgeCommand returns `peeklock purge`.
-func newPurgeCommand() *cobra.Command {
-	var e endpointFlags
+func newPurgeCommand(env environ) *cobra.Command {
+	e := endpointFlags{env: env}
 	var dlq, transferDLQ, yes bool
 	cmd := &cobra.Command{
 		Use:   "purge ENTITY --yes",

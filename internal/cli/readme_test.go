@@ -39,7 +39,9 @@ func readmeRunbooks(t *testing.T) []string {
 
 // TestReadmeRunbooksWork runs each recipe of the README's Runbooks section
 // (with the store of a temporary directory for "-c prod") on a queue with
-// four dead letters, and checks what it did.
+// four dead letters, and checks what it did. The recipes are shell scripts
+// (pipes into jq, $?, command substitution), so bash runs them, with the
+// binary on its PATH.
 func TestReadmeRunbooksWork(t *testing.T) {
 	recipes := readmeRunbooks(t)
 	if len(recipes) != 4 {

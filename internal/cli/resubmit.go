@@ -16,8 +16,8 @@ import (
 )
 
 // newResubmitCommand returns `peeklock resubmit`.
-func newResubmitCommand() *cobra.Command {
-	var e endpointFlags
+func newResubmitCommand(env environ) *cobra.Command {
+	e := endpointFlags{env: env}
 	var dlq, transferDLQ, dryRun bool
 	var filter string
 	var max, concurrency int
@@ -61,7 +61,7 @@ Messages received on the way that are not to be resubmitted are given back uncha
 				return err
 			}
 			defer c.Close()
-			r := resubmitRun{c: c, entity: args[0], subs: subs, filter: msgfilter.Parse(filter), max: max, concurrency: concurrency, format: e.output}
+			r := resubmitRun{errw: cmd.ErrOrStderr(), c: c, entity: args[0], subs: subs, filter: msgfilter.Parse(filter), max: max, concurrency: concurrency, format: e.output}
 			if dryRun {
 				return r.dryRun(cmd.Context(), cmd.OutOrStdout())
 			}
@@ -81,6 +81,7 @@ Messages received on the way that are not to be resubmitted are given back uncha
 
 // resubmitRun is one resubmit command.
 type resubmitRun struct {
+	errw        io.Writer // the progress bar and the summary
 	c           broker.Client
 	entity      string
 	subs        []broker.SubQueue
@@ -141,7 +142,7 @@ func (r *resubmitRun) dryRun(ctx context.Context, w io.Writer) error {
 	if r.filter.Active() && len(found) == 0 {
 		return noMatchError{fmt.Sprintf("resubmit: no message of %s matches %q", r.what(), r.filter.Raw())}
 	}
-	fmt.Fprintf(stderr, "peeklock: would resubmit %d message(s) to %s (--dry-run: nothing changed)\n", len(found), broker.ResubmitTarget(r.entity))
+	fmt.Fprintf(r.errw, "peeklock: would resubmit %d message(s) to %s (--dry-run: nothing changed)\n", len(found), broker.ResubmitTarget(r.entity))
 	return nil
 }
 
@@ -178,7 +179,7 @@ func (r *resubmitRun) run(ctx context.Context, w io.Writer) error {
 	}
 	target := broker.ResubmitTarget(r.entity)
 	out := newOutcomes(w, r.format)
-	bar := newProgress(stderr, "resubmit "+r.what(), total)
+	bar := newProgress(r.errw, "resubmit "+r.what(), total)
 	start := time.Now()
 	err := broker.ResubmitFrom(ctx, r.c, r.entity, opts, func(dlq string, m *broker.Message, err error) {
 		o := outcomeJSON{SequenceNumber: m.SequenceNumber, MessageID: m.MessageID, From: dlq, To: target, Resubmitted: err == nil}
@@ -193,7 +194,7 @@ func (r *resubmitRun) run(ctx context.Context, w io.Writer) error {
 		err = cerr
 	}
 	ok, failed := out.ok, out.failed
-	fmt.Fprintf(stderr, "peeklock: resubmitted %d message(s) to %s, %d failed, in %s\n", ok, target, failed, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(r.errw, "peeklock: resubmitted %d message(s) to %s, %d failed, in %s\n", ok, target, failed, time.Since(start).Round(time.Millisecond))
 	switch {
 	case err != nil:
 		return fmt.Errorf("resubmit: %w (%d resubmitted before)", err, ok)

@@ -16,8 +16,10 @@ import (
 )
 
 // newRootCommand returns the peeklock command with every subcommand: the
-// dashboard on the embedded broker when run alone.
-func newRootCommand() *cobra.Command {
+// dashboard on the embedded broker when run alone. The commands read and
+// write the streams s and read their environment variables from s.Env.
+func newRootCommand(s Streams) *cobra.Command {
+	env := environ(s.Env)
 	var d dashboardFlags
 	var b brokerFlags
 	var noDemo bool
@@ -39,17 +41,22 @@ listener too, so that an application can connect while you watch every lock.`,
   peeklock --data ./data --no-demo --entity orders --read-only`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runRoot(cmd.Context(), d, b, noDemo)
+			return runRoot(cmd.Context(), terminalOf(cmd, env), d, b, noDemo)
 		},
 	}
+	// Set before the built-in commands are made: cobra's completion
+	// command takes its output when it is made.
+	root.SetIn(s.In)
+	root.SetOut(s.Out)
+	root.SetErr(s.Err)
 	fs := root.Flags()
 	d.register(fs)
 	b.register(fs, "", "")
 	fs.BoolVar(&noDemo, "no-demo", false, "do not create demo entities or run demo traffic")
 	fs.SortFlags = false
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
-	root.AddCommand(newServeCommand(), newConnectCommand(), newVersionCommand())
-	addRunbookCommands(root)
+	root.AddCommand(newServeCommand(), newConnectCommand(env), newVersionCommand())
+	addRunbookCommands(root, env)
 	decorateBuiltins(root)
 	return root
 }
@@ -73,7 +80,7 @@ func noArgs(cmd *cobra.Command, args []string) error {
 // runRoot runs the dashboard on the embedded broker. Everything the user
 // typed is checked before the data directory is opened, the demo entities
 // made, a socket bound or the screen taken.
-func runRoot(ctx context.Context, d dashboardFlags, b brokerFlags, noDemo bool) error {
+func runRoot(ctx context.Context, term terminal, d dashboardFlags, b brokerFlags, noDemo bool) error {
 	cfg, err := b.check()
 	if err != nil {
 		return err
@@ -133,7 +140,7 @@ func runRoot(ctx context.Context, d dashboardFlags, b brokerFlags, noDemo bool) 
 		}
 		defer stop()
 	}
-	return runDashboard(ctx, eng, opts)
+	return runDashboard(ctx, term, eng, opts)
 }
 
 // startDemo makes the demo's entities and runs its traffic on eng, as the

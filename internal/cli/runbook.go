@@ -18,15 +18,16 @@ import (
 )
 
 // addRunbookCommands adds the commands for runbooks and scripts: list,
-// peek, tail, send, import, export, resubmit, deadletter, purge, history.
-func addRunbookCommands(root *cobra.Command) {
+// peek, tail, send, import, export, resubmit, deadletter, purge, history;
+// they read their environment variables from env.
+func addRunbookCommands(root *cobra.Command, env environ) {
 	root.AddGroup(&cobra.Group{ID: "runbook", Title: "runbook commands"})
-	for _, c := range []*cobra.Command{newListCommand(), newPeekCommand(), newTailCommand(), newSendCommand(),
-		newImportCommand(), newExportCommand(), newResubmitCommand(), newDeadLetterCommand(), newPurgeCommand(), newHistoryCommand()} {
+	for _, c := range []*cobra.Command{newListCommand(env), newPeekCommand(env), newTailCommand(env), newSendCommand(env),
+		newImportCommand(env), newExportCommand(env), newResubmitCommand(env), newDeadLetterCommand(env), newPurgeCommand(env), newHistoryCommand(env)} {
 		c.GroupID = "runbook"
 		c.Flags().SortFlags = false
 		if strings.Contains(c.Use, "ENTITY") {
-			c.ValidArgsFunction = completeEntities
+			c.ValidArgsFunction = completeEntities(env)
 		}
 		root.AddCommand(c)
 	}
@@ -42,8 +43,10 @@ connection of the config file, else SERVICEBUS_CONNECTION_STRING, or --namespace
 Entra ID. --read-only (or read_only = true in the config file) refuses every change.`
 
 // endpointFlags choose the endpoint of a runbook command and how it
-// writes its results.
+// writes its results; env is the environment of the command line
+// (SERVICEBUS_CONNECTION_STRING, USER).
 type endpointFlags struct {
+	env        environ
 	data       string
 	connection string
 	namespace  string
@@ -106,16 +109,16 @@ func (e *endpointFlags) open(ctx context.Context, cmd, entity string, writes boo
 		}
 		// What a runbook command does on the store is the command line's
 		// (actor.go).
-		return e.wrap(eng.As(actorName(actorCLI)), e.readOnly), nil
+		return e.wrap(eng.As(actorName(actorCLI, e.env)), e.readOnly), nil
 	}
 	d := dashboardFlags{uiConfig: e.uiConfig}
 	var positional []string
 	if e.connection != "" {
 		positional = []string{e.connection}
 	}
-	conn, readOnly, err := connection(cmd, positional, e.namespace, &d)
+	conn, readOnly, err := connection(cmd, positional, e.namespace, &d, e.env)
 	if err != nil {
-		if e.connection == "" && e.namespace == "" && os.Getenv("SERVICEBUS_CONNECTION_STRING") == "" {
+		if e.connection == "" && e.namespace == "" && e.env.get("SERVICEBUS_CONNECTION_STRING") == "" {
 			return nil, usagef("%s: no endpoint: give --data DIR or --connection (a connection string or a name of the config file), or set SERVICEBUS_CONNECTION_STRING", cmd)
 		}
 		return nil, err
@@ -124,7 +127,7 @@ func (e *endpointFlags) open(ctx context.Context, cmd, entity string, writes boo
 	if writes && readOnly {
 		return nil, readOnlyRefusal(cmd)
 	}
-	client, err := dial(ctx, conn, entity, e.adminURL, actorName(actorCLI))
+	client, err := dial(ctx, conn, entity, e.adminURL, actorName(actorCLI, e.env))
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -61,13 +60,12 @@ func fillDeadLettered(t *testing.T, dir, queue string, n int) {
 
 // TestBenchmarkRunbook measures `peeklock export` of a 100,000-message
 // dead-letter queue and `peeklock resubmit` of 10,000, over loopback
-// against `peeklock serve --data` (and on the store itself). Run with
-// PEEKLOCK_BENCH=1; BENCHMARKS.md has the results.
+// against `peeklock serve --data` (and on the store itself), both run in
+// process. Run with PEEKLOCK_BENCH=1; BENCHMARKS.md has the results.
 func TestBenchmarkRunbook(t *testing.T) {
 	if os.Getenv("PEEKLOCK_BENCH") == "" {
 		t.Skip("set PEEKLOCK_BENCH=1 to measure export and resubmit")
 	}
-	bin := buildBinary(t)
 	dir := t.TempDir()
 	start := time.Now()
 	fillDeadLettered(t, dir, "big", 100_000)
@@ -76,20 +74,18 @@ func TestBenchmarkRunbook(t *testing.T) {
 
 	measure := func(what string, n int, args ...string) {
 		t.Helper()
-		cmd := exec.Command(bin, args...)
-		cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
 		start := time.Now()
-		out, err := cmd.CombinedOutput()
+		r := runCLI(t, "", nil, args...)
 		d := time.Since(start)
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", what, err, out)
+		if r.status != 0 {
+			t.Fatalf("%s: status %d\n%s", what, r.status, r.stderr)
 		}
 		t.Logf("%s: %d messages in %s: %.0f msg/s", what, n, d.Round(time.Millisecond), float64(n)/d.Seconds())
 	}
 	out := filepath.Join(t.TempDir(), "store.jsonl")
 	measure("export on the store (--data)", 100_000, "export", "big", "--dlq", "--data", dir, "--out", out)
 
-	conn, adminAddr, stop := startServe(t, bin, "--data", dir)
+	conn, adminAddr, stop := startServe(t, "--data", dir)
 	defer stop()
 	remote := []string{"--connection", conn, "--admin-url", "http://" + adminAddr}
 	out = filepath.Join(t.TempDir(), "serve.jsonl")

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -34,7 +33,6 @@ type endpoint struct {
 // store filled through the engine, serve through the official SDK.
 func runbookEndpoints(t *testing.T, n int) []endpoint {
 	t.Helper()
-	bin := buildBinary(t)
 	dir := t.TempDir()
 	e := openStore(t, dir)
 	ctx := context.Background()
@@ -62,7 +60,7 @@ func runbookEndpoints(t *testing.T, n int) []endpoint {
 	}
 
 	config := writeConfig(t, `[{"Name":"orders","Properties":{"LockDuration":"PT1M"}},{"Name":"payments","Properties":{}}]`)
-	conn, adminAddr, stop := startServe(t, bin, "--config", config)
+	conn, adminAddr, stop := startServe(t, "--config", config)
 	t.Cleanup(stop)
 	client, sender := sdkSender(t, conn, "orders")
 	for i := 1; i <= n; i++ {
@@ -114,7 +112,7 @@ func reasonOf(id string) string {
 // run runs a runbook command on the endpoint.
 func (ep endpoint) run(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
-	return runBin(t, stdin, nil, append(args, ep.args...)...)
+	return runCLI(t, stdin, nil, append(args, ep.args...)...)
 }
 
 // must runs a command that must succeed.
@@ -403,15 +401,7 @@ func TestRunbookTail(t *testing.T) {
 	if err := sender.SendMessage(ctx, &azservicebus.Message{MessageID: ptr("pre-1"), Body: []byte("there before"), ApplicationProperties: map[string]any{"tenant": "acme"}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(buildBinary(t), append([]string{"tail", "payments", "-o", "jsonl", "--max", "2", "--interval", "100ms", "--filter", "tenant=acme"}, serve.args...)...)
-	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	tail := startCLI(t, nil, append([]string{"tail", "payments", "-o", "jsonl", "--max", "2", "--interval", "100ms", "--filter", "tenant=acme"}, serve.args...)...)
 	time.Sleep(300 * time.Millisecond) // let it find where the queue ends
 	for i := 1; ; i++ {
 		id := fmt.Sprintf("t-%d", i)
@@ -420,20 +410,19 @@ func TestRunbookTail(t *testing.T) {
 			t.Fatal(err)
 		}
 		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("tail: %v: %s", err, errb.String())
+		case <-tail.ended:
+			if tail.status != 0 {
+				t.Fatalf("tail: status %d: %s", tail.status, tail.err.String())
 			}
-			got := jsonLines(t, out.String())
+			got := jsonLines(t, tail.out.String())
 			if len(got) != 2 || got[0].MessageID == "pre-1" || got[0].ApplicationProperties["tenant"] != "acme" || got[1].ApplicationProperties["tenant"] != "acme" || got[0].SequenceNumber >= got[1].SequenceNumber {
-				t.Fatalf("tail wrote %s", out.String())
+				t.Fatalf("tail wrote %s", tail.out.String())
 			}
 			return
 		case <-time.After(200 * time.Millisecond):
 		}
 		if i > 100 {
-			cmd.Process.Kill()
-			t.Fatalf("tail did not see two messages in %d sent: %s %s", i, out.String(), errb.String())
+			t.Fatalf("tail did not see two messages in %d sent: %s %s", i, tail.out.String(), tail.err.String())
 		}
 	}
 }
@@ -473,7 +462,7 @@ func TestRunbookRefusals(t *testing.T) {
 		{[]string{"list", "--data", "/tmp", "--connection", "x"}, "give --data or a connection"},
 		{[]string{"list", "--connection", "prod"}, `list: "prod" is not a connection string, and the config file cannot name it`},
 	} {
-		r := runBin(t, "", nil, tc.args...)
+		r := runCLI(t, "", nil, tc.args...)
 		if r.status != 2 || !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("peeklock %s: %d %q, want 2 and %q", strings.Join(tc.args, " "), r.status, r.stderr, tc.want)
 		}
@@ -490,13 +479,13 @@ func TestRunbookNamedConnection(t *testing.T) {
 	os.WriteFile(cfg, []byte(fmt.Sprintf("[connections.dev]\nconnection_string = %q\nread_only = true\n", serve.conn)), 0o600)
 	env := []string{"XDG_CONFIG_HOME=" + home}
 	admin := serve.args[3]
-	if r := runBin(t, "", env, "peek", "orders", "--dlq", "-c", "dev", "--admin-url", admin, "-o", "jsonl"); r.status != 0 || idsOf(jsonLines(t, r.stdout)) != "m-1" {
+	if r := runCLI(t, "", env, "peek", "orders", "--dlq", "-c", "dev", "--admin-url", admin, "-o", "jsonl"); r.status != 0 || idsOf(jsonLines(t, r.stdout)) != "m-1" {
 		t.Fatalf("peek through a named connection: %d %q %q", r.status, r.stdout, r.stderr)
 	}
-	if r := runBin(t, "", env, "purge", "orders", "--yes", "-c", "dev", "--admin-url", admin); r.status != 2 || !strings.Contains(r.stderr, "read-only") {
+	if r := runCLI(t, "", env, "purge", "orders", "--yes", "-c", "dev", "--admin-url", admin); r.status != 2 || !strings.Contains(r.stderr, "read-only") {
 		t.Fatalf("purge through a read-only connection: %d %q", r.status, r.stderr)
 	}
-	if r := runBin(t, "", env, "list", "-c", "dve"); r.status != 2 || !strings.Contains(r.stderr, `did you mean "dev"?`) {
+	if r := runCLI(t, "", env, "list", "-c", "dve"); r.status != 2 || !strings.Contains(r.stderr, `did you mean "dev"?`) {
 		t.Fatalf("a misspelt connection: %d %q", r.status, r.stderr)
 	}
 }
@@ -505,39 +494,30 @@ func TestRunbookNamedConnection(t *testing.T) {
 // interrupted, and an interrupt ends it with status 0.
 func TestRunbookListWatch(t *testing.T) {
 	serve := runbookEndpoints(t, 1)[1]
-	cmd := exec.Command(buildBinary(t), append([]string{"list", "--watch", "--interval", "100ms", "-o", "json"}, serve.args...)...)
-	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
+	watch := startCLI(t, nil, append([]string{"list", "--watch", "--interval", "100ms", "-o", "json"}, serve.args...)...)
+	waitUntil(t, "three lists", func() bool { return strings.Count(watch.out.String(), "\n") >= 3 || !watch.running() })
+	lists := strings.Split(watch.out.String(), "\n")
+	if len(lists) < 4 {
+		t.Fatalf("list --watch ended (status %d) after %d lists: %s", watch.status, len(lists)-1, watch.err.String())
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := bufio.NewScanner(stdout)
-	for i := range 3 {
-		if !lines.Scan() {
-			t.Fatalf("list --watch ended after %d lists", i)
-		}
+	for i, l := range lists[:3] {
 		var list []entityJSON
-		if err := json.Unmarshal(lines.Bytes(), &list); err != nil || len(list) != 2 {
-			t.Fatalf("list %d: %v %s", i, err, lines.Text())
+		if err := json.Unmarshal([]byte(l), &list); err != nil || len(list) != 2 {
+			t.Fatalf("list %d: %v %s", i, err, l)
 		}
 	}
-	cmd.Process.Signal(os.Interrupt)
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("interrupted: %v", err)
+	if status := watch.stop(); status != 0 {
+		t.Fatalf("interrupted: status %d: %s", status, watch.err.String())
 	}
 }
 
 // TestRunbookStoreInUse: the store of a running serve is refused with a
 // hint to use serve's connection string, at run time (status 1).
 func TestRunbookStoreInUse(t *testing.T) {
-	bin := buildBinary(t)
 	dir := t.TempDir()
-	_, _, stop := startServe(t, bin, "--data", dir)
+	_, _, stop := startServe(t, "--data", dir)
 	defer stop()
-	r := runBin(t, "", nil, "list", "--data", dir)
+	r := runCLI(t, "", nil, "list", "--data", dir)
 	if r.status != 1 || !strings.Contains(r.stderr, "is in use (by peeklock serve? use its connection string with --connection)") {
 		t.Fatalf("list on serve's store: %d %q", r.status, r.stderr)
 	}

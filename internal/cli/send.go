@@ -33,8 +33,8 @@ type sendFlags struct {
 }
 
 // newSendCommand returns `peeklock send`.
-func newSendCommand() *cobra.Command {
-	var e endpointFlags
+func newSendCommand(env environ) *cobra.Command {
+	e := endpointFlags{env: env}
 	var s sendFlags
 	cmd := &cobra.Command{
 		Use:   "send ENTITY [BODY]",

@@ -3,9 +3,9 @@ package cli
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -39,7 +39,7 @@ Everything is checked before a port opens.`,
   peeklock serve --data /var/lib/peeklock --ssh :2222 --authorized-keys ~/.ssh/authorized_keys`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runServe(cmd.Context(), b, sf, d)
+			return runServe(cmd.Context(), cmd.ErrOrStderr(), b, sf, d)
 		},
 	}
 	fs := cmd.Flags()
@@ -51,9 +51,9 @@ Everything is checked before a port opens.`,
 }
 
 // runServe checks everything, binds every socket, and only then writes
-// anything (the data directory, the local CA), opens the broker and says it
-// is ready.
-func runServe(ctx context.Context, b brokerFlags, sf sshFlags, d dashboardFlags) error {
+// anything (the data directory, the local CA), opens the broker and says on
+// logw that it is ready.
+func runServe(ctx context.Context, logw io.Writer, b brokerFlags, sf sshFlags, d dashboardFlags) error {
 	cfg, err := b.check()
 	if err != nil {
 		return err
@@ -72,7 +72,7 @@ func runServe(ctx context.Context, b brokerFlags, sf sshFlags, d dashboardFlags)
 		}
 	}
 	gctune.Start(ctx)
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	log := slog.New(slog.NewTextHandler(logw, nil))
 	ev, err := b.front.entraValidator(log)
 	if err != nil {
 		return err

@@ -18,13 +18,12 @@ import (
 // its connection, the bytes it moved and the store's syncs (--data) are
 // counted.
 func TestServeMetrics(t *testing.T) {
-	bin := buildBinary(t)
 	config := filepath.Join(t.TempDir(), "Config.json")
 	if err := os.WriteFile(config, []byte(`{"UserConfig":{"Namespaces":[{"Name":"sbemulatorns",
 		"Queues":[{"Name":"queue.1","Properties":{}}]}],"Logging":{"Type":"File"}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	conn, adminAddr, stop := startServe(t, bin, "--config", config, "--data", filepath.Join(t.TempDir(), "data"))
+	conn, adminAddr, stop := startServe(t, "--config", config, "--data", filepath.Join(t.TempDir(), "data"))
 	defer stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

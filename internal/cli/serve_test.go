@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -12,57 +11,26 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
 )
 
-// startServe runs `peeklock serve` on free ports and returns the emulator
-// connection string and the admin address it printed.
-func startServe(t *testing.T, bin string, args ...string) (conn, adminAddr string, stop func()) {
+// startServe runs `peeklock serve` in process on free ports and returns
+// the emulator connection string and the admin address it printed, and
+// stop, which ends it as an interrupt does.
+func startServe(t *testing.T, args ...string) (conn, adminAddr string, stop func()) {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"serve", "--amqp", "127.0.0.1:0", "--admin", "127.0.0.1:0"}, args...)...)
 	// Without --data the local CA goes to the config directory: a temporary one.
-	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	connRE := regexp.MustCompile(`connection_string="([^"]+)"`)
-	adminRE := regexp.MustCompile(`msg="admin API ready" addr=(\S+)`)
-	lines := bufio.NewScanner(stderr)
-	deadline := time.AfterFunc(15*time.Second, func() { cmd.Process.Kill() })
-	for (conn == "" || adminAddr == "") && lines.Scan() {
-		if m := connRE.FindStringSubmatch(lines.Text()); m != nil {
-			conn = m[1]
-		}
-		if m := adminRE.FindStringSubmatch(lines.Text()); m != nil {
-			adminAddr = m[1]
+	p := launchServe(t, []string{"XDG_CONFIG_HOME=" + t.TempDir()}, append([]string{"--amqp", "127.0.0.1:0", "--admin", "127.0.0.1:0"}, args...)...)
+	conn = p.wait(`connection_string="([^"]+)"`)[1]
+	adminAddr = p.wait(`msg="admin API ready" addr=(\S+)`)[1]
+	return conn, adminAddr, func() {
+		if status := p.stop(); status != 0 {
+			t.Errorf("serve ended with status %d when interrupted:\n%s", status, p.err.String())
 		}
 	}
-	deadline.Stop()
-	go io.Copy(io.Discard, stderr)
-	if conn == "" || adminAddr == "" {
-		cmd.Process.Kill()
-		t.Fatalf("serve did not print its addresses")
-	}
-	stop = func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			t.Errorf("serve did not stop on SIGTERM")
-		}
-	}
-	return conn, adminAddr, stop
 }
 
 // writeConfig writes an emulator Config.json with the given queues (a JSON
@@ -97,12 +65,11 @@ func sdkSender(t *testing.T, conn, entity string) (*azservicebus.Client, *azserv
 	return client, sender
 }
 
-// TestServeIsAnEmulator runs the real binary as `peeklock serve` with an
+// TestServeIsAnEmulator runs `peeklock serve` (in process) with an
 // emulator Config.json and durable storage, uses it with the official SDK
 // through the emulator connection string it prints, restarts it, and finds
 // the message it stored still there.
 func TestServeIsAnEmulator(t *testing.T) {
-	bin := buildBinary(t)
 	dir := t.TempDir()
 	config := filepath.Join(dir, "Config.json")
 	if err := os.WriteFile(config, []byte(`{"UserConfig":{"Namespaces":[{"Name":"sbemulatorns",
@@ -111,7 +78,7 @@ func TestServeIsAnEmulator(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := filepath.Join(dir, "data")
-	conn, adminAddr, stop := startServe(t, bin, "--config", config, "--data", data)
+	conn, adminAddr, stop := startServe(t, "--config", config, "--data", data)
 
 	res, err := http.Get("http://" + adminAddr + "/health")
 	if err != nil {
@@ -140,7 +107,7 @@ func TestServeIsAnEmulator(t *testing.T) {
 	client.Close(ctx)
 	stop()
 
-	conn, _, stop = startServe(t, bin, "--config", config, "--data", data)
+	conn, _, stop = startServe(t, "--config", config, "--data", data)
 	defer stop()
 	client, err = azservicebus.NewClientFromConnectionString(conn, nil)
 	if err != nil {
@@ -171,7 +138,7 @@ func TestServeIsAnEmulator(t *testing.T) {
 func TestTmuxConnectToServe(t *testing.T) {
 	bin := buildBinary(t)
 	config := writeConfig(t, `[{"Name":"orders","Properties":{"LockDuration":"PT1M"}}]`)
-	conn, adminAddr, stop := startServe(t, bin, "--config", config)
+	conn, adminAddr, stop := startServe(t, "--config", config)
 	defer stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -213,7 +180,7 @@ func TestDashboardResidentMemory(t *testing.T) {
 	bin := buildBinary(t)
 	data := t.TempDir()
 	fillStore(t, data, "big", 1_000_000)
-	conn, adminAddr, stop := startServe(t, bin, "--data", data)
+	conn, adminAddr, stop := startServe(t, "--data", data)
 	defer stop()
 	tm := newTmux(t, fmt.Sprintf("env XDG_CONFIG_HOME=%s %s connect '%s' --admin-url http://%s --entity big",
 		t.TempDir(), bin, conn, adminAddr))
@@ -239,9 +206,8 @@ func TestDashboardResidentMemory(t *testing.T) {
 // the official SDK works with it, the emulator's default key is refused, and
 // a second connection is refused while the first is open.
 func TestServeKeysAndLimits(t *testing.T) {
-	bin := buildBinary(t)
 	config := writeConfig(t, `[{"Name":"q","Properties":{}}]`)
-	conn, _, stop := startServe(t, bin, "--config", config, "--key", "app=c2VjcmV0", "--key", "ops=b3Bz", "--max-connections", "1")
+	conn, _, stop := startServe(t, "--config", config, "--key", "app=c2VjcmV0", "--key", "ops=b3Bz", "--max-connections", "1")
 	defer stop()
 	if !strings.Contains(conn, ";SharedAccessKeyName=app;SharedAccessKey=c2VjcmV0;") {
 		t.Fatalf("connection string %q does not name the first --key", conn)
@@ -300,7 +266,7 @@ func TestServeKeysAndLimits(t *testing.T) {
 func TestTmuxSessionsOnServe(t *testing.T) {
 	bin := buildBinary(t)
 	config := writeConfig(t, `[{"Name":"carts","Properties":{"LockDuration":"PT1M","RequiresSession":true}}]`)
-	conn, adminAddr, stop := startServe(t, bin, "--config", config)
+	conn, adminAddr, stop := startServe(t, "--config", config)
 	defer stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -14,10 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,86 +24,6 @@ import (
 	"github.com/coder/websocket"
 	"github.com/peeklock/peeklock/internal/brokertest"
 )
-
-// serveProc is a running `peeklock serve` whose log the test reads.
-type serveProc struct {
-	t     *testing.T
-	cmd   *exec.Cmd
-	mu    sync.Mutex
-	lines []string
-	ended chan struct{}
-}
-
-// launchServe starts `peeklock serve args...` with env added to the
-// environment; it is stopped when the test ends.
-func launchServe(t *testing.T, bin string, env []string, args ...string) *serveProc {
-	t.Helper()
-	cmd := exec.Command(bin, append([]string{"serve"}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &serveProc{t: t, cmd: cmd, ended: make(chan struct{})}
-	go func() {
-		defer close(p.ended)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			p.mu.Lock()
-			p.lines = append(p.lines, sc.Text())
-			p.mu.Unlock()
-		}
-	}()
-	t.Cleanup(p.stop)
-	return p
-}
-
-// wait returns the submatches of the first log line that re matches,
-// waiting up to 15 s for it.
-func (p *serveProc) wait(re string) []string {
-	p.t.Helper()
-	rx := regexp.MustCompile(re)
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		p.mu.Lock()
-		for _, l := range p.lines {
-			if m := rx.FindStringSubmatch(l); m != nil {
-				p.mu.Unlock()
-				return m
-			}
-		}
-		log := strings.Join(p.lines, "\n")
-		p.mu.Unlock()
-		select {
-		case <-p.ended:
-			p.t.Fatalf("serve ended without a line matching %s:\n%s", re, log)
-		default:
-		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("no log line matching %s:\n%s", re, log)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func (p *serveProc) stop() {
-	if p.cmd.ProcessState != nil {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = p.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-done
-		p.t.Errorf("serve did not stop on SIGTERM")
-	}
-}
 
 // caPool reads a CA certificate file into a pool.
 func caPool(t *testing.T, path string) *x509.CertPool {
@@ -129,17 +45,16 @@ const (
 	reTrustCA   = `msg="trust the local CA [^"]*SSL_CERT_FILE=[^"]*NODE_EXTRA_CA_CERTS=[^"]*system store[^"]*" ca=(\S+) created=(\w+)`
 )
 
-// TestServeTLSEndToEnd runs the real binary: on first start it makes a
+// TestServeTLSEndToEnd runs `peeklock serve` (in process): on first start it makes a
 // local CA in DATA/tls and says in one line how to trust it; the official
 // SDK then uses TLS on the AMQP port and on --tls-addr, its admin client
 // HTTPS on the AMQP port (no URL rewritten), and WebSockets; a second start
 // reuses the CA.
 func TestServeTLSEndToEnd(t *testing.T) {
-	bin := buildBinary(t)
 	data := t.TempDir()
 	config := writeConfig(t, `[{"Name":"q","Properties":{}}]`)
 	args := []string{"--amqp", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--tls-addr", "127.0.0.1:0", "--data", data, "--config", config}
-	p := launchServe(t, bin, nil, args...)
+	p := launchServe(t, nil, args...)
 	trust := p.wait(reTrustCA)
 	if trust[1] != filepath.Join(data, "tls", "ca.pem") || trust[2] != "true" {
 		t.Fatalf("trust line names %s (created=%s), want %s created=true", trust[1], trust[2], filepath.Join(data, "tls", "ca.pem"))
@@ -201,7 +116,7 @@ func TestServeTLSEndToEnd(t *testing.T) {
 	p.stop()
 
 	// A second start reuses the CA.
-	p2 := launchServe(t, bin, nil, args...)
+	p2 := launchServe(t, nil, args...)
 	again := p2.wait(reTrustCA)
 	if again[2] != "false" {
 		t.Errorf("second start: created=%s, want false", again[2])
@@ -237,27 +152,31 @@ func roundTrip(ctx context.Context, t *testing.T, c *azservicebus.Client, q, bod
 }
 
 // TestServeTLSOn5671 runs serve with --tls-addr 127.0.0.1:5671 and the
-// official SDK in a child process with nothing but SSL_CERT_FILE: the
-// connection string "Endpoint=sb://localhost;..." (no port, no emulator
-// flag) is what an application written for Azure has. Skipped when 5671 is
-// taken.
+// official SDK in a child process with nothing but SSL_CERT_FILE (a
+// process of its own: the system roots, SSL_CERT_FILE's included, are read
+// once per process): the connection string "Endpoint=sb://localhost;..."
+// (no port, no emulator flag) is what an application written for Azure
+// has. Skipped when 5671 is taken.
 func TestServeTLSOn5671(t *testing.T) {
 	if l, err := net.Listen("tcp", "127.0.0.1:5671"); err != nil {
 		t.Skipf("127.0.0.1:5671 is in use: %v", err)
 	} else {
 		l.Close()
 	}
-	bin := buildBinary(t)
 	config := writeConfig(t, `[{"Name":"q","Properties":{}}]`)
+	// The child keeps the test binary's config directory, not serve's: the
+	// go command it runs (testhome) may leave telemetry files there after
+	// it ended, which a TempDir of this test would fail to remove.
+	childConfig := os.Getenv("XDG_CONFIG_HOME")
 	cfgHome := t.TempDir()
-	p := launchServe(t, bin, []string{"XDG_CONFIG_HOME=" + cfgHome}, "--amqp", "", "--admin", "", "--tls-addr", "127.0.0.1:5671", "--config", config)
+	p := launchServe(t, []string{"XDG_CONFIG_HOME=" + cfgHome}, "--amqp", "", "--admin", "", "--tls-addr", "127.0.0.1:5671", "--config", config)
 	ca := p.wait(reTrustCA)[1]
 	if want := filepath.Join(cfgHome, "peeklock", "tls", "ca.pem"); ca != want {
 		t.Errorf("without --data the CA is %s, want %s", ca, want)
 	}
 	p.wait(reTLSReady)
 	cmd := exec.Command(os.Args[0], "-test.run", "^TestServeTLSChild$", "-test.v")
-	cmd.Env = append(os.Environ(), "SSL_CERT_FILE="+ca,
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+childConfig, "SSL_CERT_FILE="+ca,
 		"PEEKLOCK_TLS_CHILD=Endpoint=sb://localhost;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE")
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--- PASS: TestServeTLSChild") {
@@ -284,7 +203,6 @@ func TestServeTLSChild(t *testing.T) {
 // port opens (a bad pair is one line and exit 2) and served as they are; no
 // local CA is made then.
 func TestServeOwnCertificate(t *testing.T) {
-	bin := buildBinary(t)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -297,23 +215,23 @@ func TestServeOwnCertificate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.Command(bin, append([]string{"serve", "--amqp", busy.Addr().String()}, tc.args...)...)
-		out, err := cmd.CombinedOutput()
+		r := runCLI(t, "", nil, append([]string{"serve", "--amqp", busy.Addr().String()}, tc.args...)...)
 		busy.Close()
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), tc.want) || strings.Count(string(out), "\n") != 1 {
-			t.Errorf("serve %v: %v, %q; want exit 2 and %q", tc.args, err, out, tc.want)
+		out := r.stdout + r.stderr
+		if r.status != 2 || !strings.Contains(out, tc.want) || strings.Count(out, "\n") != 1 {
+			t.Errorf("serve %v: status %d, %q; want exit 2 and %q", tc.args, r.status, out, tc.want)
 		}
 	}
 
 	// A certificate of one's own (from a CA made by a first serve in
 	// another directory).
 	other := t.TempDir()
-	p := launchServe(t, bin, []string{"XDG_CONFIG_HOME=" + other}, "--amqp", "127.0.0.1:0", "--admin", "")
+	p := launchServe(t, []string{"XDG_CONFIG_HOME=" + other}, "--amqp", "127.0.0.1:0", "--admin", "")
 	p.wait(reAMQPReady)
 	p.stop()
 	own := filepath.Join(other, "peeklock", "tls")
 	cfgHome := t.TempDir()
-	p = launchServe(t, bin, []string{"XDG_CONFIG_HOME=" + cfgHome}, "--amqp", "127.0.0.1:0", "--admin", "",
+	p = launchServe(t, []string{"XDG_CONFIG_HOME=" + cfgHome}, "--amqp", "127.0.0.1:0", "--admin", "",
 		"--tls-cert", filepath.Join(own, "cert.pem"), "--tls-key", filepath.Join(own, "key.pem"))
 	addr := p.wait(reAMQPReady)[1]
 	c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: caPool(t, filepath.Join(own, "ca.pem")), ServerName: "localhost"})
@@ -348,7 +266,7 @@ func TestTmuxConnectOverWebSockets(t *testing.T) {
 	bin := buildBinary(t)
 	cfgHome := t.TempDir()
 	config := writeConfig(t, `[{"Name":"orders","Properties":{"LockDuration":"PT1M"}}]`)
-	p := launchServe(t, bin, []string{"XDG_CONFIG_HOME=" + cfgHome}, "--amqp", "127.0.0.1:0", "--admin", "", "--config", config)
+	p := launchServe(t, []string{"XDG_CONFIG_HOME=" + cfgHome}, "--amqp", "127.0.0.1:0", "--admin", "", "--config", config)
 	amqpAddr := p.wait(reAMQPReady)[1]
 	_, port, _ := net.SplitHostPort(amqpAddr)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -377,7 +295,6 @@ func TestTmuxConnectOverWebSockets(t *testing.T) {
 // config makes a Receiver cannot send. Without --entra-id the same token is
 // refused.
 func TestServeEntraID(t *testing.T) {
-	bin := buildBinary(t)
 	cfgHome := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(cfgHome, "peeklock"), 0o700); err != nil {
 		t.Fatal(err)
@@ -388,7 +305,7 @@ func TestServeEntraID(t *testing.T) {
 	}
 	config := writeConfig(t, `[{"Name":"q","Properties":{}}]`)
 	args := []string{"--amqp", "127.0.0.1:0", "--admin", "", "--config", config}
-	p := launchServe(t, bin, []string{"XDG_CONFIG_HOME=" + cfgHome}, append(args, "--entra-id")...)
+	p := launchServe(t, []string{"XDG_CONFIG_HOME=" + cfgHome}, append(args, "--entra-id")...)
 	p.wait(`level=WARN msg="--entra-id: Entra ID tokens are accepted WITHOUT checking their signature[^"]*" roles=1 default_rights=Manage,Send,Listen opaque_tokens=true`)
 	trust := p.wait(reTrustCA)
 	_, port, _ := net.SplitHostPort(p.wait(reAMQPReady)[1])
@@ -418,7 +335,7 @@ func TestServeEntraID(t *testing.T) {
 	}
 	p.stop()
 
-	p = launchServe(t, bin, []string{"XDG_CONFIG_HOME=" + cfgHome}, args...)
+	p = launchServe(t, []string{"XDG_CONFIG_HOME=" + cfgHome}, args...)
 	_, port, _ = net.SplitHostPort(p.wait(reAMQPReady)[1])
 	if err := sendAs(client(jwtFor("owner-oid"))); err == nil || !strings.Contains(err.Error(), "unauthorized") {
 		t.Fatalf("send with a JWT without --entra-id: %v, want unauthorized", err)

@@ -18,10 +18,9 @@ import (
 // locked by the SDK's connection), and --data on serve's store still says
 // to use the connection string, which now works.
 func TestServeHistoryAndLocks(t *testing.T) {
-	bin := buildBinary(t)
 	data := t.TempDir()
 	config := writeConfig(t, `[{"Name":"orders","Properties":{"LockDuration":"PT1M"}}]`)
-	conn, _, stop := startServe(t, bin, "--config", config, "--data", data)
+	conn, _, stop := startServe(t, "--config", config, "--data", data)
 	defer stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -44,7 +43,7 @@ func TestServeHistoryAndLocks(t *testing.T) {
 		held = append(held, got...)
 	}
 
-	r := runBin(t, "", nil, "list", "-c", conn, "-o", "json")
+	r := runCLI(t, "", nil, "list", "-c", conn, "-o", "json")
 	var list []entityJSON
 	if err := json.Unmarshal([]byte(r.stdout), &list); r.status != 0 || err != nil || len(list) != 1 {
 		t.Fatalf("list: %d %v %q %q", r.status, err, r.stdout, r.stderr)
@@ -52,20 +51,20 @@ func TestServeHistoryAndLocks(t *testing.T) {
 	if c := list[0]; c.Locked != 2 || c.Active != 1 {
 		t.Fatalf("list counts %+v; want 2 locked, 1 active", c)
 	}
-	if r := runBin(t, "", nil, "list", "-c", conn); r.status != 0 || !regexpMatch(`orders\s+queue\s+1\s+2\s`, r.stdout) {
+	if r := runCLI(t, "", nil, "list", "-c", conn); r.status != 0 || !regexpMatch(`orders\s+queue\s+1\s+2\s`, r.stdout) {
 		t.Fatalf("list table: %d %q %q", r.status, r.stdout, r.stderr)
 	}
 
 	seq := *held[0].SequenceNumber
-	r = runBin(t, "", nil, "history", "orders", fmt.Sprint(seq), "-c", conn)
+	r = runCLI(t, "", nil, "history", "orders", fmt.Sprint(seq), "-c", conn)
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	if r.status != 0 || len(lines) != 3 || !strings.Contains(lines[1], "sent") || !strings.Contains(lines[2], "locked") {
 		t.Fatalf("history through serve: %d\n%s\n%s", r.status, r.stdout, r.stderr)
 	}
-	if r := runBin(t, "", nil, "history", "orders", "99", "-c", conn); r.status != 1 || !strings.Contains(r.stderr, "sequence number 99") {
+	if r := runCLI(t, "", nil, "history", "orders", "99", "-c", conn); r.status != 1 || !strings.Contains(r.stderr, "sequence number 99") {
 		t.Fatalf("history of no message: %d %q", r.status, r.stderr)
 	}
-	if r := runBin(t, "", nil, "history", "orders", fmt.Sprint(seq), "--data", data); r.status != 1 || !strings.Contains(r.stderr, "use its connection string") {
+	if r := runCLI(t, "", nil, "history", "orders", fmt.Sprint(seq), "--data", data); r.status != 1 || !strings.Contains(r.stderr, "use its connection string") {
 		t.Fatalf("history on serve's store: %d %q", r.status, r.stderr)
 	}
 }

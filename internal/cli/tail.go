@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -15,8 +16,8 @@ import (
 )
 
 // newTailCommand returns `peeklock tail`.
-func newTailCommand() *cobra.Command {
-	var e endpointFlags
+func newTailCommand(env environ) *cobra.Command {
+	e := endpointFlags{env: env}
 	var dlq, transferDLQ bool
 	var from int64
 	var max int
@@ -64,7 +65,7 @@ seen. json output is JSON lines.` + endpointHelp,
 			if format == outJSON {
 				format = outJSONL
 			}
-			t := &tailer{c: c, entity: args[0], sub: sub, filter: msgfilter.Parse(filter), max: max, interval: interval}
+			t := &tailer{notes: cmd.ErrOrStderr(), c: c, entity: args[0], sub: sub, filter: msgfilter.Parse(filter), max: max, interval: interval}
 			return t.run(cmd.Context(), newMessageSink(format, cmd.OutOrStdout()), from)
 		},
 	}
@@ -82,6 +83,7 @@ seen. json output is JSON lines.` + endpointHelp,
 // tailer follows the new messages of an entity (or of one of its
 // dead-letter sub-queues) by peeking.
 type tailer struct {
+	notes    io.Writer // where it says that the endpoint is out of reach, and reached again
 	c        broker.Client
 	entity   string
 	sub      broker.SubQueue
@@ -168,14 +170,14 @@ func (t *tailer) run(ctx context.Context, sink messageSink, from int64) error {
 			}
 			if !lost {
 				lost = true
-				fmt.Fprintf(stderr, "peeklock: tail %s: %s; trying again every %s until interrupted\n", t.entity, oneLine(err.Error()), t.interval)
+				fmt.Fprintf(t.notes, "peeklock: tail %s: %s; trying again every %s until interrupted\n", t.entity, oneLine(err.Error()), t.interval)
 			}
 			timer.Reset(t.interval)
 			continue
 		}
 		if lost {
 			lost = false
-			fmt.Fprintf(stderr, "peeklock: tail %s: reached again\n", t.entity)
+			fmt.Fprintf(t.notes, "peeklock: tail %s: reached again\n", t.entity)
 		}
 		for _, m := range msgs {
 			from = m.SequenceNumber + 1

@@ -1,48 +1,30 @@
 package cli
 
 import (
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/peeklock/peeklock/internal/syncbuf"
 )
-
-// lockedBuffer is safe for a process writing and a test reading.
-type lockedBuffer = syncbuf.Buffer
 
 // TestRunbookTailKeepsTrying: when serve goes away under tail, tail says
 // once that it keeps trying, and does (it was: "reconnecting", then exit
 // 1); an interrupt ends it with status 0.
 func TestRunbookTailKeepsTrying(t *testing.T) {
-	bin := buildBinary(t)
 	config := writeConfig(t, `[{"Name":"q","Properties":{}}]`)
-	p := launchServe(t, bin, nil, "--config", config, "--amqp", "127.0.0.1:0", "--admin", "")
+	p := launchServe(t, nil, "--config", config, "--amqp", "127.0.0.1:0", "--admin", "")
 	conn := p.wait(`connection_string="([^"]+)"`)[1]
-	cmd := exec.Command(bin, "tail", "q", "-c", conn, "--interval", "100ms")
-	var out, errb lockedBuffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	waitUntil(t, "tail's header", func() bool { return strings.Contains(out.String(), "SEQ") })
+	tail := startCLI(t, nil, "tail", "q", "-c", conn, "--interval", "100ms")
+	waitUntil(t, "tail's header", func() bool { return strings.Contains(tail.out.String(), "SEQ") })
 	p.stop()
-	waitUntil(t, "tail to say it keeps trying", func() bool { return strings.Contains(errb.String(), "trying again every 100ms until interrupted") })
-	select {
-	case err := <-done:
-		t.Fatalf("tail ended (%v) although it said it keeps trying: %s", err, errb.String())
-	default:
+	waitUntil(t, "tail to say it keeps trying", func() bool { return strings.Contains(tail.err.String(), "trying again every 100ms until interrupted") })
+	if !tail.running() {
+		t.Fatalf("tail ended (status %d) although it said it keeps trying: %s", tail.status, tail.err.String())
 	}
-	cmd.Process.Signal(os.Interrupt)
-	if err := <-done; err != nil {
-		t.Fatalf("tail interrupted: %v: %s", err, errb.String())
+	if status := tail.stop(); status != 0 {
+		t.Fatalf("tail interrupted: status %d: %s", status, tail.err.String())
 	}
-	if n := strings.Count(errb.String(), "trying again"); n != 1 {
-		t.Fatalf("tail said %d times that it keeps trying:\n%s", n, errb.String())
+	if n := strings.Count(tail.err.String(), "trying again"); n != 1 {
+		t.Fatalf("tail said %d times that it keeps trying:\n%s", n, tail.err.String())
 	}
 }
 

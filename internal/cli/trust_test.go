@@ -22,7 +22,7 @@ func TestTmuxServeDataTrusted(t *testing.T) {
 	home := t.TempDir()
 	data := filepath.Join(t.TempDir(), "data")
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=", "XDG_STATE_HOME="}
-	p := launchServe(t, bin, env, "--data", data, "--amqp", "127.0.0.1:0", "--admin", "127.0.0.1:0")
+	p := launchServe(t, env, "--data", data, "--amqp", "127.0.0.1:0", "--admin", "127.0.0.1:0")
 	if ca := p.wait(reTrustCA)[1]; ca != filepath.Join(data, "tls", "ca.pem") {
 		t.Fatalf("the CA is %s, want it in the data directory", ca)
 	}
@@ -34,13 +34,13 @@ func TestTmuxServeDataTrusted(t *testing.T) {
 		t.Fatalf("list with serve's connection string:\n%s", screen)
 	}
 
-	r := runBin(t, "", nil, "list", "--connection", conn)
+	r := runCLI(t, "", nil, "list", "--connection", conn)
 	if r.status != 2 || !strings.Contains(r.stderr, "TLS certificate is not trusted") || !strings.Contains(r.stderr, "SSL_CERT_FILE=") ||
 		strings.Contains(r.stderr, "connection lost") || strings.Count(r.stderr, "\n") != 1 {
 		t.Fatalf("list without the record: status %d, %q; want 2 and the trust problem in one line", r.status, r.stderr)
 	}
 	p.stop()
-	r = runBin(t, "", []string{"HOME=" + home, "XDG_STATE_HOME="}, "list", "--connection", conn)
+	r = runCLI(t, "", []string{"HOME=" + home, "XDG_STATE_HOME="}, "list", "--connection", conn)
 	if r.status != 1 || !regexp.MustCompile(`cannot reach the endpoint`).MatchString(r.stderr) || strings.Contains(r.stderr, "connection lost") {
 		t.Fatalf("list after serve stopped: status %d, %q; want 1 and \"cannot reach\"", r.status, r.stderr)
 	}
@@ -57,7 +57,7 @@ func TestServeWritesNothingBeforeItBinds(t *testing.T) {
 	defer busy.Close()
 	home := t.TempDir()
 	data := filepath.Join(t.TempDir(), "data")
-	r := runBin(t, "", []string{"HOME=" + home, "XDG_CONFIG_HOME=", "XDG_STATE_HOME="}, "serve", "--data", data, "--amqp", busy.Addr().String(), "--admin", "")
+	r := runCLI(t, "", []string{"HOME=" + home, "XDG_CONFIG_HOME=", "XDG_STATE_HOME="}, "serve", "--data", data, "--amqp", busy.Addr().String(), "--admin", "")
 	if r.status != 1 || !strings.Contains(r.stderr, "address already in use") {
 		t.Fatalf("serve on a taken port: %d %q", r.status, r.stderr)
 	}
@@ -81,8 +81,7 @@ func TestServeWritesNothingBeforeItBinds(t *testing.T) {
 // Java and .NET trust it, and where SDKs without a port in the endpoint
 // dial.
 func TestTrustHintNamesEveryRuntime(t *testing.T) {
-	bin := buildBinary(t)
-	p := launchServe(t, bin, nil, "--amqp", "127.0.0.1:0", "--admin", "")
+	p := launchServe(t, nil, "--amqp", "127.0.0.1:0", "--admin", "")
 	line := p.wait(`msg="(trust the local CA [^"]*)".*ports="([^"]*)"`)
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
