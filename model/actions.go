@@ -291,13 +291,13 @@ func (m *Model) edit() tea.Cmd {
 	if cur == nil {
 		return m.refuse(&m.keys.Edit, "no message here")
 	}
-	cmd := m.openCompose(cur)
+	cmd := openCompose(m, cur)
 	// A copy of a message this dashboard holds: its lock is kept while the
 	// copy is edited, to settle the original after.
 	if k := (heldKey{msgAddress(m.entity, i, cur), cur.SequenceNumber}); m.held[k] != nil && m.dialog != nil {
 		d := m.dialog
 		d.holds = []heldKey{k}
-		d.live = func(d *dialogState) { d.text = m.holdText(d.holds) }
+		d.live = func(d *dialogState) { d.text = holdText(m, d.holds) }
 		d.live(d)
 	}
 	return cmd
@@ -339,7 +339,7 @@ func (m *Model) popJump() tea.Cmd {
 			p.wantSeq = j.seq
 		}
 		m.detail = j.detail
-		m.rerenderDetail()
+		m.detail.rerender(m)
 	}
 	m.setInfo("back to " + j.entity)
 	return m.requestRefresh()

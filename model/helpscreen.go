@@ -41,3 +41,28 @@ func (h *helpScreen) maxTop(c *ui.Common, why func(*key.Binding) string) int {
 func (h *helpScreen) view(c *ui.Common, why func(*key.Binding) string, width, height int) []string {
 	return ui.HelpScreen(c, why, h.top, width, height)
 }
+
+// id names the help screen.
+func (h *helpScreen) id() overlay { return overHelp }
+
+// isOpen reports whether the help screen is open.
+func (h *helpScreen) isOpen() bool { return h.open }
+
+// modal is true: the help screen keeps every key and click.
+func (h *helpScreen) modal() bool { return true }
+
+// key scrolls or closes the help screen.
+func (h *helpScreen) key(m *Model, msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	return h.update(msg, m.common(), m.reason), true
+}
+
+// click takes every click, and does nothing.
+func (h *helpScreen) click(*Model, tea.Mouse) (tea.Cmd, bool) { return nil, true }
+
+// wheel takes the wheel, and does nothing.
+func (h *helpScreen) wheel(*Model, tea.Mouse, int) (tea.Cmd, bool) { return nil, true }
+
+// frame draws the help screen over the whole screen down to the help line.
+func (h *helpScreen) frame(m *Model, c *ui.Common, s *ui.Screen) {
+	s.Cover = h.view(c, m.reason, s.Layout.Width, s.Layout.HelpLine.Y)
+}

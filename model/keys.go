@@ -29,58 +29,25 @@ func (m *Model) refuse(b *key.Binding, reason string) tea.Cmd {
 	return nil
 }
 
-// onKey handles a key press.
+// onKey hands a key press down the stack, top first: a modal view keeps
+// every key, a view of the main area lets through the ones it does not
+// take, and the main screen runs the key's action. esc stops a search for
+// a request before any view of the main area takes it.
 func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := &m.keys
 	if msg.String() == "ctrl+c" {
 		return m.quit()
 	}
-	switch m.top() {
-	case overDialog:
-		return m.dialogKey(msg)
-	case overLog:
-		return m.log.update(msg, m.common())
-	case overHelp:
-		return m.help.update(msg, m.common(), m.reason)
-	}
-	if m.search != nil && m.job == nil && keymap.Pressed(msg, k.Back) {
-		m.cancelSearch()
-		return nil
-	}
-	if cmd, ok := m.areaKey(msg); ok {
-		return cmd
-	}
-	for _, r := range k.All() {
-		if !keymap.Pressed(msg, *r.Binding) {
-			continue
-		}
-		if why := m.reason(r.Binding); why != "" {
-			code := broker.CodeNotSupported
-			if why == readOnlyReason {
-				code = broker.CodeReadOnly
-			}
-			m.setErr(&broker.Error{Code: code, Message: r.Binding.Help().Desc + " is disabled: " + why})
+	stopSearch := m.search != nil && m.job == nil && keymap.Pressed(msg, m.keys.Back)
+	for _, v := range m.stack() {
+		if stopSearch && !v.modal() {
+			m.cancelSearch()
 			return nil
 		}
-		a := actionTable[r.Action]
-		return a.run(m, r.Binding)
+		if cmd, taken := v.key(m, msg); taken || v.modal() {
+			return cmd
+		}
 	}
 	return nil
-}
-
-// areaKey gives a key to the view of the main area on top, if any: ok
-// is true when the view took it; other keys fall through to the main
-// actions.
-func (m *Model) areaKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
-	switch m.areaView() {
-	case overClients:
-		return m.clientsKey(msg)
-	case overInfo:
-		return m.infoKey(msg)
-	case overDetail:
-		return m.detailKey(msg)
-	}
-	return nil, false
 }
 
 // quit ends the program.
@@ -144,7 +111,7 @@ func (m *Model) setFocus(i int) tea.Cmd {
 func (m *Model) relayout(before ui.Layout) tea.Cmd {
 	after := m.layout()
 	if after.Main.W != before.Main.W {
-		m.rerenderDetail()
+		m.detail.rerender(m)
 	}
 	if !m.panes[m.focus].loaded || !slices.Equal(before.Panes, after.Panes) {
 		return m.requestRefresh()
@@ -208,7 +175,7 @@ func (m *Model) selectEntity(path string) tea.Cmd {
 	m.switchEntity(path)
 	cmds := []tea.Cmd{m.requestRefresh(), m.rememberEntity()}
 	if m.isTopic() && m.entInfo == nil {
-		cmds = append(cmds, m.openInfo())
+		cmds = append(cmds, openInfo(m))
 	}
 	return tea.Batch(cmds...)
 }

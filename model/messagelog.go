@@ -73,6 +73,34 @@ func (l *messageLog) view(c *ui.Common, width, height int) []string {
 	return ui.LogScreen(c, l.lines(c), l.top, width, height)
 }
 
+// id names the message log.
+func (l *messageLog) id() overlay { return overLog }
+
+// isOpen reports whether the message log is open.
+func (l *messageLog) isOpen() bool { return l.open }
+
+// modal is true: the message log keeps every key and click.
+func (l *messageLog) modal() bool { return true }
+
+// key scrolls or closes the message log.
+func (l *messageLog) key(m *Model, msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	return l.update(msg, m.common()), true
+}
+
+// click takes every click, and does nothing.
+func (l *messageLog) click(*Model, tea.Mouse) (tea.Cmd, bool) { return nil, true }
+
+// wheel scrolls the message log.
+func (l *messageLog) wheel(m *Model, _ tea.Mouse, delta int) (tea.Cmd, bool) {
+	l.scroll(m.common(), delta)
+	return nil, true
+}
+
+// frame draws the message log over the whole screen down to the help line.
+func (l *messageLog) frame(_ *Model, c *ui.Common, s *ui.Screen) {
+	s.Cover = l.view(c, s.Layout.Width, s.Layout.HelpLine.Y)
+}
+
 // logLine keeps a status or error line in the message log.
 func (m *Model) logLine(isErr bool, text, trackingID string) {
 	m.log.add(m.now, isErr, text, trackingID)

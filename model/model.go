@@ -110,6 +110,10 @@ type Model struct {
 	// clients is the open connected clients view (nil when closed), drawn
 	// over the panes like entInfo.
 	clients *clientsState
+	// above are views that lie over all of the dashboard's own in the stack
+	// (none in the dashboard itself: the place of a view kept outside
+	// these fields).
+	above []view
 }
 
 // New returns a dashboard over c.

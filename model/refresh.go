@@ -190,7 +190,7 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 		// New counts moved the panes: their windows follow.
 		m.sched.want = true
 		if after.Main.W != before.Main.W {
-			m.rerenderDetail()
+			m.detail.rerender(m)
 		}
 	}
 	if m.sched.want {

@@ -167,12 +167,12 @@ func (m *Model) openRequest(entity string, i int, x *broker.Message) tea.Cmd {
 	p := &m.panes[i]
 	p.top, p.pos, p.wantSeq = x.SequenceNumber, 0, x.SequenceNumber
 	m.detail = newDetail(i, msgAddress(entity, i, x), x)
-	m.rerenderDetail()
+	m.detail.rerender(m)
 	from.opened = m.detail
 	m.jumps = append(m.jumps, from)
 	m.setInfo(fmt.Sprintf("request %q: %s › %s › %d, found among %d messages (esc goes back)",
 		ui.Sanitize(s.CorrelationID), entity, category(i), x.SequenceNumber, s.Scanned()))
-	return tea.Batch(m.requestRefresh(), m.sessionStateCmd(x), m.historyCmd())
+	return tea.Batch(m.requestRefresh(), m.detail.readState(m), m.detail.historyCmd(m))
 }
 
 // cancelSearch stops the search (esc).
@@ -191,12 +191,11 @@ func (m *Model) endSearch() {
 	}
 }
 
-// searchDialog is the progress of the search, drawn over the screen.
-func (m *Model) searchDialog(c *ui.Common) ui.Dialog {
-	s := m.search
+// dialog is the progress of the search at now, drawn over the screen.
+func (s *requestSearch) dialog(c *ui.Common, now time.Time) ui.Dialog {
 	return ui.SearchDialog(c, ui.SearchProgress{
 		CorrelationID: s.CorrelationID, Entity: s.Entity(), Category: s.Category().String(),
 		Scanned: s.Scanned(), Limit: s.Limit, Entities: len(s.Plan), At: s.At() + 1, Likely: s.At() < s.likely,
-		Elapsed: m.now.Sub(s.start),
+		Elapsed: now.Sub(s.start),
 	})
 }
