@@ -89,7 +89,7 @@ func (m *Model) lock(n int) tea.Cmd {
 	_, i := m.target()
 	switch category(i) {
 	case broker.CategoryDeferred:
-		if why := m.cursorJustMoved(); why != "" {
+		if why := m.main.cursorJustMoved(m); why != "" {
 			return m.refuse(&m.keys.Lock, why)
 		}
 		seqs, _ := m.targetSeqs()
@@ -160,7 +160,7 @@ func (m *Model) onLocked(msg lockedMsg) tea.Cmd {
 		p := &m.panes[lockedPane]
 		p.wantSeq = msg.msgs[0].SequenceNumber
 		if m.localPane(lockedPane) {
-			m.syncLocalPanes()
+			m.main.syncLocalPanes(m)
 		}
 	}
 	return m.requestRefresh()

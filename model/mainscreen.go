@@ -13,22 +13,29 @@ import (
 // mainScreen is the main screen, the bottom of the stack: the entity list,
 // the tabs, the panes, the status bar and the one-line help, with the
 // progress boxes of bulk work and of the search for a request floating
-// over them. Its state (entities, panes, cursors, selections) is the root
-// model's; it runs the main actions of the action table.
-type mainScreen struct{}
+// over them. It owns the geometry of the screen; the entities and the
+// panes, which every view acts on, are the root model's. It runs the main
+// actions of the action table, moves the cursors and scrolls the panes.
+type mainScreen struct {
+	// zoom gives the focused pane the whole screen; sidebar hides or shows
+	// the entity list, scrolled to entityTop.
+	zoom      bool
+	sidebar   ui.SidebarMode
+	entityTop int
+}
 
 // id names the main screen.
-func (mainScreen) id() overlay { return overMain }
+func (ms *mainScreen) id() overlay { return overMain }
 
 // isOpen is true: the main screen is always there.
-func (mainScreen) isOpen() bool { return true }
+func (ms *mainScreen) isOpen() bool { return true }
 
 // modal is false: keys the main screen does not know go nowhere.
-func (mainScreen) modal() bool { return false }
+func (ms *mainScreen) modal() bool { return false }
 
 // key runs the action of the key pressed, or shows why it is disabled
 // (updateKeybindings). It takes every key.
-func (mainScreen) key(m *Model, msg tea.KeyPressMsg) (tea.Cmd, bool) {
+func (ms *mainScreen) key(m *Model, msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	for _, r := range m.keys.All() {
 		if !keymap.Pressed(msg, *r.Binding) {
 			continue
@@ -49,27 +56,27 @@ func (mainScreen) key(m *Model, msg tea.KeyPressMsg) (tea.Cmd, bool) {
 
 // click selects what was clicked: an entity, a tab (which closes the
 // views of the main area), a pane row. It takes every click.
-func (mainScreen) click(m *Model, ms tea.Mouse) (tea.Cmd, bool) {
+func (ms *mainScreen) click(m *Model, at tea.Mouse) (tea.Cmd, bool) {
 	l := m.layout()
 	switch {
-	case l.Sidebar.Contains(ms.X, ms.Y):
-		i := m.entityTop + ms.Y - l.Sidebar.Y - 1 // the first line is the header
-		if ms.Y > l.Sidebar.Y && i >= 0 && i < len(m.entities) && m.entities[i].Path != m.entity {
+	case l.Sidebar.Contains(at.X, at.Y):
+		i := ms.entityTop + at.Y - l.Sidebar.Y - 1 // the first line is the header
+		if at.Y > l.Sidebar.Y && i >= 0 && i < len(m.entities) && m.entities[i].Path != m.entity {
 			return m.selectEntity(m.entities[i].Path), true
 		}
-	case l.Tabs.Contains(ms.X, ms.Y):
+	case l.Tabs.Contains(at.X, at.Y):
 		e, _ := m.currentEntity()
-		if i := ui.TabAt(e.Counts, l.Tabs.W, ms.X-l.Tabs.X); i >= 0 {
+		if i := ui.TabAt(e.Counts, l.Tabs.W, at.X-l.Tabs.X); i >= 0 {
 			m.detail, m.entInfo, m.clients = nil, nil, nil
-			return m.setFocus(i), true
+			return ms.setFocus(m, i), true
 		}
 	default:
 		for _, s := range l.Panes {
-			if !s.Rect.Contains(ms.X, ms.Y) {
+			if !s.Rect.Contains(at.X, at.Y) {
 				continue
 			}
 			m.focus = s.Index
-			row := ms.Y - s.Rect.Y - ui.PaneChrome
+			row := at.Y - s.Rect.Y - ui.PaneChrome
 			p := &m.panes[s.Index]
 			if row >= 0 && row < min(s.Rows(), len(p.rows)) {
 				p.cursor = row
@@ -83,9 +90,9 @@ func (mainScreen) click(m *Model, ms tea.Mouse) (tea.Cmd, bool) {
 
 // wheel focuses the pane under the pointer and moves its cursor by delta
 // rows, one at a time.
-func (mainScreen) wheel(m *Model, ms tea.Mouse, delta int) (tea.Cmd, bool) {
+func (ms *mainScreen) wheel(m *Model, at tea.Mouse, delta int) (tea.Cmd, bool) {
 	for _, s := range m.layout().Panes {
-		if s.Rect.Contains(ms.X, ms.Y) {
+		if s.Rect.Contains(at.X, at.Y) {
 			m.focus = s.Index
 		}
 	}
@@ -95,17 +102,17 @@ func (mainScreen) wheel(m *Model, ms tea.Mouse, delta int) (tea.Cmd, bool) {
 		step = -1
 	}
 	for k := 0; k < max(delta, -delta); k++ {
-		cmds = append(cmds, m.move(step))
+		cmds = append(cmds, ms.move(m, step))
 	}
 	return tea.Batch(cmds...), true
 }
 
 // frame draws the entity list, the tabs, the panes, the status bar, the
 // one-line help and the progress of bulk work or of a search.
-func (ms mainScreen) frame(m *Model, c *ui.Common, s *ui.Screen) {
+func (ms *mainScreen) frame(m *Model, c *ui.Common, s *ui.Screen) {
 	l := s.Layout
 	e, _ := m.currentEntity()
-	s.Entities, s.EntityTop = ms.entityRows(m), m.entityTop
+	s.Entities, s.EntityTop = ms.entityRows(m), ms.entityTop
 	s.Counts, s.Focus = e.Counts, m.focus
 	s.Help = m.keys.ShortHelp()
 	s.Status = ms.status(m)
@@ -133,7 +140,7 @@ func (ms mainScreen) frame(m *Model, c *ui.Common, s *ui.Screen) {
 }
 
 // entityRows builds the entity list.
-func (mainScreen) entityRows(m *Model) []ui.EntityRow {
+func (ms *mainScreen) entityRows(m *Model) []ui.EntityRow {
 	rows := make([]ui.EntityRow, len(m.entities))
 	for i, e := range m.entities {
 		rows[i] = ui.EntityRow{Entity: e, Current: e.Path == m.entity}
@@ -146,7 +153,7 @@ func (mainScreen) entityRows(m *Model) []ui.EntityRow {
 
 // paneView builds what one visible pane draws: its rows on screen with the
 // locks held here laid over them, and the flashing ghosts of ended locks.
-func (ms mainScreen) paneView(m *Model, slot ui.PaneSlot) ui.PaneState {
+func (ms *mainScreen) paneView(m *Model, slot ui.PaneSlot) ui.PaneState {
 	i := slot.Index
 	p := &m.panes[i]
 	e, _ := m.currentEntity()
@@ -231,7 +238,7 @@ func (ms mainScreen) paneView(m *Model, slot ui.PaneSlot) ui.PaneState {
 
 // withGhosts merges the ghosts of the current entity into the Locked rows,
 // in sequence order, within the window.
-func (mainScreen) withGhosts(m *Model, rows []ui.Row, n int, p *paneState) []ui.Row {
+func (ms *mainScreen) withGhosts(m *Model, rows []ui.Row, n int, p *paneState) []ui.Row {
 	present := make(map[int64]bool, len(rows))
 	for _, r := range rows {
 		present[r.Msg.SequenceNumber] = true
@@ -255,7 +262,7 @@ func (mainScreen) withGhosts(m *Model, rows []ui.Row, n int, p *paneState) []ui.
 }
 
 // status builds the status bar.
-func (mainScreen) status(m *Model) ui.Status {
+func (ms *mainScreen) status(m *Model) ui.Status {
 	s := ui.Status{
 		Endpoint: m.client.Endpoint(),
 		Refresh:  m.opts.Refresh,
@@ -263,7 +270,7 @@ func (mainScreen) status(m *Model) ui.Status {
 		ReadOnly: m.readOnly,
 		Session:  m.sessionStatus(),
 		LogKey:   m.keys.Log.Help().Key,
-		Zoomed:   m.zoom,
+		Zoomed:   ms.zoom,
 	}
 	if m.layout().Sidebar.W == 0 {
 		s.Entity = m.entity

@@ -46,16 +46,13 @@ type Model struct {
 	// remembered is set while the entity shown is the one remembered for
 	// the endpoint (Options.StateDir), until the list confirms it exists.
 	remembered bool
-	entityTop  int
 	listed     bool // the first list has arrived
 	history    map[string]*depthHistory
 
 	focus int
 	panes [numPanes]paneState
-	// zoom gives the focused pane the whole screen; sidebar hides or shows
-	// the entity list.
-	zoom    bool
-	sidebar ui.SidebarMode
+	// main is the main screen, under every view: the layout's own state.
+	main mainScreen
 
 	// Refresh and events.
 	sched      schedule
@@ -227,7 +224,7 @@ func (m *Model) lockDuration() time.Duration {
 // layout is the geometry of the screen now: the zoom, the entity list and
 // the counts of the entity on screen decide it.
 func (m *Model) layout() ui.Layout {
-	o := ui.LayoutOptions{Zoom: m.zoom, Sidebar: m.sidebar}
+	o := ui.LayoutOptions{Zoom: m.main.zoom, Sidebar: m.main.sidebar}
 	if e, ok := m.currentEntity(); ok && m.caps.Supports(broker.CanBrowse) && !e.Counts.Unknown {
 		o.Counts = &e.Counts
 	}

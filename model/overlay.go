@@ -125,7 +125,7 @@ func (o overlay) opener(k *keymap.KeyMap) *key.Binding {
 // the others, which are left out of the stack until it closes, so the
 // keys it does not take go to the main screen.
 func (m *Model) stack() viewStack {
-	all := append(slices.Clip(m.above), m.dialog, &m.log, &m.help, m.clients, m.entInfo, m.detail, mainScreen{})
+	all := append(slices.Clip(m.above), m.dialog, &m.log, &m.help, m.clients, m.entInfo, m.detail, &m.main)
 	s := make(viewStack, 0, len(all))
 	area := false
 	for i, v := range all {

@@ -185,7 +185,7 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 			m.applyPane(r, msg.at, after)
 		}
 	}
-	m.keepEntityVisible()
+	m.main.keepEntityVisible(m)
 	if !slices.Equal(before.Panes, after.Panes) {
 		// New counts moved the panes: their windows follow.
 		m.sched.want = true

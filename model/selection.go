@@ -15,7 +15,7 @@ func paneName(i int) string { return fmt.Sprintf("the %s pane", category(i)) }
 // only the rows on screen, honouring the filter: a job pages through the
 // pane (the screen stays live, esc cancels) and says how many it selected.
 // A second * clears what the first selected.
-func (m *Model) selectAll() tea.Cmd {
+func (ms *mainScreen) selectAll(m *Model) tea.Cmd {
 	p := m.focused()
 	if p.allSelected && len(p.selected) > 0 {
 		n := len(p.selected)

@@ -23,7 +23,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if r := m.releaseStaleSession(); r != nil {
 		cmd = tea.Batch(cmd, r)
 	}
-	m.syncLocalPanes()
+	m.main.syncLocalPanes(m)
 	if m.dialog != nil && m.dialog.live != nil {
 		m.dialog.live(m.dialog)
 	}
@@ -82,7 +82,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case refreshMsg:
 		return m.applyRefresh(msg)
 	case seekMsg:
-		return m.applySeek(msg)
+		return m.main.applySeek(m, msg)
 	case lockedMsg:
 		return m.onLocked(msg)
 	case settledMsg:
