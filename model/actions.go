@@ -181,7 +181,7 @@ func (m *Model) settle(b *key.Binding, s broker.Settlement) tea.Cmd {
 		return m.settleCmd(keys[0], h, s)
 	}
 	m.panes[m.focus].clearSelection()
-	return m.startSettleJob(keys, s)
+	return m.bulk.settle(m, keys, s)
 }
 
 // renew renews the target locks; with no held lock under the cursor, or
@@ -197,7 +197,7 @@ func (m *Model) renew() tea.Cmd {
 	}
 	var cmds []tea.Cmd
 	if len(keys) > m.opts.Concurrency {
-		return m.startRenewJob(keys)
+		return m.bulk.renew(m, keys)
 	}
 	for _, k := range keys {
 		h := m.held[k]
@@ -242,7 +242,7 @@ func (m *Model) resubmit() tea.Cmd {
 		return m.refuse(&m.keys.Resubmit, "no message here")
 	}
 	m.panes[i].clearSelection()
-	return m.startResubmitJob(seqs)
+	return m.bulk.resubmit(m, seqs)
 }
 
 // cancelScheduled asks to confirm cancelling the target scheduled

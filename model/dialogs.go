@@ -530,7 +530,7 @@ func openPurge(m *Model) tea.Cmd {
 		if strings.TrimSpace(d.value(0)) != entity {
 			return nil, &ActionError{Action: "purge", Reason: fmt.Sprintf("the name typed is not %q", entity)}
 		}
-		return m.startPurgeJob(entity, d.sub), nil
+		return m.bulk.purge(m, entity, d.sub), nil
 	}
 	m.dialog = d
 	return m.requestRefresh() // the counts the dialog states, fresh
@@ -552,7 +552,7 @@ func openResubmitAll(m *Model) tea.Cmd {
 	}
 	d.footer = "enter or y start · esc cancel"
 	entity := m.entity
-	d.submit = func(*dialogState) (tea.Cmd, error) { return m.startResubmitAllJob(entity), nil }
+	d.submit = func(*dialogState) (tea.Cmd, error) { return m.bulk.resubmitAll(m, entity), nil }
 	m.dialog = d
 	return nil
 }

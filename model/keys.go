@@ -37,7 +37,7 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	if msg.String() == "ctrl+c" {
 		return m.quit()
 	}
-	stopSearch := m.search != nil && m.job == nil && keymap.Pressed(msg, m.keys.Back)
+	stopSearch := m.search != nil && m.bulk.job == nil && keymap.Pressed(msg, m.keys.Back)
 	for _, v := range m.stack() {
 		if stopSearch && !v.modal() {
 			m.cancelSearch()
@@ -62,8 +62,8 @@ func (m *Model) quit() tea.Cmd {
 // order.
 func (ms *mainScreen) back(m *Model) tea.Cmd {
 	switch {
-	case m.job != nil:
-		m.cancelJob()
+	case m.bulk.job != nil:
+		m.bulk.cancel()
 		return nil
 	case m.search != nil:
 		m.cancelSearch()

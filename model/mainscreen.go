@@ -129,9 +129,9 @@ func (ms *mainScreen) frame(m *Model, c *ui.Common, s *ui.Screen) {
 		s.Panes = append(s.Panes, ms.paneView(m, slot))
 	}
 	switch {
-	case m.job != nil:
-		d := ui.ProgressDialog(c, ui.Progress{Title: m.job.title, Done: m.job.done, Failed: m.job.failed,
-			Total: m.job.total, Elapsed: m.now.Sub(m.job.start), Cancelled: m.job.cancelled})
+	case m.bulk.job != nil:
+		d := ui.ProgressDialog(c, ui.Progress{Title: m.bulk.job.title, Done: m.bulk.job.done, Failed: m.bulk.job.failed,
+			Total: m.bulk.job.total, Elapsed: m.now.Sub(m.bulk.job.start), Cancelled: m.bulk.job.cancelled})
 		s.Dialog = &d
 	case m.search != nil:
 		d := m.search.dialog(c, m.now)

@@ -87,8 +87,8 @@ type Model struct {
 	help   helpScreen
 	log    messageLog
 	dialog *dialogState
-	job    *bulkJob
-	jobSeq int
+	// bulk is the bulk work running, if any.
+	bulk bulkWork
 	// lastExport is what the last export held (nil: none yet), which the
 	// purge dialog compares with what a purge removes.
 	lastExport *lastExport
@@ -182,8 +182,8 @@ func (m *Model) Close() {
 		m.stopEvents()
 		m.stopEvents = nil
 	}
-	if m.job != nil && m.job.cancel != nil {
-		m.job.cancel()
+	if m.bulk.job != nil && m.bulk.job.cancel != nil {
+		m.bulk.job.cancel()
 	}
 	m.endSearch()
 	m.end()

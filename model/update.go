@@ -128,7 +128,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.logErr(msg.err) // in the log only: nothing depends on it
 		return nil
 	case jobProgressMsg:
-		return m.onJob(msg)
+		return m.bulk.onProgress(m, msg)
 	case searchStepMsg:
 		return m.onSearchStep(msg)
 	case tea.KeyPressMsg:
@@ -224,7 +224,7 @@ func (m *Model) findLocked(seq int64) *broker.Message {
 // needsFrame reports whether something on screen moves by itself: a lock
 // countdown, a flash, bulk work.
 func (m *Model) needsFrame() bool {
-	if len(m.held) > 0 || len(m.ghosts) > 0 || m.job != nil || m.session != nil {
+	if len(m.held) > 0 || len(m.ghosts) > 0 || m.bulk.job != nil || m.session != nil {
 		return true
 	}
 	for _, s := range m.layout().Panes {
