@@ -123,7 +123,7 @@ var actionTable = map[keymap.Action]action{
 	keymap.SelectAll: {noTopic: true, works: inMain, do: onMain((*mainScreen).selectAll)},
 	keymap.Filter:    {needs: broker.CanBrowse, noTopic: true, works: inMain, do: openFilter},
 	keymap.Replies:   {needs: broker.CanBrowse, noTopic: true, works: onMessages, do: (*Model).replies},
-	keymap.Request:   {needs: broker.CanBrowse, noTopic: true, works: onMessages, do: (*Model).findRequest},
+	keymap.Request:   {needs: broker.CanBrowse, noTopic: true, works: onMessages, do: func(m *Model) tea.Cmd { return m.find.start(m) }},
 	keymap.Copy:      {works: onMessages, do: (*Model).copyJSON},
 	keymap.Export:    {works: onMessages, do: (*Model).export},
 	keymap.Pause:     {works: anyView, do: (*Model).togglePause},

@@ -37,10 +37,10 @@ func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	if msg.String() == "ctrl+c" {
 		return m.quit()
 	}
-	stopSearch := m.search != nil && m.bulk.job == nil && keymap.Pressed(msg, m.keys.Back)
+	stopSearch := m.find.search != nil && m.bulk.job == nil && keymap.Pressed(msg, m.keys.Back)
 	for _, v := range m.stack() {
 		if stopSearch && !v.modal() {
-			m.cancelSearch()
+			m.find.cancel(m)
 			return nil
 		}
 		if cmd, taken := v.key(m, msg); taken || v.modal() {
@@ -65,8 +65,8 @@ func (ms *mainScreen) back(m *Model) tea.Cmd {
 	case m.bulk.job != nil:
 		m.bulk.cancel()
 		return nil
-	case m.search != nil:
-		m.cancelSearch()
+	case m.find.search != nil:
+		m.find.cancel(m)
 		return nil
 	case len(m.jumps) > 0:
 		return m.popJump()

@@ -133,8 +133,8 @@ func (ms *mainScreen) frame(m *Model, c *ui.Common, s *ui.Screen) {
 		d := ui.ProgressDialog(c, ui.Progress{Title: m.bulk.job.title, Done: m.bulk.job.done, Failed: m.bulk.job.failed,
 			Total: m.bulk.job.total, Elapsed: m.now.Sub(m.bulk.job.start), Cancelled: m.bulk.job.cancelled})
 		s.Dialog = &d
-	case m.search != nil:
-		d := m.search.dialog(c, m.now)
+	case m.find.search != nil:
+		d := m.find.search.dialog(c, m.now)
 		s.Dialog = &d
 	}
 }

@@ -94,12 +94,9 @@ type Model struct {
 	lastExport *lastExport
 	filter     filterSpec
 	jumps      []jump
-	// search is the search for a reply's request in progress (nil for
-	// none); replySources maps an entity (lower case) to the entities whose
-	// messages were seen asking for replies in it.
-	search       *requestSearch
-	searchSeq    int
-	replySources map[string][]string
+	// find is the search for a reply's request, with what it learned of
+	// where replies go.
+	find requestFinder
 
 	// why holds the reason of every disabled binding (updateKeybindings).
 	why map[*key.Binding]string
@@ -185,7 +182,7 @@ func (m *Model) Close() {
 	if m.bulk.job != nil && m.bulk.job.cancel != nil {
 		m.bulk.job.cancel()
 	}
-	m.endSearch()
+	m.find.end()
 	m.end()
 }
 

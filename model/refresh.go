@@ -229,7 +229,7 @@ func (m *Model) applyPane(r paneResult, at time.Time, l ui.Layout) {
 		m.detectEndedLocks(p.rows, r.msgs, at)
 	}
 	p.rows = r.msgs
-	m.learnReplyTo(m.entity, r.msgs)
+	m.find.learn(m, m.entity, r.msgs)
 	p.scanned, p.partial = r.scanned, r.partial
 	p.loaded = true
 	if p.pos == 0 && p.top == 0 {

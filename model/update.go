@@ -130,7 +130,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case jobProgressMsg:
 		return m.bulk.onProgress(m, msg)
 	case searchStepMsg:
-		return m.onSearchStep(msg)
+		return m.find.onStep(m, msg)
 	case tea.KeyPressMsg:
 		return m.onKey(msg)
 	case tea.MouseClickMsg:
