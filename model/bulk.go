@@ -200,13 +200,13 @@ func (b *bulkWork) report(m *Model, j *bulkJob) {
 	}
 	summary := fmt.Sprintf("%s: %d %s, %d failed, %s", title, j.done, j.verb, j.failed, ui.Short(m.now.Sub(j.start)))
 	for _, n := range j.notes {
-		m.logLine(false, j.title+": "+n, "")
+		m.log.add(m.now, false, j.title+": "+n, "")
 	}
 	for _, f := range j.failures {
-		m.logLine(true, j.title+": "+f, "")
+		m.log.add(m.now, true, j.title+": "+f, "")
 	}
 	if j.failed > len(j.failures) {
-		m.logLine(true, fmt.Sprintf("%s: … and %d more failures", j.title, j.failed-len(j.failures)), "")
+		m.log.add(m.now, true, fmt.Sprintf("%s: … and %d more failures", j.title, j.failed-len(j.failures)), "")
 	}
 	if j.failed > 0 {
 		m.setErr(fmt.Errorf("%s; first: %s", summary, j.failures[0]))

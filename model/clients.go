@@ -288,6 +288,9 @@ func (cs *clientsState) wheel(m *Model, _ tea.Mouse, delta int) (tea.Cmd, bool) 
 	return nil, true
 }
 
+// close closes the view.
+func (cs *clientsState) close(m *Model) { m.clients = nil }
+
 // frame draws the view, with its own one-line help, in the main area.
 func (cs *clientsState) frame(m *Model, _ *ui.Common, s *ui.Screen) {
 	s.DetailOpen = true

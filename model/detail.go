@@ -14,9 +14,10 @@ import (
 // detailState is the detail view of one message, a component: it owns
 // the message shown, its rendered body, the session state and history
 // read for it and its scroll position; it takes its keys in update, reads
-// its history through the reader it is given and draws itself in view
-// from what the root model gathers (the lock held on the message, the
-// hints that name keys and jumps, the dashboard's own actions).
+// its history and session state, and draws itself with what it gathers
+// from the root model (info: the lock held on the message, the hints that
+// name keys and jumps, the dashboard's own actions). It is a view of the
+// main area while open (not nil).
 type detailState struct {
 	pane    int
 	address string
@@ -288,6 +289,9 @@ func (d *detailState) wheel(m *Model, _ tea.Mouse, delta int) (tea.Cmd, bool) {
 	d.scroll(delta, viewPage(m.layout()), len(d.lines(m)))
 	return nil, true
 }
+
+// close closes the view.
+func (d *detailState) close(m *Model) { m.detail = nil }
 
 // frame draws the view in the main area.
 func (d *detailState) frame(m *Model, _ *ui.Common, s *ui.Screen) {

@@ -373,6 +373,9 @@ func (d *dialogState) click(*Model, tea.Mouse) (tea.Cmd, bool) { return nil, tru
 // wheel takes the wheel, and does nothing.
 func (d *dialogState) wheel(*Model, tea.Mouse, int) (tea.Cmd, bool) { return nil, true }
 
+// close closes the dialog without submitting it.
+func (d *dialogState) close(m *Model) { m.dialog = nil }
+
 // frame draws the dialog over everything.
 func (d *dialogState) frame(_ *Model, c *ui.Common, s *ui.Screen) {
 	v := d.view(c)

@@ -201,6 +201,9 @@ func (in *infoState) wheel(m *Model, _ tea.Mouse, delta int) (tea.Cmd, bool) {
 	return nil, true
 }
 
+// close closes the view.
+func (in *infoState) close(m *Model) { m.entInfo = nil }
+
 // frame draws the view, with its own one-line help, in the main area.
 func (in *infoState) frame(m *Model, _ *ui.Common, s *ui.Screen) {
 	s.DetailOpen = true

@@ -9,7 +9,7 @@ import (
 
 // helpScreen is the help screen: every key with what it does, and why a
 // disabled one is disabled, over the whole screen. It owns its state; the
-// overlay stack gives it the keys while it is open.
+// stack gives it the keys while it is open (a view, see overlay.go).
 type helpScreen struct {
 	open bool
 	top  int
@@ -61,6 +61,9 @@ func (h *helpScreen) click(*Model, tea.Mouse) (tea.Cmd, bool) { return nil, true
 
 // wheel takes the wheel, and does nothing.
 func (h *helpScreen) wheel(*Model, tea.Mouse, int) (tea.Cmd, bool) { return nil, true }
+
+// close closes the help screen.
+func (h *helpScreen) close(*Model) { h.open = false }
 
 // frame draws the help screen over the whole screen down to the help line.
 func (h *helpScreen) frame(m *Model, c *ui.Common, s *ui.Screen) {

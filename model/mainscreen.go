@@ -67,7 +67,11 @@ func (ms *mainScreen) click(m *Model, at tea.Mouse) (tea.Cmd, bool) {
 	case l.Tabs.Contains(at.X, at.Y):
 		e, _ := m.currentEntity()
 		if i := ui.TabAt(e.Counts, l.Tabs.W, at.X-l.Tabs.X); i >= 0 {
-			m.detail, m.entInfo, m.clients = nil, nil, nil
+			for _, v := range m.views() {
+				if v.isOpen() && !v.modal() {
+					v.close(m)
+				}
+			}
 			return ms.setFocus(m, i), true
 		}
 	default:
@@ -87,6 +91,9 @@ func (ms *mainScreen) click(m *Model, at tea.Mouse) (tea.Cmd, bool) {
 	}
 	return nil, true
 }
+
+// close does nothing: the main screen is always open.
+func (ms *mainScreen) close(*Model) {}
 
 // wheel focuses the pane under the pointer and moves its cursor by delta
 // rows, one at a time.

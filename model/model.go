@@ -192,14 +192,14 @@ func (m *Model) setErr(err error) {
 		return
 	}
 	m.bar.fail(err)
-	m.logErr(err)
+	m.log.addErr(m.now, err)
 }
 
 // setInfo shows a passing message in the status bar, for infoFor, and
 // clears the last error; the message log keeps it.
 func (m *Model) setInfo(s string) {
 	m.bar.tell(m.now, s)
-	m.logLine(false, s, "")
+	m.log.add(m.now, false, s, "")
 }
 
 // currentEntity returns the selected entity (ok false before the first list).

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"slices"
 
 	"charm.land/bubbles/v2/key"
@@ -44,6 +45,9 @@ type view interface {
 	// frame draws the view into the screen s of this frame (c gives its
 	// size and styles), over what the views under it drew.
 	frame(m *Model, c *ui.Common, s *ui.Screen)
+	// close closes the view (a click on a tab closes every view of the
+	// main area); the main screen stays.
+	close(m *Model)
 }
 
 // overlay names a view of the stack (view.id).
@@ -89,8 +93,10 @@ func (o overlay) String() string {
 		return "log"
 	case overDialog:
 		return "dialog"
+	case overMain:
+		return "main"
 	}
-	return "main"
+	return fmt.Sprintf("view %d", int(o))
 }
 
 // title names a view of the main area in the reasons a key does not work
@@ -117,15 +123,21 @@ func (o overlay) opener(k *keymap.KeyMap) *key.Binding {
 	return &k.Enter
 }
 
-// stack returns the open views, top first, in a fixed order of priority:
-// the views added above the dashboard's own (Model.above), a dialog, the
-// message log, the help screen, the connected clients, the entity
-// information, the detail view, and the main screen, always open and
-// always last. The views of the main area share it: the topmost covers
-// the others, which are left out of the stack until it closes, so the
-// keys it does not take go to the main screen.
+// views returns every view, open or not, top first, in a fixed order of
+// priority: the views added above the dashboard's own (Model.above), a
+// dialog, the message log, the help screen, the connected clients, the
+// entity information, the detail view, and the main screen, always open
+// and always last. A new view is one line here.
+func (m *Model) views() []view {
+	return append(slices.Clip(m.above), m.dialog, &m.log, &m.help, m.clients, m.entInfo, m.detail, &m.main)
+}
+
+// stack returns the open views, top first, the main screen last. The views
+// of the main area share it: the topmost covers the others, which are left
+// out of the stack until it closes, so the keys it does not take go to the
+// main screen.
 func (m *Model) stack() viewStack {
-	all := append(slices.Clip(m.above), m.dialog, &m.log, &m.help, m.clients, m.entInfo, m.detail, &m.main)
+	all := m.views()
 	s := make(viewStack, 0, len(all))
 	area := false
 	for i, v := range all {

@@ -125,7 +125,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.setErr(msg.err)
 		return nil
 	case rememberedMsg:
-		m.logErr(msg.err) // in the log only: nothing depends on it
+		m.log.addErr(m.now, msg.err) // in the log only: nothing depends on it
 		return nil
 	case jobProgressMsg:
 		return m.bulk.onProgress(m, msg)

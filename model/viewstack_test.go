@@ -37,6 +37,8 @@ func (f *fakeView) wheel(_ *Model, ms tea.Mouse, _ int) (tea.Cmd, bool) {
 	return nil, true
 }
 
+func (f *fakeView) close(*Model) { f.open = false }
+
 func (f *fakeView) frame(_ *Model, c *ui.Common, s *ui.Screen) {
 	f.frames = append(f.frames, *c)
 	s.Dialog = &ui.Dialog{Title: "Fake view", Lines: []string{"drawn by the fake view"}, Width: 30}
