@@ -138,7 +138,7 @@ func (m *Model) views() []view {
 // main screen.
 func (m *Model) stack() viewStack {
 	all := m.views()
-	s := make(viewStack, 0, len(all))
+	s := viewStack(all[:0]) // the open ones, in place: views returns a new slice
 	area := false
 	for i, v := range all {
 		switch {
