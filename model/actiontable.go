@@ -11,7 +11,7 @@ import (
 // row of the action table, keyed by keymap.Action (keymap.KeyMap.All gives
 // the rest of the row: the binding, the help group and the place in the
 // one-line help). updateKeybindings reads the columns that say why a key
-// does not work now; onKey runs do.
+// does not work now; the main screen runs do (mainScreen.key).
 type action struct {
 	// needs is the capability of the endpoint it needs (0 for none).
 	needs broker.Capability

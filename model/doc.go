@@ -33,13 +33,17 @@
 // Each view is a component that owns its state and draws itself:
 // helpScreen, messageLog, infoState (entity information), clientsState
 // (connected clients), detailState (one message), dialogState (prompts,
-// confirmations, the compose form, the jump dialog's list of entities),
-// mainScreen (the panes) and statusLine (what the status bar says of its
-// own). A component's own logic takes a key in update and says what it
-// did (taken, closed, back, submitted) rather than reaching into the root;
-// its view methods, its broker calls and their results are methods of its
-// own type that take the root model for what the view shows and acts on
-// beside its own state, and the action that opens it sits in its file.
+// confirmations, the compose form, the jump dialog's list of entities)
+// and mainScreen (the panes and the layout). A component's own logic
+// takes a key in update and says what it did (taken, closed, back,
+// submitted) rather than reaching into the root; its view methods, its
+// broker calls and their results are methods of its own type that take
+// the root model for what the view shows and acts on beside its own
+// state, and the action that opens it sits in its file. The work that
+// floats over the views is a value of its own too, whose progress the
+// main screen draws: bulkWork (a job) and requestFinder (the search for a
+// reply's request); so is statusLine (what the status bar says of its
+// own).
 // The root Model keeps only what crosses between them: which views are
 // open (the stack), the broker calls and their results (a result names
 // the view that asked, so one for a view closed since is dropped), the
