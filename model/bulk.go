@@ -38,6 +38,12 @@ type bulkJob struct {
 	finish func(j *bulkJob) tea.Cmd
 }
 
+// dialog is the progress of the job at now, drawn over the screen.
+func (j *bulkJob) dialog(c *ui.Common, now time.Time) ui.Dialog {
+	return ui.ProgressDialog(c, ui.Progress{Title: j.title, Done: j.done, Failed: j.failed,
+		Total: j.total, Elapsed: now.Sub(j.start), Cancelled: j.cancelled})
+}
+
 // bulkWork is the dashboard's bulk work: the job running (nil for none),
 // drawn as a progress box over every view (mainScreen.frame), and the
 // count that numbers jobs, so that progress of an ended job is dropped.

@@ -92,9 +92,6 @@ func (ms *mainScreen) click(m *Model, at tea.Mouse) (tea.Cmd, bool) {
 	return nil, true
 }
 
-// close does nothing: the main screen is always open.
-func (ms *mainScreen) close(*Model) {}
-
 // wheel focuses the pane under the pointer and moves its cursor by delta
 // rows, one at a time.
 func (ms *mainScreen) wheel(m *Model, at tea.Mouse, delta int) (tea.Cmd, bool) {
@@ -137,14 +134,16 @@ func (ms *mainScreen) frame(m *Model, c *ui.Common, s *ui.Screen) {
 	}
 	switch {
 	case m.bulk.job != nil:
-		d := ui.ProgressDialog(c, ui.Progress{Title: m.bulk.job.title, Done: m.bulk.job.done, Failed: m.bulk.job.failed,
-			Total: m.bulk.job.total, Elapsed: m.now.Sub(m.bulk.job.start), Cancelled: m.bulk.job.cancelled})
+		d := m.bulk.job.dialog(c, m.now)
 		s.Dialog = &d
 	case m.find.search != nil:
 		d := m.find.search.dialog(c, m.now)
 		s.Dialog = &d
 	}
 }
+
+// close does nothing: the main screen is always open.
+func (ms *mainScreen) close(*Model) {}
 
 // entityRows builds the entity list.
 func (ms *mainScreen) entityRows(m *Model) []ui.EntityRow {
