@@ -10,21 +10,23 @@ import (
 )
 
 // fakeView is a view kept outside the root's fields: it records what the
-// stack hands it and draws a box.
+// stack hands it and draws a box. A modal one takes every key; one of the
+// main area (named as) takes none.
 type fakeView struct {
 	open, modalView bool
+	as              overlay
 	keys            []string
 	clicks, wheels  []tea.Mouse
 	frames          []ui.Common // the size of every frame drawn
 }
 
-func (f *fakeView) id() overlay  { return overlay(-1) }
+func (f *fakeView) id() overlay  { return f.as }
 func (f *fakeView) isOpen() bool { return f.open }
 func (f *fakeView) modal() bool  { return f.modalView }
 
 func (f *fakeView) key(_ *Model, msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	f.keys = append(f.keys, msg.String())
-	return nil, true
+	return nil, f.modalView
 }
 
 func (f *fakeView) click(_ *Model, ms tea.Mouse) (tea.Cmd, bool) {
@@ -53,7 +55,7 @@ func TestAddedViewGetsKeysClicksAndFrames(t *testing.T) {
 	c, clock := clientsFixture(t)
 	h := newHarness(t, c, clock, Options{}, 120, 30)
 	h.key("enter")
-	f := &fakeView{open: true, modalView: true}
+	f := &fakeView{open: true, modalView: true, as: overlay(100)}
 	h.m.above = []view{f}
 	if got, want := h.m.stack().ids(), []overlay{f.id(), overDetail, overMain}; !slices.Equal(got, want) {
 		t.Fatalf("stack %v, want %v", got, want)
@@ -95,5 +97,33 @@ func TestAddedViewGetsKeysClicksAndFrames(t *testing.T) {
 	f.frames = nil
 	if s := h.screen(); strings.Contains(s, "drawn by the fake view") || len(f.frames) != 0 {
 		t.Fatalf("a closed view is drawn:\n%s", s)
+	}
+}
+
+// TestAddedAreaViewLetsKeysThrough adds a view of the main area that takes
+// no key: it covers the detail view, which gets nothing, and the keys go
+// through it to the main actions, enabled as its place in the action table
+// says.
+func TestAddedAreaViewLetsKeysThrough(t *testing.T) {
+	c, clock := clientsFixture(t)
+	h := newHarness(t, c, clock, Options{}, 120, 30)
+	h.key("enter")
+	f := &fakeView{open: true, as: overInfo}
+	h.m.above = []view{f}
+	h.m.updateKeybindings() // as Update does after every message
+	if got, want := h.m.stack().ids(), []overlay{overInfo, overMain}; !slices.Equal(got, want) {
+		t.Fatalf("stack %v, want %v (the detail view covered)", got, want)
+	}
+	top := h.m.detail.top
+	h.keys("j", "enter")
+	if want := []string{"j", "enter"}; !slices.Equal(f.keys, want) {
+		t.Fatalf("the view got the keys %q, want %q", f.keys, want)
+	}
+	if h.m.detail == nil || h.m.detail.top != top || h.m.panes[0].cursor != 1 {
+		t.Fatalf("detail top %d (was %d), cursor %d: want j to move the pane's cursor, not the covered detail view",
+			h.m.detail.top, top, h.m.panes[0].cursor)
+	}
+	if err := h.m.bar.err; err == nil || !strings.Contains(err.Error(), "not in the entity info view") {
+		t.Fatalf("enter in the view: error %v, want the reason the detail key is disabled there", err)
 	}
 }
