@@ -89,7 +89,7 @@ func (m *Model) lock(n int) tea.Cmd {
 	_, i := m.target()
 	switch category(i) {
 	case broker.CategoryDeferred:
-		if why := m.cursorJustMoved(); why != "" {
+		if why := m.main.cursorJustMoved(m); why != "" {
 			return m.refuse(&m.keys.Lock, why)
 		}
 		seqs, _ := m.targetSeqs()
@@ -160,7 +160,7 @@ func (m *Model) onLocked(msg lockedMsg) tea.Cmd {
 		p := &m.panes[lockedPane]
 		p.wantSeq = msg.msgs[0].SequenceNumber
 		if m.localPane(lockedPane) {
-			m.syncLocalPanes()
+			m.main.syncLocalPanes(m)
 		}
 	}
 	return m.requestRefresh()
@@ -181,7 +181,7 @@ func (m *Model) settle(b *key.Binding, s broker.Settlement) tea.Cmd {
 		return m.settleCmd(keys[0], h, s)
 	}
 	m.panes[m.focus].clearSelection()
-	return m.startSettleJob(keys, s)
+	return m.bulk.settle(m, keys, s)
 }
 
 // renew renews the target locks; with no held lock under the cursor, or
@@ -197,7 +197,7 @@ func (m *Model) renew() tea.Cmd {
 	}
 	var cmds []tea.Cmd
 	if len(keys) > m.opts.Concurrency {
-		return m.startRenewJob(keys)
+		return m.bulk.renew(m, keys)
 	}
 	for _, k := range keys {
 		h := m.held[k]
@@ -242,7 +242,7 @@ func (m *Model) resubmit() tea.Cmd {
 		return m.refuse(&m.keys.Resubmit, "no message here")
 	}
 	m.panes[i].clearSelection()
-	return m.startResubmitJob(seqs)
+	return m.bulk.resubmit(m, seqs)
 }
 
 // cancelScheduled asks to confirm cancelling the target scheduled
@@ -291,13 +291,13 @@ func (m *Model) edit() tea.Cmd {
 	if cur == nil {
 		return m.refuse(&m.keys.Edit, "no message here")
 	}
-	cmd := m.openCompose(cur)
+	cmd := openCompose(m, cur)
 	// A copy of a message this dashboard holds: its lock is kept while the
 	// copy is edited, to settle the original after.
 	if k := (heldKey{msgAddress(m.entity, i, cur), cur.SequenceNumber}); m.held[k] != nil && m.dialog != nil {
 		d := m.dialog
 		d.holds = []heldKey{k}
-		d.live = func(d *dialogState) { d.text = m.holdText(d.holds) }
+		d.live = func(d *dialogState) { d.text = holdText(m, d.holds) }
 		d.live(d)
 	}
 	return cmd
@@ -339,7 +339,7 @@ func (m *Model) popJump() tea.Cmd {
 			p.wantSeq = j.seq
 		}
 		m.detail = j.detail
-		m.rerenderDetail()
+		m.detail.rerender(m)
 	}
 	m.setInfo("back to " + j.entity)
 	return m.requestRefresh()

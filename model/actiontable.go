@@ -11,7 +11,7 @@ import (
 // row of the action table, keyed by keymap.Action (keymap.KeyMap.All gives
 // the rest of the row: the binding, the help group and the place in the
 // one-line help). updateKeybindings reads the columns that say why a key
-// does not work now; onKey runs do.
+// does not work now; the main screen runs do (mainScreen.key).
 type action struct {
 	// needs is the capability of the endpoint it needs (0 for none).
 	needs broker.Capability
@@ -68,15 +68,15 @@ func (s paneSet) has(c broker.Category) bool { return s&(1<<c) != 0 }
 // changes the broker, where it works, and what it does. A test checks that
 // every action of keymap.KeyMap.All has its row.
 var actionTable = map[keymap.Action]action{
-	keymap.Up:       {works: anyView, do: func(m *Model) tea.Cmd { return m.move(-1) }},
-	keymap.Down:     {works: anyView, do: func(m *Model) tea.Cmd { return m.move(1) }},
-	keymap.PageUp:   {works: anyView, do: (*Model).pageUp},
-	keymap.PageDown: {works: anyView, do: (*Model).pageDown},
-	keymap.Top:      {works: anyView, do: (*Model).toTop},
-	keymap.Bottom:   {works: anyView, do: (*Model).toBottom},
+	keymap.Up:       {works: anyView, do: func(m *Model) tea.Cmd { return m.main.move(m, -1) }},
+	keymap.Down:     {works: anyView, do: func(m *Model) tea.Cmd { return m.main.move(m, 1) }},
+	keymap.PageUp:   {works: anyView, do: onMain((*mainScreen).pageUp)},
+	keymap.PageDown: {works: anyView, do: onMain((*mainScreen).pageDown)},
+	keymap.Top:      {works: anyView, do: onMain((*mainScreen).toTop)},
+	keymap.Bottom:   {works: anyView, do: onMain((*mainScreen).toBottom)},
 
-	keymap.NextPane: {works: inMain | inClients, do: func(m *Model) tea.Cmd { return m.setFocus((m.focus + 1) % numPanes) }},
-	keymap.PrevPane: {works: inMain | inClients, do: func(m *Model) tea.Cmd { return m.setFocus((m.focus + numPanes - 1) % numPanes) }},
+	keymap.NextPane: {works: inMain | inClients, do: func(m *Model) tea.Cmd { return m.main.setFocus(m, (m.focus+1)%numPanes) }},
+	keymap.PrevPane: {works: inMain | inClients, do: func(m *Model) tea.Cmd { return m.main.setFocus(m, (m.focus+numPanes-1)%numPanes) }},
 
 	keymap.PaneActive:       {works: inMain, do: focusPane(activePane)},
 	keymap.PaneLocked:       {works: inMain, do: focusPane(lockedPane)},
@@ -84,46 +84,46 @@ var actionTable = map[keymap.Action]action{
 	keymap.PaneScheduled:    {works: inMain, do: focusPane(scheduledPane)},
 	keymap.PaneDeadLettered: {works: inMain, do: focusPane(deadLetteredPane)},
 
-	keymap.NextEntity: {works: inMain | inInfo, do: func(m *Model) tea.Cmd { return m.stepEntity(1) }},
-	keymap.PrevEntity: {works: inMain | inInfo, do: func(m *Model) tea.Cmd { return m.stepEntity(-1) }},
+	keymap.NextEntity: {works: inMain | inInfo, do: func(m *Model) tea.Cmd { return m.main.stepEntity(m, 1) }},
+	keymap.PrevEntity: {works: inMain | inInfo, do: func(m *Model) tea.Cmd { return m.main.stepEntity(m, -1) }},
 
-	keymap.Detail:      {noTopic: true, works: onMessages, do: (*Model).openDetail},
-	keymap.Back:        {works: anyView, do: (*Model).back},
-	keymap.Info:        {requires: needsEntity, works: notInClients, do: (*Model).openInfo},
-	keymap.Clients:     {requires: needsClients, works: inMain | inDetail | inClients, do: (*Model).openClients},
-	keymap.CloseClient: {requires: needsClientCloser, changes: true, works: inClients, do: (*Model).closeClient},
-	keymap.Jump:        {works: notInClients, do: (*Model).openJump},
-	keymap.Zoom:        {works: notInClients, do: (*Model).toggleZoom},
-	keymap.Sidebar:     {works: notInClients, do: (*Model).toggleSidebar},
+	keymap.Detail:      {noTopic: true, works: onMessages, do: openDetail},
+	keymap.Back:        {works: anyView, do: onMain((*mainScreen).back)},
+	keymap.Info:        {requires: needsEntity, works: notInClients, do: openInfo},
+	keymap.Clients:     {requires: needsClients, works: inMain | inDetail | inClients, do: openClients},
+	keymap.CloseClient: {requires: needsClientCloser, changes: true, works: inClients, do: closeClient},
+	keymap.Jump:        {works: notInClients, do: openJump},
+	keymap.Zoom:        {works: notInClients, do: onMain((*mainScreen).toggleZoom)},
+	keymap.Sidebar:     {works: notInClients, do: onMain((*mainScreen).toggleSidebar)},
 	keymap.Log:         {works: notInClients, do: func(m *Model) tea.Cmd { m.log.show(m.common()); return nil }},
 
 	keymap.Lock: {needs: broker.CanPeekLock, changes: true, noTopic: true, works: onMessages,
 		do: func(m *Model) tea.Cmd { return m.lock(m.opts.LockCount) }},
-	keymap.LockMany: {needs: broker.CanPeekLock, changes: true, noTopic: true, works: onMessages, do: (*Model).openLockMany},
+	keymap.LockMany: {needs: broker.CanPeekLock, changes: true, noTopic: true, works: onMessages, do: openLockMany},
 	keymap.Complete: {needs: broker.CanPeekLock, changes: true, noTopic: true, works: onMessages, waits: everyPane,
 		do: func(m *Model) tea.Cmd { return m.settle(&m.keys.Complete, broker.Settlement{Kind: broker.Complete}) }},
 	keymap.Abandon: {needs: broker.CanAbandon, changes: true, noTopic: true, works: onMessages, waits: everyPane,
 		do: func(m *Model) tea.Cmd { return m.settle(&m.keys.Abandon, broker.Settlement{Kind: broker.Abandon}) }},
 	keymap.DeadLetter: {needs: broker.CanDeadLetter, changes: true, noTopic: true, works: onMessages, waits: everyPane,
-		do: (*Model).openDeadLetter},
+		do: openDeadLetter},
 	keymap.Defer: {needs: broker.CanDefer, changes: true, noTopic: true, works: onMessages, waits: everyPane,
 		do: func(m *Model) tea.Cmd { return m.settle(&m.keys.Defer, broker.Settlement{Kind: broker.Defer}) }},
 	keymap.Renew:     {needs: broker.CanRenewLock, changes: true, noTopic: true, works: onMessages, waits: everyPane, do: (*Model).renew},
 	keymap.AutoRenew: {needs: broker.CanRenewLock, changes: true, noTopic: true, works: onMessages, waits: everyPane, do: (*Model).toggleAutoRenew},
 	keymap.Resubmit: {needs: broker.CanPeekLock, changes: true, noTopic: true, works: onMessages, waits: deadLetteredOnly,
 		do: (*Model).resubmit},
-	keymap.ResubmitAll: {needs: broker.CanPeekLock, changes: true, noTopic: true, works: inMain, do: (*Model).openResubmitAll},
+	keymap.ResubmitAll: {needs: broker.CanPeekLock, changes: true, noTopic: true, works: inMain, do: openResubmitAll},
 	keymap.CancelScheduled: {needs: broker.CanSchedule, changes: true, noTopic: true, works: onMessages, waits: scheduledOnly,
 		do: (*Model).cancelScheduled},
-	keymap.Compose: {changes: true, works: onMessages, do: func(m *Model) tea.Cmd { return m.openCompose(nil) }},
+	keymap.Compose: {changes: true, works: onMessages, do: func(m *Model) tea.Cmd { return openCompose(m, nil) }},
 	keymap.Edit:    {changes: true, noTopic: true, works: onMessages, do: (*Model).edit},
-	keymap.Purge:   {needs: broker.CanPurge, changes: true, noTopic: true, works: inMain, do: (*Model).openPurge},
+	keymap.Purge:   {needs: broker.CanPurge, changes: true, noTopic: true, works: inMain, do: openPurge},
 
-	keymap.Select:    {noTopic: true, works: inMain, do: (*Model).toggleSelect},
-	keymap.SelectAll: {noTopic: true, works: inMain, do: (*Model).selectAll},
-	keymap.Filter:    {needs: broker.CanBrowse, noTopic: true, works: inMain, do: (*Model).openFilter},
+	keymap.Select:    {noTopic: true, works: inMain, do: onMain((*mainScreen).toggleSelect)},
+	keymap.SelectAll: {noTopic: true, works: inMain, do: onMain((*mainScreen).selectAll)},
+	keymap.Filter:    {needs: broker.CanBrowse, noTopic: true, works: inMain, do: openFilter},
 	keymap.Replies:   {needs: broker.CanBrowse, noTopic: true, works: onMessages, do: (*Model).replies},
-	keymap.Request:   {needs: broker.CanBrowse, noTopic: true, works: onMessages, do: (*Model).findRequest},
+	keymap.Request:   {needs: broker.CanBrowse, noTopic: true, works: onMessages, do: func(m *Model) tea.Cmd { return m.find.start(m) }},
 	keymap.Copy:      {works: onMessages, do: (*Model).copyJSON},
 	keymap.Export:    {works: onMessages, do: (*Model).export},
 	keymap.Pause:     {works: anyView, do: (*Model).togglePause},
@@ -133,7 +133,12 @@ var actionTable = map[keymap.Action]action{
 
 // focusPane is the action that focuses pane i.
 func focusPane(i int) func(*Model) tea.Cmd {
-	return func(m *Model) tea.Cmd { return m.setFocus(i) }
+	return func(m *Model) tea.Cmd { return m.main.setFocus(m, i) }
+}
+
+// onMain is the action that runs f on the main screen.
+func onMain(f func(*mainScreen, *Model) tea.Cmd) func(*Model) tea.Cmd {
+	return func(m *Model) tea.Cmd { return f(&m.main, m) }
 }
 
 // needsEntity is why no entity's information can be shown.
@@ -206,7 +211,7 @@ func (s views) notIn(o overlay, k *keymap.KeyMap) string {
 // by itself on a pane a waits on.
 func (a *action) run(m *Model, b *key.Binding) tea.Cmd {
 	if a.waits.has(category(m.focus)) {
-		if why := m.cursorJustMoved(); why != "" {
+		if why := m.main.cursorJustMoved(m); why != "" {
 			return m.refuse(b, why)
 		}
 	}

@@ -17,7 +17,7 @@ func (m *Model) updateKeybindings() {
 		m.why = make(map[*key.Binding]string)
 	}
 	clear(m.why)
-	topic, view := m.isTopic(), m.areaView()
+	topic, view := m.isTopic(), m.stack().area()
 	for _, r := range m.keys.All() {
 		a := actionTable[r.Action]
 		why := a.disabled(m, topic, view)

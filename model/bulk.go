@@ -33,9 +33,24 @@ type bulkJob struct {
 	keys []heldKey
 	// result is what the job's last event handed over (see
 	// jobEvent.result); finish, when set, reports the job instead of
-	// finishReport and takes its result into the state.
+	// bulkWork.report and takes its result into the state.
 	result any
 	finish func(j *bulkJob) tea.Cmd
+}
+
+// dialog is the progress of the job at now, drawn over the screen.
+func (j *bulkJob) dialog(c *ui.Common, now time.Time) ui.Dialog {
+	return ui.ProgressDialog(c, ui.Progress{Title: j.title, Done: j.done, Failed: j.failed,
+		Total: j.total, Elapsed: now.Sub(j.start), Cancelled: j.cancelled})
+}
+
+// bulkWork is the dashboard's bulk work: the job running (nil for none),
+// drawn as a progress box over every view (mainScreen.frame), and the
+// count that numbers jobs, so that progress of an ended job is dropped.
+// One job runs at a time; esc on the main screen cancels it.
+type bulkWork struct {
+	job *bulkJob
+	seq int
 }
 
 // jobEvent is one outcome of bulk work.
@@ -69,16 +84,16 @@ type jobProgressMsg struct {
 // maxReportFailures bounds the failures listed in a report.
 const maxReportFailures = 8
 
-// startJob starts bulk work: run reports each outcome through report.
-func (m *Model) startJob(title, verb string, total int, run func(ctx context.Context, report func(jobEvent))) tea.Cmd {
-	if m.job != nil {
+// start starts bulk work: run reports each outcome through report.
+func (b *bulkWork) start(m *Model, title, verb string, total int, run func(ctx context.Context, report func(jobEvent))) tea.Cmd {
+	if b.job != nil {
 		m.setErr(&ActionError{Action: title, Reason: "other bulk work is running (esc cancels it)"})
 		return nil
 	}
-	m.jobSeq++
+	b.seq++
 	ctx, cancel := context.WithCancel(m.life)
-	j := &bulkJob{id: m.jobSeq, title: title, verb: verb, total: total, start: m.now, cancel: cancel, ch: make(chan jobEvent, 256)}
-	m.job = j
+	j := &bulkJob{id: b.seq, title: title, verb: verb, total: total, start: m.now, cancel: cancel, ch: make(chan jobEvent, 256)}
+	b.job = j
 	ch := j.ch
 	runCmd := func() tea.Msg {
 		defer close(ch)
@@ -112,22 +127,22 @@ func waitJob(id int, ch <-chan jobEvent) tea.Cmd {
 	}
 }
 
-// cancelJob cancels the running job; its report follows.
-func (m *Model) cancelJob() {
-	if m.job == nil || m.job.cancelled {
+// cancel cancels the running job; its report follows.
+func (b *bulkWork) cancel() {
+	if b.job == nil || b.job.cancelled {
 		return
 	}
-	m.job.cancelled = true
-	m.job.cancel()
+	b.job.cancelled = true
+	b.job.cancel()
 }
 
-// onJob takes progress of the running job.
-func (m *Model) onJob(msg tea.Msg) tea.Cmd {
+// onProgress takes progress of the running job.
+func (b *bulkWork) onProgress(m *Model, msg tea.Msg) tea.Cmd {
 	pm, ok := msg.(jobProgressMsg)
-	if !ok || m.job == nil || pm.id != m.job.id {
+	if !ok || b.job == nil || pm.id != b.job.id {
 		return nil
 	}
-	j := m.job
+	j := b.job
 	for _, e := range pm.events {
 		if e.total > 0 {
 			j.total = e.total
@@ -168,7 +183,7 @@ func (m *Model) onJob(msg tea.Msg) tea.Cmd {
 	if !pm.closed {
 		return tea.Batch(waitJob(j.id, j.ch), m.requestRefresh())
 	}
-	m.job = nil
+	b.job = nil
 	for _, k := range j.keys {
 		if h := m.held[k]; h != nil {
 			h.settling, h.renewing = false, false
@@ -177,27 +192,27 @@ func (m *Model) onJob(msg tea.Msg) tea.Cmd {
 	if j.finish != nil {
 		return tea.Batch(j.finish(j), m.requestRefresh())
 	}
-	m.finishReport(j)
+	b.report(m, j)
 	return m.requestRefresh()
 }
 
-// finishReport reports a finished job in the status bar, as a passing
+// report reports a finished job in the status bar, as a passing
 // notice (or the error of its first failure) that takes no key, and keeps
 // the whole report, notes and every failure listed, in the message log.
-func (m *Model) finishReport(j *bulkJob) {
+func (b *bulkWork) report(m *Model, j *bulkJob) {
 	title := j.title
 	if j.cancelled {
 		title += " (cancelled)"
 	}
 	summary := fmt.Sprintf("%s: %d %s, %d failed, %s", title, j.done, j.verb, j.failed, ui.Short(m.now.Sub(j.start)))
 	for _, n := range j.notes {
-		m.logLine(false, j.title+": "+n, "")
+		m.log.add(m.now, false, j.title+": "+n, "")
 	}
 	for _, f := range j.failures {
-		m.logLine(true, j.title+": "+f, "")
+		m.log.add(m.now, true, j.title+": "+f, "")
 	}
 	if j.failed > len(j.failures) {
-		m.logLine(true, fmt.Sprintf("%s: … and %d more failures", j.title, j.failed-len(j.failures)), "")
+		m.log.add(m.now, true, fmt.Sprintf("%s: … and %d more failures", j.title, j.failed-len(j.failures)), "")
 	}
 	if j.failed > 0 {
 		m.setErr(fmt.Errorf("%s; first: %s", summary, j.failures[0]))
@@ -210,17 +225,17 @@ func (m *Model) finishReport(j *bulkJob) {
 }
 
 // busy refuses new bulk work while a job runs.
-func (m *Model) busy(title string) bool {
-	if m.job == nil {
+func (b *bulkWork) busy(m *Model, title string) bool {
+	if b.job == nil {
 		return false
 	}
 	m.setErr(&ActionError{Action: title, Reason: "other bulk work is running (esc cancels it)"})
 	return true
 }
 
-// startSettleJob settles several held locks.
-func (m *Model) startSettleJob(keys []heldKey, s broker.Settlement) tea.Cmd {
-	if m.busy(s.Kind.String()) {
+// settle settles several held locks.
+func (b *bulkWork) settle(m *Model, keys []heldKey, s broker.Settlement) tea.Cmd {
+	if b.busy(m, s.Kind.String()) {
 		return nil
 	}
 	type item struct {
@@ -235,7 +250,7 @@ func (m *Model) startSettleJob(keys []heldKey, s broker.Settlement) tea.Cmd {
 	}
 	c, timeout, n := m.client, m.opts.Timeout, m.opts.Concurrency
 	title := fmt.Sprintf("%s %d messages", s.Kind, len(keys))
-	cmd := m.startJob(title, pastTense(s.Kind), len(items), func(ctx context.Context, report func(jobEvent)) {
+	cmd := b.start(m, title, pastTense(s.Kind), len(items), func(ctx context.Context, report func(jobEvent)) {
 		broker.ForEach(ctx, n, items, func(it item) {
 			cctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
@@ -246,20 +261,20 @@ func (m *Model) startSettleJob(keys []heldKey, s broker.Settlement) tea.Cmd {
 			report(jobEvent{ok: err == nil, err: err, label: fmt.Sprintf("sequence number %d", k.seq), key: &k})
 		})
 	})
-	m.jobKeys(keys)
+	b.holdKeys(m, keys)
 	return cmd
 }
 
-// jobKeys records the held locks of the job just started.
-func (m *Model) jobKeys(keys []heldKey) {
-	if m.job != nil {
-		m.job.keys = keys
+// holdKeys records the held locks of the job just started.
+func (b *bulkWork) holdKeys(m *Model, keys []heldKey) {
+	if b.job != nil {
+		b.job.keys = keys
 	}
 }
 
-// startRenewJob renews many held locks.
-func (m *Model) startRenewJob(keys []heldKey) tea.Cmd {
-	if m.busy("renew") {
+// renew renews many held locks.
+func (b *bulkWork) renew(m *Model, keys []heldKey) tea.Cmd {
+	if b.busy(m, "renew") {
 		return nil
 	}
 	type item struct {
@@ -273,8 +288,8 @@ func (m *Model) startRenewJob(keys []heldKey) tea.Cmd {
 		items = append(items, item{k, h.msg.LockToken})
 	}
 	c, timeout, n := m.client, m.opts.Timeout, m.opts.Concurrency
-	defer m.jobKeys(keys)
-	return m.startJob(fmt.Sprintf("renew %d locks", len(items)), "renewed", len(items), func(ctx context.Context, report func(jobEvent)) {
+	defer b.holdKeys(m, keys)
+	return b.start(m, fmt.Sprintf("renew %d locks", len(items)), "renewed", len(items), func(ctx context.Context, report func(jobEvent)) {
 		broker.ForEach(ctx, n, items, func(it item) {
 			cctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
@@ -285,12 +300,12 @@ func (m *Model) startRenewJob(keys []heldKey) tea.Cmd {
 	})
 }
 
-// startPurgeJob purges an entity's main queue or one of its dead-letter
+// purge purges an entity's main queue or one of its dead-letter
 // sub-queues.
-func (m *Model) startPurgeJob(entity string, sub broker.SubQueue) tea.Cmd {
+func (b *bulkWork) purge(m *Model, entity string, sub broker.SubQueue) tea.Cmd {
 	c, timeout := m.client, m.opts.Timeout
 	where := broker.SubQueueAddress(entity, sub)
-	return m.startJob("purge "+where, "message(s) removed", 0, func(ctx context.Context, report func(jobEvent)) {
+	return b.start(m, "purge "+where, "message(s) removed", 0, func(ctx context.Context, report func(jobEvent)) {
 		cctx, cancel := context.WithTimeout(ctx, 10*timeout)
 		defer cancel()
 		n, err := c.Purge(cctx, entity, sub)
@@ -306,12 +321,12 @@ func (m *Model) startPurgeJob(entity string, sub broker.SubQueue) tea.Cmd {
 	})
 }
 
-// startResubmitAllJob resubmits every message of an entity's dead-letter
+// resubmitAll resubmits every message of an entity's dead-letter
 // queue, then of its transfer dead-letter queue, in batches, until they are
 // empty or the work is cancelled (broker.ResubmitFrom, which the command
 // line's resubmit shares). Messages that fail are kept locked until the end
 // so that they are not received again, then released.
-func (m *Model) startResubmitAllJob(entity string) tea.Cmd {
+func (b *bulkWork) resubmitAll(m *Model, entity string) tea.Cmd {
 	dlq := entity + broker.DeadLetterSuffix
 	e, _ := m.currentEntity()
 	title := "resubmit " + dlq
@@ -319,7 +334,7 @@ func (m *Model) startResubmitAllJob(entity string) tea.Cmd {
 		title += " and " + broker.SubQueueAddress(entity, broker.SubQueueTransferDeadLetter)
 	}
 	c, timeout, n := m.client, m.opts.Timeout, m.opts.Concurrency
-	return m.startJob(title, "resubmitted", int(e.Counts.Count(broker.CategoryDeadLettered)), func(ctx context.Context, report func(jobEvent)) {
+	return b.start(m, title, "resubmitted", int(e.Counts.Count(broker.CategoryDeadLettered)), func(ctx context.Context, report func(jobEvent)) {
 		err := broker.ResubmitFrom(ctx, c, entity, broker.ResubmitOptions{Concurrency: n, Timeout: timeout},
 			func(_ string, x *broker.Message, err error) {
 				report(jobEvent{ok: err == nil, err: err, label: fmt.Sprintf("sequence number %d", x.SequenceNumber)})

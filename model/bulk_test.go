@@ -28,7 +28,7 @@ func TestBulkWorkShowsProgressStaysLiveAndCancels(t *testing.T) {
 	f.mu.Unlock()
 	h.update(keyMsg("c"))
 	h.pump(50 * time.Millisecond)
-	if h.m.job == nil {
+	if h.m.bulk.job == nil {
 		t.Fatal("no job")
 	}
 	s := h.screen()
@@ -46,8 +46,8 @@ func TestBulkWorkShowsProgressStaysLiveAndCancels(t *testing.T) {
 	f.settleHold <- struct{}{}
 	f.settleHold <- struct{}{}
 	h.pump(50 * time.Millisecond)
-	if h.m.job == nil || h.m.job.done != 2 {
-		t.Fatalf("progress: %+v", h.m.job)
+	if h.m.bulk.job == nil || h.m.bulk.job.done != 2 {
+		t.Fatalf("progress: %+v", h.m.bulk.job)
 	}
 	clock.Advance(2 * time.Second)
 	if s := h.screen(); !strings.Contains(s, "2 of 10 done, 0 failed") {

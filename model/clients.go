@@ -3,7 +3,6 @@ package model
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -60,14 +59,15 @@ func newClients(lister broker.ClientLister, closer broker.ClientCloser, closable
 	return cs
 }
 
-// read starts reading the list, under life, unless a read is under way (nil
-// then).
-func (cs *clientsState) read(life context.Context, timeout time.Duration) tea.Cmd {
-	if cs.busy {
+// read starts reading the list, under the root's life, unless a read is
+// under way or the view is closed (nil then): on opening and on every
+// refresh tick.
+func (cs *clientsState) read(m *Model) tea.Cmd {
+	if cs == nil || cs.busy {
 		return nil
 	}
 	cs.busy = true
-	cl := cs.lister
+	cl, life, timeout := cs.lister, m.life, m.opts.Timeout
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(life, timeout)
 		defer cancel()
@@ -77,8 +77,12 @@ func (cs *clientsState) read(life context.Context, timeout time.Duration) tea.Cm
 }
 
 // take takes a list read for the view; the selection follows its
-// connection when the list changes.
+// connection when the list changes. One read for a view that has closed
+// (nil) or was replaced is dropped.
 func (cs *clientsState) take(msg clientsMsg) {
+	if cs == nil || msg.from != cs {
+		return
+	}
 	cs.busy = false
 	cs.list.Loaded = true
 	if msg.err != nil {
@@ -99,9 +103,9 @@ func (cs *clientsState) take(msg clientsMsg) {
 	cs.dirty = true
 }
 
-// sync renders the view's lines again, width cells wide, when what they
-// show changed; page is how many lines show at once.
-func (cs *clientsState) sync(c *ui.Common, width, page int) {
+// renderLines renders the view's lines again, width cells wide, when what
+// they show changed; page is how many lines show at once.
+func (cs *clientsState) renderLines(c *ui.Common, width, page int) {
 	if cs.lines != nil && !cs.dirty && cs.width == width && cs.at == c.Now.Unix() {
 		return
 	}
@@ -145,7 +149,7 @@ func (cs *clientsState) selectNext(next bool, c *ui.Common, width, page int) {
 	}
 	cs.list.Selected = (cs.list.Selected + d) % n
 	cs.dirty = true
-	cs.sync(c, width, page)
+	cs.renderLines(c, width, page)
 	if s := cs.list.Selected; s < len(cs.starts) {
 		cs.top = min(max(0, cs.starts[s]-1), cs.maxTop(page))
 	}
@@ -175,7 +179,7 @@ func (cs *clientsState) view(k *keymap.KeyMap) (title string, help []key.Binding
 }
 
 // openClients opens the connected clients view.
-func (m *Model) openClients() tea.Cmd {
+func openClients(m *Model) tea.Cmd {
 	cl, ok := broker.ClientsOf(m.client)
 	if !ok {
 		return m.refuse(&m.keys.Clients, noClientsReason)
@@ -185,46 +189,22 @@ func (m *Model) openClients() tea.Cmd {
 		closer = cc
 	}
 	m.clients = newClients(cl, closer, !m.readOnly)
-	return m.readClients()
+	return m.clients.read(m)
 }
 
-// readClients starts reading the list of the open view, if any.
-func (m *Model) readClients() tea.Cmd {
-	if m.clients == nil {
-		return nil
-	}
-	return m.clients.read(m.life, m.opts.Timeout)
-}
-
-// onClients takes a list read for the view; one for a view that has closed
-// or was replaced is dropped.
-func (m *Model) onClients(msg clientsMsg) {
-	if m.clients != nil && msg.from == m.clients {
-		m.clients.take(msg)
+// sync renders the open view's lines again when what they show changed.
+// Update calls it after every message; a closed view (nil) does nothing.
+func (cs *clientsState) sync(m *Model) {
+	if cs != nil {
+		l := m.layout()
+		cs.renderLines(m.common(), l.Main.W, viewPage(l))
 	}
 }
 
-// syncClients renders the open view's lines again when what they show
-// changed. Update calls it after every message.
-func (m *Model) syncClients() {
-	if m.clients != nil {
-		m.clients.sync(m.common(), m.layout().Main.W, m.viewPage())
-	}
-}
-
-// clientsKey gives a key to the clients view: ok is false for the keys it
-// does not take.
-func (m *Model) clientsKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
-	taken, closed := m.clients.update(msg, m.common(), m.layout().Main.W, m.viewPage())
-	if closed {
-		m.clients = nil
-	}
-	return nil, taken
-}
-
-// closeClient asks to confirm closing the selected connection, then closes
-// it. The key is disabled outside the view and in read-only mode.
-func (m *Model) closeClient() tea.Cmd {
+// closeClient asks to confirm closing the selected connection of the
+// view, then closes it. The key is disabled outside the view and in
+// read-only mode.
+func closeClient(m *Model) tea.Cmd {
 	cs := m.clients
 	if cs == nil || cs.closer == nil {
 		return m.refuse(&m.keys.CloseClient, noClientsReason)
@@ -266,12 +246,53 @@ func (m *Model) closeClient() tea.Cmd {
 // operator", when it is closed from the view.
 const closeReason = "from the peeklock dashboard"
 
-// onClosedClient reports a close and reads the list again.
-func (m *Model) onClosedClient(msg closedClientMsg) tea.Cmd {
+// onClosed reports a close and reads the list again, when the view is
+// still open (not nil).
+func (cs *clientsState) onClosed(m *Model, msg closedClientMsg) tea.Cmd {
 	if msg.err != nil {
 		m.setErr(msg.err)
 	} else {
 		m.setInfo("closed the connection from " + msg.remote + " (" + msg.id + ")")
 	}
-	return m.readClients()
+	return cs.read(m)
+}
+
+// id names the connected clients view.
+func (cs *clientsState) id() overlay { return overClients }
+
+// isOpen reports whether the view is open (not nil).
+func (cs *clientsState) isOpen() bool { return cs != nil }
+
+// modal is false: the keys the view does not take fall through to the
+// main actions, disabled while it is open but for closing a connection.
+func (cs *clientsState) modal() bool { return false }
+
+// key scrolls the view, moves its selection, or closes it.
+func (cs *clientsState) key(m *Model, msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	l := m.layout()
+	taken, closed := cs.update(msg, m.common(), l.Main.W, viewPage(l))
+	if closed {
+		m.clients = nil
+	}
+	return nil, taken
+}
+
+// click takes the clicks on the main area, which the view covers.
+func (cs *clientsState) click(m *Model, ms tea.Mouse) (tea.Cmd, bool) {
+	return nil, inMainArea(m, ms.X, ms.Y)
+}
+
+// wheel scrolls the view.
+func (cs *clientsState) wheel(m *Model, _ tea.Mouse, delta int) (tea.Cmd, bool) {
+	cs.scroll(delta, viewPage(m.layout()))
+	return nil, true
+}
+
+// close closes the view.
+func (cs *clientsState) close(m *Model) { m.clients = nil }
+
+// frame draws the view, with its own one-line help, in the main area.
+func (cs *clientsState) frame(m *Model, _ *ui.Common, s *ui.Screen) {
+	s.DetailOpen = true
+	s.DetailTitle, s.Help, s.DetailLines, s.DetailTop = cs.view(&m.keys)
 }

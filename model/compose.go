@@ -30,7 +30,7 @@ const (
 
 // openCompose opens the compose dialog: empty for n, or a copy of orig for
 // e (edit a copy and send it).
-func (m *Model) openCompose(orig *broker.Message) tea.Cmd {
+func openCompose(m *Model, orig *broker.Message) tea.Cmd {
 	title := "Compose and send"
 	if orig != nil {
 		title = fmt.Sprintf("Edit a copy of sequence number %d and send it", orig.SequenceNumber)
@@ -82,7 +82,7 @@ func (m *Model) openCompose(orig *broker.Message) tea.Cmd {
 	}
 	d.selectFocused()
 	d.footer = "tab/enter next field · ctrl+s send · esc cancel"
-	d.submit = m.submitCompose
+	d.submit = func(d *dialogState) (tea.Cmd, error) { return d.send(m) }
 	m.dialog = d
 	return d.inputs[0].Focus()
 }
@@ -294,8 +294,8 @@ func (d *dialogState) composed(now time.Time) (string, *broker.Message, time.Tim
 	return to, msg, at, nil
 }
 
-// submitCompose sends (or schedules) the composed message.
-func (m *Model) submitCompose(d *dialogState) (tea.Cmd, error) {
+// send sends (or schedules) the message composed in the dialog.
+func (d *dialogState) send(m *Model) (tea.Cmd, error) {
 	to, msg, at, err := d.composed(m.now)
 	if err != nil {
 		return nil, err

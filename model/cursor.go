@@ -84,7 +84,7 @@ func (p *paneState) chose() { p.movedAt, p.movedWhy = time.Time{}, "" }
 // cursorJustMoved returns why a key that acts on the row under the cursor
 // must wait: the row changed by itself less than settleGuard ago. A key
 // acting on a selection or in the detail view never waits.
-func (m *Model) cursorJustMoved() string {
+func (ms *mainScreen) cursorJustMoved(m *Model) string {
 	p := m.focused()
 	if m.detail != nil || len(p.selected) > 0 || p.movedAt.IsZero() || m.now.Sub(p.movedAt) >= settleGuard {
 		return ""

@@ -125,7 +125,7 @@ func TestCursorStaysOnItsMessageWhenRowsAppearAbove(t *testing.T) {
 	h.key("5")
 	h.key("j")
 	h.wantCursor(30)
-	for seq := int64(1); seq <= int64(h.m.visibleRows(4))+2; seq++ {
+	for seq := int64(1); seq <= int64(h.m.main.visibleRows(h.m, 4))+2; seq++ {
 		deadLetter(seq)
 	}
 	h.refresh()

@@ -88,7 +88,7 @@ func TestDeadLetterDetailOpensWithWhy(t *testing.T) {
 			}
 			// Every line of the view, whole on screen: scroll to the end
 			// and check that no value was cut with "…".
-			lines := h.m.detailLines()
+			lines := h.m.detail.lines(h.m)
 			for i, l := range lines {
 				if w := len([]rune(stripped(l))); w > h.m.layout().Main.W {
 					t.Errorf("line %d is %d wide: %q", i, w, stripped(l))

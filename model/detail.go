@@ -14,9 +14,10 @@ import (
 // detailState is the detail view of one message, a component: it owns
 // the message shown, its rendered body, the session state and history
 // read for it and its scroll position; it takes its keys in update, reads
-// its history through the reader it is given and draws itself in view
-// from what the root model gathers (the lock held on the message, the
-// hints that name keys and jumps, the dashboard's own actions).
+// its history and session state, and draws itself with what it gathers
+// from the root model (info: the lock held on the message, the hints that
+// name keys and jumps, the dashboard's own actions). It is a view of the
+// main area while open (not nil).
 type detailState struct {
 	pane    int
 	address string
@@ -83,9 +84,9 @@ func (d *detailState) readHistory(life context.Context, hr broker.HistoryReader,
 }
 
 // takeHistory shows a history read for the view; one read for another
-// message is dropped.
+// message, or for a view closed since (nil), is dropped.
 func (d *detailState) takeHistory(msg historyMsg) {
-	if d.address != msg.address || d.msg.SequenceNumber != msg.seq {
+	if d == nil || d.address != msg.address || d.msg.SequenceNumber != msg.seq {
 		return
 	}
 	d.history, d.historyErr = &msg.h, msg.err
@@ -104,10 +105,11 @@ func (d *detailState) historyInfo(keeps bool, own []ui.OwnAction) *ui.HistoryInf
 	return &info
 }
 
-// lines renders the view's lines of msg (the message shown, with the
-// lock held on it) with info.
-func (d *detailState) lines(c *ui.Common, msg *broker.Message, info ui.DetailInfo) []string {
-	return ui.DetailLines(c, msg, info, d.body, d.width)
+// lines renders the view's lines for this frame: the message with the
+// lock held on it and what the root shows beside it (info).
+func (d *detailState) lines(m *Model) []string {
+	msg, info := d.info(m)
+	return ui.DetailLines(m.common(), msg, info, d.body, d.width)
 }
 
 // update takes a key, the view being n lines of which page show at once:
@@ -135,28 +137,27 @@ func (d *detailState) view(lines []string) (title string, _ []string, top int) {
 }
 
 // openDetail opens the detail view of the message under the cursor.
-func (m *Model) openDetail() tea.Cmd {
+func openDetail(m *Model) tea.Cmd {
 	cur := m.focused().current()
 	if cur == nil {
 		return m.refuse(&m.keys.Enter, "no message here")
 	}
 	m.detail = newDetail(m.focus, msgAddress(m.entity, m.focus, cur), cur)
-	m.rerenderDetail()
-	return tea.Batch(m.sessionStateCmd(cur), m.historyCmd())
+	m.detail.rerender(m)
+	return tea.Batch(m.detail.readState(m), m.detail.historyCmd(m))
 }
 
-// rerenderDetail renders the open detail view's body again (new width or
-// theme).
-func (m *Model) rerenderDetail() {
-	if m.detail != nil {
-		m.detail.render(m.common(), m.layout().Main.W)
+// rerender renders the open detail view's body again (new width or
+// theme); a closed view (nil) does nothing.
+func (d *detailState) rerender(m *Model) {
+	if d != nil {
+		d.render(m.common(), m.layout().Main.W)
 	}
 }
 
-// detailMessage returns the message of the detail view with the lock this
-// dashboard holds on it, if any.
-func (m *Model) detailMessage() (*broker.Message, *heldLock) {
-	d := m.detail
+// message returns the message of the view with the lock this dashboard
+// holds on it, if any.
+func (d *detailState) message(m *Model) (*broker.Message, *heldLock) {
 	h := m.held[heldKey{d.address, d.msg.SequenceNumber}]
 	if h != nil {
 		x := *d.msg
@@ -166,18 +167,10 @@ func (m *Model) detailMessage() (*broker.Message, *heldLock) {
 	return d.msg, nil
 }
 
-// detailLines renders the detail view's lines for this frame.
-func (m *Model) detailLines() []string {
-	msg, info := m.detailInfo()
-	return m.detail.lines(m.common(), msg, info)
-}
-
-// detailInfo gathers what the detail view shows beside its message: the
-// message with the lock held on it, the hints naming keys and jumps, and
-// the history.
-func (m *Model) detailInfo() (*broker.Message, ui.DetailInfo) {
-	d := m.detail
-	msg, h := m.detailMessage()
+// info gathers what the view shows beside its message: the message with
+// the lock held on it, the hints naming keys and jumps, and the history.
+func (d *detailState) info(m *Model) (*broker.Message, ui.DetailInfo) {
+	msg, h := d.message(m)
 	info := ui.DetailInfo{Entity: d.address, LockDuration: m.lockDuration(),
 		DeadLettered: category(d.pane) == broker.CategoryDeadLettered}
 	if h != nil {
@@ -207,12 +200,75 @@ func (m *Model) detailInfo() (*broker.Message, ui.DetailInfo) {
 	return msg, info
 }
 
-// detailKey gives a key to the detail view: esc leaves the jump that
-// opened it, or closes it; ok is false for the keys it does not take,
-// which fall through to the main actions on the detail's message.
-func (m *Model) detailKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
-	d := m.detail
-	taken, back := d.update(msg, &m.keys, m.viewPage(), len(m.detailLines()))
+// historyCmd reads the history of the view's message when the endpoint
+// keeps histories; nil otherwise (the view shows the dashboard's own
+// actions), or when the view is closed (nil).
+func (d *detailState) historyCmd(m *Model) tea.Cmd {
+	hr, ok := broker.HistoryOf(m.client)
+	if d == nil || !ok {
+		return nil
+	}
+	return d.readHistory(m.life, hr, m.opts.Timeout)
+}
+
+// historyTick reads the view's history again when its message changed
+// since the last reading (nil for none, or a closed view).
+func (d *detailState) historyTick(m *Model) tea.Cmd {
+	if d != nil && d.historyStale {
+		return d.historyCmd(m)
+	}
+	return nil
+}
+
+// readState reads the state of the session of the view's message, on a
+// session-aware entity.
+func (d *detailState) readState(m *Model) tea.Cmd {
+	sc, ok := broker.SessionsOf(m.client)
+	if !ok || d.msg.SessionID == "" || !m.requiresSession() {
+		return nil
+	}
+	entity, id, timeout := m.entity, d.msg.SessionID, m.opts.Timeout
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(m.life, timeout)
+		defer cancel()
+		state, err := sc.SessionState(ctx, entity, id)
+		return sessionStateMsg{entity: entity, sessionID: id, state: state, err: err}
+	}
+}
+
+// onSessionState shows a session's state in the view that asked; a closed
+// view (nil) or one showing another message drops it.
+func (d *detailState) onSessionState(m *Model, msg sessionStateMsg) {
+	if d == nil || msg.entity != m.entity || d.msg.SessionID != msg.sessionID {
+		return
+	}
+	if msg.err != nil {
+		m.setErr(msg.err)
+		return
+	}
+	d.takeState(msg.state)
+	d.rerender(m)
+}
+
+// viewPage is how many lines the views of the main area of layout l show
+// below their title line.
+func viewPage(l ui.Layout) int { return max(1, l.Main.H-1) }
+
+// id names the detail view.
+func (d *detailState) id() overlay { return overDetail }
+
+// isOpen reports whether the detail view is open (not nil).
+func (d *detailState) isOpen() bool { return d != nil }
+
+// modal is false: the detail view lets the keys it does not take through
+// to the main actions on its message.
+func (d *detailState) modal() bool { return false }
+
+// key scrolls the view; esc leaves the jump that opened it, or closes it.
+// The keys it does not take fall through to the main actions on the
+// view's message.
+func (d *detailState) key(m *Model, msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	taken, back := d.update(msg, &m.keys, viewPage(m.layout()), len(d.lines(m)))
 	if !back {
 		return nil, taken
 	}
@@ -223,6 +279,22 @@ func (m *Model) detailKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	return nil, true
 }
 
-// viewPage is how many lines the views of the main area show below their
-// title line.
-func (m *Model) viewPage() int { return max(1, m.layout().Main.H-1) }
+// click takes the clicks on the main area, which the view covers.
+func (d *detailState) click(m *Model, ms tea.Mouse) (tea.Cmd, bool) {
+	return nil, inMainArea(m, ms.X, ms.Y)
+}
+
+// wheel scrolls the view.
+func (d *detailState) wheel(m *Model, _ tea.Mouse, delta int) (tea.Cmd, bool) {
+	d.scroll(delta, viewPage(m.layout()), len(d.lines(m)))
+	return nil, true
+}
+
+// close closes the view.
+func (d *detailState) close(m *Model) { m.detail = nil }
+
+// frame draws the view in the main area.
+func (d *detailState) frame(m *Model, _ *ui.Common, s *ui.Screen) {
+	s.DetailOpen = true
+	s.DetailTitle, s.DetailLines, s.DetailTop = d.view(d.lines(m))
+}

@@ -326,33 +326,9 @@ func (d *dialogState) run() (cmd tea.Cmd, done bool) {
 	return cmd, true
 }
 
-// dialogKey gives a key to the open dialog (the jump dialog's list takes
-// its own first) and follows what it did.
-func (m *Model) dialogKey(msg tea.KeyPressMsg) tea.Cmd {
-	d := m.dialog
-	if d.kind == dlgJump {
-		if cmd, ok := m.jumpKey(msg); ok {
-			return cmd
-		}
-	}
-	cmd, act := d.update(msg)
-	switch act {
-	case dialogClosed:
-		m.dialog = nil
-	case dialogSubmitted:
-		return m.submitDialog()
-	case dialogEdited:
-		if d.kind == dlgJump {
-			m.updateJump()
-		}
-	}
-	return cmd
-}
-
-// submitDialog runs the dialog's submit and closes it when done (unless
-// the submit opened another one); an error stays in the dialog.
-func (m *Model) submitDialog() tea.Cmd {
-	d := m.dialog
+// submitIn runs the dialog's submit and closes it in m when done
+// (unless the submit opened another one); an error stays in the dialog.
+func (d *dialogState) submitIn(m *Model) tea.Cmd {
 	cmd, done := d.run()
 	if done && m.dialog == d {
 		m.dialog = nil
@@ -360,8 +336,54 @@ func (m *Model) submitDialog() tea.Cmd {
 	return cmd
 }
 
+// id names the dialogs.
+func (d *dialogState) id() overlay { return overDialog }
+
+// isOpen reports whether a dialog is open (not nil).
+func (d *dialogState) isOpen() bool { return d != nil }
+
+// modal is true: a dialog keeps every key and click.
+func (d *dialogState) modal() bool { return true }
+
+// key gives a key to the dialog (the jump dialog's list takes its own
+// first) and follows what it did: esc closes it, a submit runs.
+func (d *dialogState) key(m *Model, msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	if d.kind == dlgJump {
+		if cmd, ok := d.jumpKey(m, msg); ok {
+			return cmd, true
+		}
+	}
+	cmd, act := d.update(msg)
+	switch act {
+	case dialogClosed:
+		m.dialog = nil
+	case dialogSubmitted:
+		return d.submitIn(m), true
+	case dialogEdited:
+		if d.kind == dlgJump {
+			d.updateJump(m)
+		}
+	}
+	return cmd, true
+}
+
+// click takes every click, and does nothing.
+func (d *dialogState) click(*Model, tea.Mouse) (tea.Cmd, bool) { return nil, true }
+
+// wheel takes the wheel, and does nothing.
+func (d *dialogState) wheel(*Model, tea.Mouse, int) (tea.Cmd, bool) { return nil, true }
+
+// close closes the dialog without submitting it.
+func (d *dialogState) close(m *Model) { m.dialog = nil }
+
+// frame draws the dialog over everything.
+func (d *dialogState) frame(_ *Model, c *ui.Common, s *ui.Screen) {
+	v := d.view(c)
+	s.Dialog = &v
+}
+
 // openDeadLetter asks for the reason and description of a dead-lettering.
-func (m *Model) openDeadLetter() tea.Cmd {
+func openDeadLetter(m *Model) tea.Cmd {
 	keys, why := m.heldTargets()
 	if len(keys) == 0 {
 		return m.refuse(&m.keys.DeadLetter, why)
@@ -380,7 +402,7 @@ func (m *Model) openDeadLetter() tea.Cmd {
 	d.footer = "enter next/confirm · tab next field · esc cancel"
 	d.holds = keys
 	intro := d.text
-	d.live = func(d *dialogState) { d.text = append(slices.Clip(intro), m.holdText(d.holds)...) }
+	d.live = func(d *dialogState) { d.text = append(slices.Clip(intro), holdText(m, d.holds)...) }
 	d.live(d)
 	d.submit = func(d *dialogState) (tea.Cmd, error) {
 		reason := strings.TrimSpace(d.value(0))
@@ -395,7 +417,7 @@ func (m *Model) openDeadLetter() tea.Cmd {
 }
 
 // openLockMany asks how many messages to lock.
-func (m *Model) openLockMany() tea.Cmd {
+func openLockMany(m *Model) tea.Cmd {
 	d := newDialog(dlgLockMany, "Lock the next N messages", m.width, "N")
 	d.inputs[0].SetValue(strconv.Itoa(max(m.opts.LockCount, 10)))
 	d.inputs[0].CursorEnd()
@@ -413,7 +435,7 @@ func (m *Model) openLockMany() tea.Cmd {
 }
 
 // openFilter asks for a filter.
-func (m *Model) openFilter() tea.Cmd {
+func openFilter(m *Model) tea.Cmd {
 	d := newDialog(dlgFilter, "Filter", m.width, "Filter")
 	d.inputs[0].SetValue(m.filter.Raw())
 	d.inputs[0].CursorEnd()
@@ -443,7 +465,7 @@ func (m *Model) openFilter() tea.Cmd {
 // purgeText says what a purge of entity's sub-queue removes: how many
 // messages (the latest counts), and, when the selection of the focused
 // pane or the last export covered fewer of them, that in words.
-func (m *Model) purgeText(entity string, sub broker.SubQueue) []string {
+func purgeText(m *Model, entity string, sub broker.SubQueue) []string {
 	what := "every message of the main queue of"
 	switch sub {
 	case broker.SubQueueDeadLetter:
@@ -488,7 +510,7 @@ func (m *Model) purgeText(entity string, sub broker.SubQueue) []string {
 }
 
 // openPurge asks to confirm a purge by typing the entity's name.
-func (m *Model) openPurge() tea.Cmd {
+func openPurge(m *Model) tea.Cmd {
 	if m.entity == "" {
 		return m.refuse(&m.keys.Purge, "no entity selected")
 	}
@@ -500,7 +522,7 @@ func (m *Model) openPurge() tea.Cmd {
 		}
 	}
 	entity := m.entity
-	d.live = func(d *dialogState) { d.text = m.purgeText(entity, d.sub) }
+	d.live = func(d *dialogState) { d.text = purgeText(m, entity, d.sub) }
 	d.live(d)
 	d.footer = "enter purge · tab switch queue · esc cancel"
 	d.onTab = func(d *dialogState) {
@@ -511,14 +533,14 @@ func (m *Model) openPurge() tea.Cmd {
 		if strings.TrimSpace(d.value(0)) != entity {
 			return nil, &ActionError{Action: "purge", Reason: fmt.Sprintf("the name typed is not %q", entity)}
 		}
-		return m.startPurgeJob(entity, d.sub), nil
+		return m.bulk.purge(m, entity, d.sub), nil
 	}
 	m.dialog = d
 	return m.requestRefresh() // the counts the dialog states, fresh
 }
 
 // openResubmitAll asks to confirm resubmitting a whole dead-letter queue.
-func (m *Model) openResubmitAll() tea.Cmd {
+func openResubmitAll(m *Model) tea.Cmd {
 	if m.entity == "" {
 		return m.refuse(&m.keys.ResubmitAll, "no entity selected")
 	}
@@ -533,14 +555,14 @@ func (m *Model) openResubmitAll() tea.Cmd {
 	}
 	d.footer = "enter or y start · esc cancel"
 	entity := m.entity
-	d.submit = func(*dialogState) (tea.Cmd, error) { return m.startResubmitAllJob(entity), nil }
+	d.submit = func(*dialogState) (tea.Cmd, error) { return m.bulk.resubmitAll(m, entity), nil }
 	m.dialog = d
 	return nil
 }
 
 // holdText says, for a dialog about held locks, that they are renewed
 // while it is open and how long the first has left, or that one was lost.
-func (m *Model) holdText(keys []heldKey) []string {
+func holdText(m *Model, keys []heldKey) []string {
 	for _, k := range keys {
 		if m.held[k] == nil {
 			return []string{m.styles.Error.Render(fmt.Sprintf("The lock on sequence number %d is gone (expired or lost): this will fail for it.", k.seq))}

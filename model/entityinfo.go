@@ -42,31 +42,30 @@ type rulesMsg struct {
 }
 
 // openInfo opens the entity information view of the selected entity.
-func (m *Model) openInfo() tea.Cmd {
+func openInfo(m *Model) tea.Cmd {
 	if m.entity == "" {
 		return m.refuse(&m.keys.Info, "no entity selected")
 	}
 	m.entInfo = &infoState{}
-	return m.syncInfo()
+	return m.entInfo.sync(m)
 }
 
-// syncInfo points the information view at the selected entity when the
-// selection changed (or the view just opened), starting to read a
-// subscription's rules where the endpoint reads them on request, and
-// renders its lines again when what they show changed. Update calls it
-// after every message.
-func (m *Model) syncInfo() tea.Cmd {
-	in := m.entInfo
+// sync points the view at the selected entity when the selection changed
+// (or the view just opened), starting to read a subscription's rules where
+// the endpoint reads them on request, and renders its lines again when
+// what they show changed. Update calls it after every message; a closed
+// view (nil) does nothing.
+func (in *infoState) sync(m *Model) tea.Cmd {
 	if in == nil {
 		return nil
 	}
 	var cmd tea.Cmd
 	if in.path != m.entity || in.lines == nil {
 		*in = infoState{path: m.entity, source: ui.RulesListed, rulesSeq: in.rulesSeq}
-		cmd = m.readRules()
+		cmd = in.readRules(m)
 	}
-	if in.lines == nil || in.dirty || in.gen != m.entGen || in.width != m.layout().Main.W {
-		m.renderInfo()
+	if l := m.layout(); in.lines == nil || in.dirty || in.gen != m.entGen || in.width != l.Main.W {
+		in.render(m.common(), in.shows(m), l.Main.W, m.entGen, viewPage(l))
 	}
 	return cmd
 }
@@ -74,8 +73,7 @@ func (m *Model) syncInfo() tea.Cmd {
 // readRules starts reading the rules of the subscription in the view when
 // the endpoint reads them on request (broker.RulesOf): once per opening or
 // selection, never on a poll.
-func (m *Model) readRules() tea.Cmd {
-	in := m.entInfo
+func (in *infoState) readRules(m *Model) tea.Cmd {
 	e, _ := m.currentEntity()
 	if _, _, isSub := broker.SplitSubscriptionPath(in.path); !isSub && e.Kind != broker.KindSubscription {
 		return nil
@@ -95,18 +93,10 @@ func (m *Model) readRules() tea.Cmd {
 	}
 }
 
-// onRules takes the rules read for the information view; a result for a
-// view that has closed (or was opened again) is dropped.
-func (m *Model) onRules(msg rulesMsg) {
-	if m.entInfo != nil && msg.from == m.entInfo {
-		m.entInfo.takeRules(msg)
-	}
-}
-
 // takeRules takes the rules read for the view; a result for a view that
-// has moved on is dropped.
+// has closed (nil), was opened again or has moved on is dropped.
 func (in *infoState) takeRules(msg rulesMsg) {
-	if msg.seq != in.rulesSeq || msg.path != in.path {
+	if in == nil || msg.from != in || msg.seq != in.rulesSeq || msg.path != in.path {
 		return
 	}
 	if msg.err != nil {
@@ -117,15 +107,8 @@ func (in *infoState) takeRules(msg rulesMsg) {
 	in.dirty = true
 }
 
-// renderInfo renders the information view's lines from the state.
-func (m *Model) renderInfo() {
-	in := m.entInfo
-	in.render(m.common(), m.entityInfo(in), m.layout().Main.W, m.entGen, m.viewPage())
-}
-
-// entityInfo gathers what the information view shows of the selected
-// entity.
-func (m *Model) entityInfo(in *infoState) ui.EntityInfo {
+// shows gathers what the view shows of the selected entity.
+func (in *infoState) shows(m *Model) ui.EntityInfo {
 	e, listed := m.currentEntity()
 	info := ui.EntityInfo{
 		Entity:        e,
@@ -168,17 +151,6 @@ func (in *infoState) render(c *ui.Common, info ui.EntityInfo, width, gen, page i
 // show at once.
 func (in *infoState) maxTop(page int) int { return max(0, len(in.lines)-page) }
 
-// infoKey handles the keys that scroll or close the information view;
-// other keys fall through to the main actions, most of which are disabled
-// while it is open (updateKeybindings).
-func (m *Model) infoKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
-	taken, closed := m.entInfo.update(msg, &m.keys, m.viewPage())
-	if closed {
-		m.entInfo = nil
-	}
-	return nil, taken
-}
-
 // update takes a key: esc or the info key close the view (closed), the
 // moving keys scroll it by page lines; taken is false for the others.
 func (in *infoState) update(msg tea.KeyPressMsg, k *keymap.KeyMap, page int) (taken, closed bool) {
@@ -196,4 +168,44 @@ func (in *infoState) scroll(d, page int) { in.top = max(0, min(in.maxTop(page), 
 func (in *infoState) view(k *keymap.KeyMap) (title string, help []key.Binding, lines []string, top int) {
 	help = []key.Binding{k.Back, k.Down, k.Bottom, k.NextEntity, k.Help, k.Quit}
 	return in.path + " › info", help, in.lines, min(in.top, max(0, len(in.lines)-1))
+}
+
+// id names the entity information view.
+func (in *infoState) id() overlay { return overInfo }
+
+// isOpen reports whether the view is open (not nil).
+func (in *infoState) isOpen() bool { return in != nil }
+
+// modal is false: the keys the view does not take fall through to the
+// main actions, most of which are disabled while it is open
+// (updateKeybindings).
+func (in *infoState) modal() bool { return false }
+
+// key scrolls or closes the view.
+func (in *infoState) key(m *Model, msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	taken, closed := in.update(msg, &m.keys, viewPage(m.layout()))
+	if closed {
+		m.entInfo = nil
+	}
+	return nil, taken
+}
+
+// click takes the clicks on the main area, which the view covers.
+func (in *infoState) click(m *Model, ms tea.Mouse) (tea.Cmd, bool) {
+	return nil, inMainArea(m, ms.X, ms.Y)
+}
+
+// wheel scrolls the view.
+func (in *infoState) wheel(m *Model, _ tea.Mouse, delta int) (tea.Cmd, bool) {
+	in.scroll(delta, viewPage(m.layout()))
+	return nil, true
+}
+
+// close closes the view.
+func (in *infoState) close(m *Model) { m.entInfo = nil }
+
+// frame draws the view, with its own one-line help, in the main area.
+func (in *infoState) frame(m *Model, _ *ui.Common, s *ui.Screen) {
+	s.DetailOpen = true
+	s.DetailTitle, s.Help, s.DetailLines, s.DetailTop = in.view(&m.keys)
 }

@@ -40,7 +40,7 @@ func (m *Model) copyJSON() tea.Cmd {
 	}
 	what, exportKey := m.scopeWords(s), m.keys.Export.Help().Key
 	c, timeout := m.client, m.opts.Timeout
-	cmd := m.startJob("copy "+what, "copied", m.scopeTotal(s), func(ctx context.Context, report func(jobEvent)) {
+	cmd := m.bulk.start(m, "copy "+what, "copied", m.scopeTotal(s), func(ctx context.Context, report func(jobEvent)) {
 		var msgs []*broker.Message
 		var size int64
 		err := s.walk(ctx, c, timeout, func(page []*broker.Message) error {
@@ -69,7 +69,7 @@ func (m *Model) copyJSON() tea.Cmd {
 	if cmd == nil {
 		return nil // refused: other bulk work is running
 	}
-	m.job.finish = func(j *bulkJob) tea.Cmd {
+	m.bulk.job.finish = func(j *bulkJob) tea.Cmd {
 		msgs, _ := j.result.([]*broker.Message)
 		switch {
 		case j.cancelled:
@@ -175,7 +175,7 @@ func (m *Model) export() tea.Cmd {
 	of := exportScope{entity: m.entity, pane: s.pane, whole: s.only == nil}
 	c, timeout, re := m.client, m.opts.Timeout, m.opts.RemoteExport
 	what := m.scopeWords(s)
-	cmd := m.startJob("export "+what, "exported", m.scopeTotal(s), func(ctx context.Context, report func(jobEvent)) {
+	cmd := m.bulk.start(m, "export "+what, "exported", m.scopeTotal(s), func(ctx context.Context, report func(jobEvent)) {
 		found := map[int64]bool{}
 		write := func(w *msgjson.Writer) (int, error) {
 			err := s.walk(ctx, c, timeout, func(page []*broker.Message) error {
@@ -219,7 +219,7 @@ func (m *Model) export() tea.Cmd {
 	if cmd == nil {
 		return nil // refused: other bulk work is running
 	}
-	m.job.finish = func(j *bulkJob) tea.Cmd {
+	m.bulk.job.finish = func(j *bulkJob) tea.Cmd {
 		res, ok := j.result.(exportedMsg)
 		if !ok {
 			m.setErr(fmt.Errorf("export %s: ended without a result", what))

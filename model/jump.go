@@ -31,7 +31,7 @@ const newName = -1
 // cannot list its entities (a generic AMQP broker) it also offers the typed
 // text as the name of an entity to watch: a queue, or an address used as it
 // is.
-func (m *Model) openJump() tea.Cmd {
+func openJump(m *Model) tea.Cmd {
 	naming := !m.caps.Supports(broker.CanListEntities)
 	if len(m.entities) == 0 && !naming {
 		return m.refuse(&m.keys.Jump, "no entities listed yet")
@@ -56,15 +56,14 @@ func (m *Model) openJump() tea.Cmd {
 		return m.selectEntity(m.entities[j.matches[j.sel]].Path), nil
 	}
 	m.dialog = d
-	m.updateJump()
+	d.updateJump(m)
 	return nil
 }
 
 // updateJump lists the entities that match the jump dialog's text, best
 // first; the current entity is chosen while nothing is typed.
-func (m *Model) updateJump() {
-	d := m.dialog
-	if d == nil || d.jump == nil {
+func (d *dialogState) updateJump(m *Model) {
+	if d.jump == nil {
 		return
 	}
 	j := d.jump
@@ -93,13 +92,12 @@ func (m *Model) updateJump() {
 			}
 		}
 	}
-	m.jumpLines()
+	d.jumpLines(m)
 }
 
 // jumpLines renders the jump dialog's list under its input: each match
 // with its total and dead-lettered counts, the chosen one marked.
-func (m *Model) jumpLines() {
-	d := m.dialog
+func (d *dialogState) jumpLines(m *Model) {
 	j := d.jump
 	st := m.styles
 	d.after = d.after[:0]
@@ -191,8 +189,8 @@ func truncateName(s string, w int) string {
 }
 
 // jumpKey moves the jump dialog's choice; ok is false for other keys.
-func (m *Model) jumpKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
-	j := m.dialog.jump
+func (d *dialogState) jumpKey(m *Model, msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	j := d.jump
 	switch msg.String() {
 	case "up", "ctrl+p", "shift+tab":
 		j.sel = max(0, j.sel-1)
@@ -201,7 +199,7 @@ func (m *Model) jumpKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	default:
 		return nil, false
 	}
-	m.jumpLines()
+	d.jumpLines(m)
 	return nil, true
 }
 

@@ -89,7 +89,7 @@ func TestTopicClickOpensInfo(t *testing.T) {
 			row = i
 		}
 	}
-	h.update(tea.MouseClickMsg{X: 2, Y: l.Sidebar.Y + 1 + row - h.m.entityTop, Button: tea.MouseLeft})
+	h.update(tea.MouseClickMsg{X: 2, Y: l.Sidebar.Y + 1 + row - h.m.main.entityTop, Button: tea.MouseLeft})
 	h.settle()
 	if h.m.entity != "events" || h.m.entInfo == nil {
 		t.Fatalf("click on the topic: entity %s, info open %v", h.m.entity, h.m.entInfo != nil)

@@ -29,58 +29,25 @@ func (m *Model) refuse(b *key.Binding, reason string) tea.Cmd {
 	return nil
 }
 
-// onKey handles a key press.
+// onKey hands a key press down the stack, top first: a modal view keeps
+// every key, a view of the main area lets through the ones it does not
+// take, and the main screen runs the key's action. esc stops a search for
+// a request before any view of the main area takes it.
 func (m *Model) onKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := &m.keys
 	if msg.String() == "ctrl+c" {
 		return m.quit()
 	}
-	switch m.top() {
-	case overDialog:
-		return m.dialogKey(msg)
-	case overLog:
-		return m.log.update(msg, m.common())
-	case overHelp:
-		return m.help.update(msg, m.common(), m.reason)
-	}
-	if m.search != nil && m.job == nil && keymap.Pressed(msg, k.Back) {
-		m.cancelSearch()
-		return nil
-	}
-	if cmd, ok := m.areaKey(msg); ok {
-		return cmd
-	}
-	for _, r := range k.All() {
-		if !keymap.Pressed(msg, *r.Binding) {
-			continue
-		}
-		if why := m.reason(r.Binding); why != "" {
-			code := broker.CodeNotSupported
-			if why == readOnlyReason {
-				code = broker.CodeReadOnly
-			}
-			m.setErr(&broker.Error{Code: code, Message: r.Binding.Help().Desc + " is disabled: " + why})
+	stopSearch := m.find.search != nil && m.bulk.job == nil && keymap.Pressed(msg, m.keys.Back)
+	for _, v := range m.stack() {
+		if stopSearch && !v.modal() {
+			m.find.cancel(m)
 			return nil
 		}
-		a := actionTable[r.Action]
-		return a.run(m, r.Binding)
+		if cmd, taken := v.key(m, msg); taken || v.modal() {
+			return cmd
+		}
 	}
 	return nil
-}
-
-// areaKey gives a key to the view of the main area on top, if any: ok
-// is true when the view took it; other keys fall through to the main
-// actions.
-func (m *Model) areaKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
-	switch m.areaView() {
-	case overClients:
-		return m.clientsKey(msg)
-	case overInfo:
-		return m.infoKey(msg)
-	case overDetail:
-		return m.detailKey(msg)
-	}
-	return nil, false
 }
 
 // quit ends the program.
@@ -93,13 +60,13 @@ func (m *Model) quit() tea.Cmd {
 // back is esc on the main screen: cancel bulk work, cancel the search for
 // a request, leave a jump, clear the filter, clear the selection, in that
 // order.
-func (m *Model) back() tea.Cmd {
+func (ms *mainScreen) back(m *Model) tea.Cmd {
 	switch {
-	case m.job != nil:
-		m.cancelJob()
+	case m.bulk.job != nil:
+		m.bulk.cancel()
 		return nil
-	case m.search != nil:
-		m.cancelSearch()
+	case m.find.search != nil:
+		m.find.cancel(m)
 		return nil
 	case len(m.jumps) > 0:
 		return m.popJump()
@@ -129,22 +96,22 @@ func (m *Model) togglePause() tea.Cmd {
 }
 
 // setFocus focuses pane i.
-func (m *Model) setFocus(i int) tea.Cmd {
+func (ms *mainScreen) setFocus(m *Model, i int) tea.Cmd {
 	if i == m.focus {
 		return nil
 	}
 	before := m.layout()
 	m.focus = i
-	return m.relayout(before)
+	return ms.relayout(m, before)
 }
 
 // relayout asks for a refresh when the panes on screen changed from
 // before, or the focused one has no window yet, since the Browse windows
 // follow the layout; an open view takes the new width.
-func (m *Model) relayout(before ui.Layout) tea.Cmd {
+func (ms *mainScreen) relayout(m *Model, before ui.Layout) tea.Cmd {
 	after := m.layout()
 	if after.Main.W != before.Main.W {
-		m.rerenderDetail()
+		m.detail.rerender(m)
 	}
 	if !m.panes[m.focus].loaded || !slices.Equal(before.Panes, after.Panes) {
 		return m.requestRefresh()
@@ -153,34 +120,34 @@ func (m *Model) relayout(before ui.Layout) tea.Cmd {
 }
 
 // toggleZoom gives the focused pane the whole screen, or gives it back.
-func (m *Model) toggleZoom() tea.Cmd {
+func (ms *mainScreen) toggleZoom(m *Model) tea.Cmd {
 	before := m.layout()
-	m.zoom = !m.zoom
-	if m.zoom {
+	ms.zoom = !ms.zoom
+	if ms.zoom {
 		m.setInfo(fmt.Sprintf("zoomed on the %s pane (%s: back)", category(m.focus), m.keys.Zoom.Help().Key))
 	}
-	return m.relayout(before)
+	return ms.relayout(m, before)
 }
 
 // toggleSidebar hides the entity list, or shows it (also on a screen
 // narrower than the one it shows on by itself).
-func (m *Model) toggleSidebar() tea.Cmd {
+func (ms *mainScreen) toggleSidebar(m *Model) tea.Cmd {
 	before := m.layout()
 	if before.Sidebar.W > 0 {
-		m.sidebar = ui.SidebarHidden
+		ms.sidebar = ui.SidebarHidden
 	} else {
-		m.sidebar = ui.SidebarShown
+		ms.sidebar = ui.SidebarShown
 	}
-	if m.zoom {
-		m.zoom = false
+	if ms.zoom {
+		ms.zoom = false
 	}
-	m.keepEntityVisible()
-	return m.relayout(before)
+	ms.keepEntityVisible(m)
+	return ms.relayout(m, before)
 }
 
 // stepEntity selects the next (+1) or previous (-1) entity of the list;
 // a topic opens its information view (see selectEntity).
-func (m *Model) stepEntity(d int) tea.Cmd {
+func (ms *mainScreen) stepEntity(m *Model, d int) tea.Cmd {
 	n := len(m.entities)
 	if n == 0 {
 		return nil
@@ -208,7 +175,7 @@ func (m *Model) selectEntity(path string) tea.Cmd {
 	m.switchEntity(path)
 	cmds := []tea.Cmd{m.requestRefresh(), m.rememberEntity()}
 	if m.isTopic() && m.entInfo == nil {
-		cmds = append(cmds, m.openInfo())
+		cmds = append(cmds, openInfo(m))
 	}
 	return tea.Batch(cmds...)
 }
@@ -229,11 +196,11 @@ func (m *Model) switchEntity(path string) {
 		m.panes[i].reset()
 	}
 	m.detail = nil
-	m.keepEntityVisible()
+	m.main.keepEntityVisible(m)
 }
 
 // keepEntityVisible scrolls the entity list to the selected entity.
-func (m *Model) keepEntityVisible() {
+func (ms *mainScreen) keepEntityVisible(m *Model) {
 	h := m.layout().Sidebar.H - 1 // minus the header
 	if h <= 0 {
 		return
@@ -242,21 +209,21 @@ func (m *Model) keepEntityVisible() {
 		if e.Path != m.entity {
 			continue
 		}
-		if i < m.entityTop {
-			m.entityTop = i
+		if i < ms.entityTop {
+			ms.entityTop = i
 		}
-		if i >= m.entityTop+h {
-			m.entityTop = i - h + 1
+		if i >= ms.entityTop+h {
+			ms.entityTop = i - h + 1
 		}
 	}
-	m.entityTop = max(0, min(m.entityTop, len(m.entities)-1))
+	ms.entityTop = max(0, min(ms.entityTop, len(m.entities)-1))
 }
 
 // focused returns the focused pane.
 func (m *Model) focused() *paneState { return &m.panes[m.focus] }
 
 // toggleSelect selects or unselects the row under the cursor and moves down.
-func (m *Model) toggleSelect() tea.Cmd {
+func (ms *mainScreen) toggleSelect(m *Model) tea.Cmd {
 	p := m.focused()
 	cur := p.current()
 	if cur == nil {
@@ -268,5 +235,5 @@ func (m *Model) toggleSelect() tea.Cmd {
 	} else {
 		p.selected[cur.SequenceNumber] = true
 	}
-	return m.move(1)
+	return ms.move(m, 1)
 }

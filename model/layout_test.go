@@ -14,20 +14,20 @@ import (
 func TestZoomAndSidebarKeys(t *testing.T) {
 	clock, c := fixture(t, 30)
 	h := newHarness(t, c, clock, Options{}, 80, 24)
-	rows := h.m.visibleRows(0)
+	rows := h.m.main.visibleRows(h.m, 0)
 	h.key("z")
 	l := h.m.layout()
 	if !l.Zoomed || l.Sidebar.W != 0 || len(l.Panes) != 1 || l.Panes[0].Rect != (ui.Rect{X: 0, Y: 0, W: 80, H: 22}) {
 		t.Fatalf("zoomed layout: %+v", l)
 	}
-	if got := h.m.visibleRows(0); got != 20 || len(h.m.panes[0].rows) != 21 {
+	if got := h.m.main.visibleRows(h.m, 0); got != 20 || len(h.m.panes[0].rows) != 21 {
 		t.Fatalf("zoomed: %d rows on screen, window %d; want 20 and 21", got, len(h.m.panes[0].rows))
 	}
 	if s := h.screen(); strings.Contains(s, "Entities") || !strings.Contains(h.statusLine(), "ZOOM") {
 		t.Fatalf("zoomed screen:\n%s", s)
 	}
 	h.key("z")
-	if h.m.layout().Zoomed || h.m.visibleRows(0) != rows {
+	if h.m.layout().Zoomed || h.m.main.visibleRows(h.m, 0) != rows {
 		t.Fatalf("z does not come back: %+v", h.m.layout())
 	}
 	h.key("b")
@@ -57,7 +57,7 @@ func TestDeadLetteredPaneGetsItsRoom(t *testing.T) {
 	clock, c := fixture(t, 40)
 	h := newHarness(t, c, clock, Options{}, 60, 20)
 	// Nothing dead-lettered: the Active pane takes the whole height.
-	if l := h.m.layout(); len(l.Panes) != 1 || h.m.visibleRows(0) != 15 {
+	if l := h.m.layout(); len(l.Panes) != 1 || h.m.main.visibleRows(h.m, 0) != 15 {
 		t.Fatalf("60x20 without dead-letters: %+v", l.Panes)
 	}
 	deadLetterOne(t, c, "Poison", "cannot parse")

@@ -14,7 +14,8 @@ const maxLogEntries = 1000
 
 // messageLog is the message log: every status and error line, whole,
 // shown over the whole screen from line top while open. It owns its
-// state; the overlay stack gives it the keys while it is open.
+// state; the stack gives it the keys while it is open (a view, see
+// overlay.go).
 type messageLog struct {
 	entries []ui.LogEntry
 	open    bool
@@ -73,10 +74,38 @@ func (l *messageLog) view(c *ui.Common, width, height int) []string {
 	return ui.LogScreen(c, l.lines(c), l.top, width, height)
 }
 
-// logLine keeps a status or error line in the message log.
-func (m *Model) logLine(isErr bool, text, trackingID string) {
-	m.log.add(m.now, isErr, text, trackingID)
+// id names the message log.
+func (l *messageLog) id() overlay { return overLog }
+
+// isOpen reports whether the message log is open.
+func (l *messageLog) isOpen() bool { return l.open }
+
+// modal is true: the message log keeps every key and click.
+func (l *messageLog) modal() bool { return true }
+
+// key scrolls or closes the message log.
+func (l *messageLog) key(m *Model, msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	return l.update(msg, m.common()), true
 }
 
-// logErr keeps err in the message log.
-func (m *Model) logErr(err error) { m.logLine(true, err.Error(), broker.TrackingIDOf(err)) }
+// click takes every click, and does nothing.
+func (l *messageLog) click(*Model, tea.Mouse) (tea.Cmd, bool) { return nil, true }
+
+// wheel scrolls the message log.
+func (l *messageLog) wheel(m *Model, _ tea.Mouse, delta int) (tea.Cmd, bool) {
+	l.scroll(m.common(), delta)
+	return nil, true
+}
+
+// close closes the message log.
+func (l *messageLog) close(*Model) { l.open = false }
+
+// frame draws the message log over the whole screen down to the help line.
+func (l *messageLog) frame(_ *Model, c *ui.Common, s *ui.Screen) {
+	s.Cover = l.view(c, s.Layout.Width, s.Layout.HelpLine.Y)
+}
+
+// addErr keeps err, with its tracking id, as an error line at time at.
+func (l *messageLog) addErr(at time.Time, err error) {
+	l.add(at, true, err.Error(), broker.TrackingIDOf(err))
+}

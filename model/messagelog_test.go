@@ -20,8 +20,8 @@ func (h *harness) wantReport(sub string) {
 	if h.m.dialog != nil {
 		h.t.Fatalf("a dialog is open after bulk work: %q", h.m.dialog.title)
 	}
-	if h.m.job != nil {
-		h.t.Fatalf("bulk work still running: %q", h.m.job.title)
+	if h.m.bulk.job != nil {
+		h.t.Fatalf("bulk work still running: %q", h.m.bulk.job.title)
 	}
 	if log := h.logText(); !strings.Contains(strings.Join(strings.Fields(log), " "), sub) {
 		h.t.Fatalf("the message log lacks %q:\n%s", sub, log)

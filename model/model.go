@@ -46,16 +46,13 @@ type Model struct {
 	// remembered is set while the entity shown is the one remembered for
 	// the endpoint (Options.StateDir), until the list confirms it exists.
 	remembered bool
-	entityTop  int
 	listed     bool // the first list has arrived
 	history    map[string]*depthHistory
 
 	focus int
 	panes [numPanes]paneState
-	// zoom gives the focused pane the whole screen; sidebar hides or shows
-	// the entity list.
-	zoom    bool
-	sidebar ui.SidebarMode
+	// main is the main screen, under every view: the layout's own state.
+	main mainScreen
 
 	// Refresh and events.
 	sched      schedule
@@ -90,19 +87,16 @@ type Model struct {
 	help   helpScreen
 	log    messageLog
 	dialog *dialogState
-	job    *bulkJob
-	jobSeq int
+	// bulk is the bulk work running, if any.
+	bulk bulkWork
 	// lastExport is what the last export held (nil: none yet), which the
 	// purge dialog compares with what a purge removes.
 	lastExport *lastExport
 	filter     filterSpec
 	jumps      []jump
-	// search is the search for a reply's request in progress (nil for
-	// none); replySources maps an entity (lower case) to the entities whose
-	// messages were seen asking for replies in it.
-	search       *requestSearch
-	searchSeq    int
-	replySources map[string][]string
+	// find is the search for a reply's request, with what it learned of
+	// where replies go.
+	find requestFinder
 
 	// why holds the reason of every disabled binding (updateKeybindings).
 	why map[*key.Binding]string
@@ -110,6 +104,10 @@ type Model struct {
 	// clients is the open connected clients view (nil when closed), drawn
 	// over the panes like entInfo.
 	clients *clientsState
+	// above are views that lie over all of the dashboard's own in the stack
+	// (none in the dashboard itself: the place of a view kept outside
+	// these fields).
+	above []view
 }
 
 // New returns a dashboard over c.
@@ -181,10 +179,10 @@ func (m *Model) Close() {
 		m.stopEvents()
 		m.stopEvents = nil
 	}
-	if m.job != nil && m.job.cancel != nil {
-		m.job.cancel()
+	if m.bulk.job != nil && m.bulk.job.cancel != nil {
+		m.bulk.job.cancel()
 	}
-	m.endSearch()
+	m.find.end()
 	m.end()
 }
 
@@ -194,14 +192,14 @@ func (m *Model) setErr(err error) {
 		return
 	}
 	m.bar.fail(err)
-	m.logErr(err)
+	m.log.addErr(m.now, err)
 }
 
 // setInfo shows a passing message in the status bar, for infoFor, and
 // clears the last error; the message log keeps it.
 func (m *Model) setInfo(s string) {
 	m.bar.tell(m.now, s)
-	m.logLine(false, s, "")
+	m.log.add(m.now, false, s, "")
 }
 
 // currentEntity returns the selected entity (ok false before the first list).
@@ -223,7 +221,7 @@ func (m *Model) lockDuration() time.Duration {
 // layout is the geometry of the screen now: the zoom, the entity list and
 // the counts of the entity on screen decide it.
 func (m *Model) layout() ui.Layout {
-	o := ui.LayoutOptions{Zoom: m.zoom, Sidebar: m.sidebar}
+	o := ui.LayoutOptions{Zoom: m.main.zoom, Sidebar: m.main.sidebar}
 	if e, ok := m.currentEntity(); ok && m.caps.Supports(broker.CanBrowse) && !e.Counts.Unknown {
 		o.Counts = &e.Counts
 	}

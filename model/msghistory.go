@@ -3,8 +3,6 @@ package model
 import (
 	"time"
 
-	tea "charm.land/bubbletea/v2"
-
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/ui"
 )
@@ -43,33 +41,6 @@ func (m *Model) noteOwn(address string, seq int64, what string) {
 		list = list[len(list)-maxOwnActions:]
 	}
 	m.own[k] = list
-}
-
-// historyCmd reads the history of the detail view's message when the
-// endpoint keeps histories; nil otherwise (the view shows the dashboard's
-// own actions).
-func (m *Model) historyCmd() tea.Cmd {
-	hr, ok := broker.HistoryOf(m.client)
-	if m.detail == nil || !ok {
-		return nil
-	}
-	return m.detail.readHistory(m.life, hr, m.opts.Timeout)
-}
-
-// onHistory shows a history in the detail view that asked for it.
-func (m *Model) onHistory(msg historyMsg) {
-	if m.detail != nil {
-		m.detail.takeHistory(msg)
-	}
-}
-
-// historyTick reads the detail view's history again when its message
-// changed since the last reading.
-func (m *Model) historyTick() tea.Cmd {
-	if d := m.detail; d != nil && d.historyStale {
-		return m.historyCmd()
-	}
-	return nil
 }
 
 // ownAt is the time an own action is shown with.

@@ -15,7 +15,7 @@ import (
 // at the top, and fails t when there is none.
 func scrollToHistory(t *testing.T, h *harness) {
 	t.Helper()
-	for i, l := range h.m.detailLines() {
+	for i, l := range h.m.detail.lines(h.m) {
 		if strings.Contains(l, "── History") {
 			h.m.detail.top = max(0, i-1)
 			return

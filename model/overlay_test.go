@@ -10,25 +10,30 @@ import (
 )
 
 // TestOverlayStackOrder pins the order of the stack: a dialog over the
-// message log over help over the connected clients over the entity info
-// over the detail view over the panes.
+// message log over help over the view of the main area (the connected
+// clients over the entity info over the detail view, the topmost covering
+// the others) over the panes.
 func TestOverlayStackOrder(t *testing.T) {
 	m := &Model{}
-	if got := m.stack(); !slices.Equal(got, []overlay{overMain}) || m.top() != overMain || m.areaView() != overMain {
-		t.Fatalf("nothing open: stack %v, top %v, area %v", got, m.top(), m.areaView())
+	if got := m.stack(); !slices.Equal(got.ids(), []overlay{overMain}) || got.top() != overMain || got.area() != overMain {
+		t.Fatalf("nothing open: stack %v, top %v, area %v", got.ids(), got.top(), got.area())
 	}
 	m.detail, m.entInfo, m.clients = &detailState{}, &infoState{}, &clientsState{}
 	m.help.open, m.log.open, m.dialog = true, true, &dialogState{}
-	want := []overlay{overDialog, overLog, overHelp, overClients, overInfo, overDetail, overMain}
-	if got := m.stack(); !slices.Equal(got, want) {
-		t.Fatalf("stack %v, want %v", got, want)
+	want := []overlay{overDialog, overLog, overHelp, overClients, overMain}
+	if got := m.stack(); !slices.Equal(got.ids(), want) {
+		t.Fatalf("stack %v, want %v", got.ids(), want)
 	}
-	if m.top() != overDialog || m.areaView() != overClients {
-		t.Fatalf("top %v, area %v; want dialog, clients", m.top(), m.areaView())
+	if s := m.stack(); s.top() != overDialog || s.area() != overClients {
+		t.Fatalf("top %v, area %v; want dialog, clients", s.top(), s.area())
 	}
 	m.dialog, m.log.open, m.clients = nil, false, nil
-	if m.top() != overHelp || m.areaView() != overInfo {
-		t.Fatalf("top %v, area %v; want help, info", m.top(), m.areaView())
+	if s := m.stack(); s.top() != overHelp || s.area() != overInfo {
+		t.Fatalf("top %v, area %v; want help, info", s.top(), s.area())
+	}
+	m.help.open, m.entInfo = false, nil
+	if got, want := m.stack().ids(), []overlay{overDetail, overMain}; !slices.Equal(got, want) {
+		t.Fatalf("stack %v, want %v", got, want)
 	}
 }
 
@@ -57,8 +62,8 @@ func TestOverlayTakesKeysAndIsDrawn(t *testing.T) {
 			c, clock := clientsFixture(t)
 			h := newHarness(t, c, clock, Options{}, 120, 30)
 			h.keys(tc.keys...)
-			if got := h.m.top(); got != tc.top {
-				t.Fatalf("top is %v, want %v (stack %v)", got, tc.top, h.m.stack())
+			if got := h.m.stack().top(); got != tc.top {
+				t.Fatalf("top is %v, want %v (stack %v)", got, tc.top, h.m.stack().ids())
 			}
 			if s := h.screen(); !strings.Contains(s, tc.shows) {
 				t.Fatalf("%v on top, but %q is not on screen:\n%s", tc.top, tc.shows, s)
@@ -78,8 +83,8 @@ func TestOverlayTakesKeysAndIsDrawn(t *testing.T) {
 				}
 			}
 			h.key("esc")
-			if got := h.m.top(); got != tc.after {
-				t.Fatalf("after esc, top is %v, want %v (stack %v)", got, tc.after, h.m.stack())
+			if got := h.m.stack().top(); got != tc.after {
+				t.Fatalf("after esc, top is %v, want %v (stack %v)", got, tc.after, h.m.stack().ids())
 			}
 		})
 	}
@@ -104,7 +109,7 @@ func TestTabClickLeavesEveryAreaView(t *testing.T) {
 		t.Fatal("no tab of the Locked pane on screen")
 	}
 	h.update(tea.MouseClickMsg{X: x, Y: l.Tabs.Y, Button: tea.MouseLeft})
-	if got := h.m.top(); got != overMain || h.m.focus != 1 {
+	if got := h.m.stack().top(); got != overMain || h.m.focus != 1 {
 		t.Fatalf("after a click on the Locked tab: top %v, focus %d; want main, 1", got, h.m.focus)
 	}
 }

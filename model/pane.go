@@ -136,7 +136,7 @@ func msgAddress(entity string, i int, m *broker.Message) string {
 
 // visibleRows returns how many rows pane i shows in the current layout (0
 // when it is not visible).
-func (m *Model) visibleRows(i int) int {
+func (ms *mainScreen) visibleRows(m *Model, i int) int {
 	if s, ok := m.layout().Slot(i); ok {
 		return s.Rows()
 	}
@@ -145,7 +145,7 @@ func (m *Model) visibleRows(i int) int {
 
 // syncLocalPanes fills the panes that are built here (see localPane) from
 // the locks this dashboard holds.
-func (m *Model) syncLocalPanes() {
+func (ms *mainScreen) syncLocalPanes(m *Model) {
 	for i := range m.panes {
 		if !m.localPane(i) {
 			continue
@@ -160,7 +160,7 @@ func (m *Model) syncLocalPanes() {
 			all = m.heldInOrder(addresses(m.entity, i)...)
 		}
 		start := sort.Search(len(all), func(k int) bool { return all[k].SequenceNumber >= p.top })
-		n := max(1, m.visibleRows(i)) + 1
+		n := max(1, ms.visibleRows(m, i)) + 1
 		if w := sort.Search(len(all), func(k int) bool { return all[k].SequenceNumber >= p.wantSeq }); p.wantSeq != 0 && w < len(all) && w >= start+n-1 {
 			start, p.top, p.pos = w, all[w].SequenceNumber, 0 // the message asked for, below the window
 		}

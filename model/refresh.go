@@ -185,12 +185,12 @@ func (m *Model) applyRefresh(msg refreshMsg) tea.Cmd {
 			m.applyPane(r, msg.at, after)
 		}
 	}
-	m.keepEntityVisible()
+	m.main.keepEntityVisible(m)
 	if !slices.Equal(before.Panes, after.Panes) {
 		// New counts moved the panes: their windows follow.
 		m.sched.want = true
 		if after.Main.W != before.Main.W {
-			m.rerenderDetail()
+			m.detail.rerender(m)
 		}
 	}
 	if m.sched.want {
@@ -229,7 +229,7 @@ func (m *Model) applyPane(r paneResult, at time.Time, l ui.Layout) {
 		m.detectEndedLocks(p.rows, r.msgs, at)
 	}
 	p.rows = r.msgs
-	m.learnReplyTo(m.entity, r.msgs)
+	m.find.learn(m, m.entity, r.msgs)
 	p.scanned, p.partial = r.scanned, r.partial
 	p.loaded = true
 	if p.pos == 0 && p.top == 0 {

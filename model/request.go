@@ -24,6 +24,17 @@ type requestSearch struct {
 	cancel context.CancelFunc
 }
 
+// requestFinder finds the request of a reply: the search in progress (nil
+// for none), drawn as a progress box over every view (mainScreen.frame),
+// the count that numbers searches, so that a page of an ended one is
+// dropped, and sources, which maps an entity (lower case) to the entities
+// whose messages were seen asking for replies in it.
+type requestFinder struct {
+	search  *requestSearch
+	seq     int
+	sources map[string][]string
+}
+
 // searchStepMsg is the result of one page of the request search.
 type searchStepMsg struct {
 	id   int
@@ -31,8 +42,8 @@ type searchStepMsg struct {
 	err  error
 }
 
-// findRequest starts the search for the request of the target message.
-func (m *Model) findRequest() tea.Cmd {
+// start starts the search for the request of the target message.
+func (f *requestFinder) start(m *Model) tea.Cmd {
 	cur, pane := m.target()
 	if cur == nil {
 		return m.refuse(&m.keys.Request, "no message here")
@@ -40,54 +51,54 @@ func (m *Model) findRequest() tea.Cmd {
 	if cur.CorrelationID == "" {
 		return m.refuse(&m.keys.Request, "the message has no CorrelationId")
 	}
-	if m.search != nil {
+	if f.search != nil {
 		return m.refuse(&m.keys.Request, "a search is running already (esc cancels it)")
 	}
-	plan, likely := m.searchPlan(m.entity)
+	plan, likely := f.plan(m, m.entity)
 	ctx, cancel := context.WithCancel(m.life)
-	m.searchSeq++
-	m.search = &requestSearch{RequestSearch: &broker.RequestSearch{CorrelationID: cur.CorrelationID,
+	f.seq++
+	f.search = &requestSearch{RequestSearch: &broker.RequestSearch{CorrelationID: cur.CorrelationID,
 		FromAddress: msgAddress(m.entity, pane, cur), FromSequence: cur.SequenceNumber, Plan: plan, Limit: m.opts.SearchScan},
-		id: m.searchSeq, likely: likely, start: m.now, ctx: ctx, cancel: cancel}
-	return m.searchStep()
+		id: f.seq, likely: likely, start: m.now, ctx: ctx, cancel: cancel}
+	return f.step(m)
 }
 
-// searchPlan lists the entities to search for the request of a reply in
+// plan lists the entities to search for the request of a reply in
 // entity (broker.RequestSearchPlan): those learned from ReplyTo links
 // first, then the entity list.
-func (m *Model) searchPlan(entity string) (plan []string, likely int) {
-	return broker.RequestSearchPlan(entity, m.replySources, m.entities)
+func (f *requestFinder) plan(m *Model, entity string) (plan []string, likely int) {
+	return broker.RequestSearchPlan(entity, f.sources, m.entities)
 }
 
-// learnReplyTo records, from a window of entity, which entities its
+// learn records, from a window of entity, which entities its
 // messages want their replies in: the request search looks in those first.
 // The work is bounded by the window; the map by the entities squared.
-func (m *Model) learnReplyTo(entity string, rows []*broker.Message) {
+func (f *requestFinder) learn(m *Model, entity string, rows []*broker.Message) {
 	for _, x := range rows {
-		to := m.replyTarget(x.ReplyTo)
+		to := f.target(m, x.ReplyTo)
 		if to == "" || strings.EqualFold(to, entity) {
 			continue
 		}
 		k := strings.ToLower(to)
 		known := false
-		for _, s := range m.replySources[k] {
+		for _, s := range f.sources[k] {
 			if s == entity {
 				known = true
 				break
 			}
 		}
 		if !known {
-			if m.replySources == nil {
-				m.replySources = make(map[string][]string)
+			if f.sources == nil {
+				f.sources = make(map[string][]string)
 			}
-			m.replySources[k] = append(m.replySources[k], entity)
+			f.sources[k] = append(f.sources[k], entity)
 		}
 	}
 }
 
-// replyTarget resolves a ReplyTo address to a known entity of any kind
+// target resolves a ReplyTo address to a known entity of any kind
 // (a topic too: its replies land in its subscriptions), or "".
-func (m *Model) replyTarget(addr string) string {
+func (f *requestFinder) target(m *Model, addr string) string {
 	if e := m.entityNamed(addr); e != "" {
 		return e
 	}
@@ -106,9 +117,9 @@ func (m *Model) replyTarget(addr string) string {
 	return ""
 }
 
-// searchStep browses the next page of the search.
-func (m *Model) searchStep() tea.Cmd {
-	s := m.search
+// step browses the next page of the search.
+func (f *requestFinder) step(m *Model) tea.Cmd {
+	s := f.search
 	c, timeout, id := m.client, m.opts.Timeout, s.id
 	req := s.Next()
 	parent := s.ctx
@@ -120,39 +131,39 @@ func (m *Model) searchStep() tea.Cmd {
 	}
 }
 
-// onSearchStep takes one page: the request opens in the detail view when
+// onStep takes one page: the request opens in the detail view when
 // it is there; otherwise the search moves on, or ends with its result.
-func (m *Model) onSearchStep(msg searchStepMsg) tea.Cmd {
-	s := m.search
+func (f *requestFinder) onStep(m *Model, msg searchStepMsg) tea.Cmd {
+	s := f.search
 	if s == nil || msg.id != s.id {
 		return nil // cancelled, or an earlier search
 	}
 	step := s.Take(msg.msgs, msg.err)
 	switch {
 	case step.Err != nil:
-		m.endSearch()
+		f.end()
 		m.setErr(fmt.Errorf("find the request of a reply: browsing %s › %s: %w", step.Entity, step.Category, step.Err))
 		return nil
 	case step.Found != nil:
-		return m.openRequest(step.Entity, slices.Index(broker.Categories[:], step.Category), step.Found)
+		return f.open(m, step.Entity, slices.Index(broker.Categories[:], step.Category), step.Found)
 	case step.Done && step.Limited:
-		m.endSearch()
+		f.end()
 		m.setInfo(fmt.Sprintf("request %q: not found among %d messages in %d of %d entities: stopped at the search limit of %d messages",
 			ui.Sanitize(s.CorrelationID), s.Scanned(), s.Searched(), len(s.Plan), s.Limit))
 		return nil
 	case step.Done:
-		m.endSearch()
+		f.end()
 		m.setInfo(fmt.Sprintf("request %q: not found among %d messages in %d entities", ui.Sanitize(s.CorrelationID), s.Scanned(), len(s.Plan)))
 		return nil
 	}
-	return m.searchStep()
+	return f.step(m)
 }
 
-// openRequest shows the request found in entity, pane i, in the detail
+// open shows the request found in entity, pane i, in the detail
 // view; esc comes back to where the search started from.
-func (m *Model) openRequest(entity string, i int, x *broker.Message) tea.Cmd {
-	s := m.search
-	m.endSearch()
+func (f *requestFinder) open(m *Model, entity string, i int, x *broker.Message) tea.Cmd {
+	s := f.search
+	f.end()
 	from := jump{entity: m.entity, focus: m.focus, filter: m.filter, detail: m.detail,
 		top: m.focused().top, seq: -1}
 	if cur := m.focused().current(); cur != nil {
@@ -167,36 +178,35 @@ func (m *Model) openRequest(entity string, i int, x *broker.Message) tea.Cmd {
 	p := &m.panes[i]
 	p.top, p.pos, p.wantSeq = x.SequenceNumber, 0, x.SequenceNumber
 	m.detail = newDetail(i, msgAddress(entity, i, x), x)
-	m.rerenderDetail()
+	m.detail.rerender(m)
 	from.opened = m.detail
 	m.jumps = append(m.jumps, from)
 	m.setInfo(fmt.Sprintf("request %q: %s › %s › %d, found among %d messages (esc goes back)",
 		ui.Sanitize(s.CorrelationID), entity, category(i), x.SequenceNumber, s.Scanned()))
-	return tea.Batch(m.requestRefresh(), m.sessionStateCmd(x), m.historyCmd())
+	return tea.Batch(m.requestRefresh(), m.detail.readState(m), m.detail.historyCmd(m))
 }
 
-// cancelSearch stops the search (esc).
-func (m *Model) cancelSearch() {
-	s := m.search
-	m.endSearch()
+// cancel stops the search (esc).
+func (f *requestFinder) cancel(m *Model) {
+	s := f.search
+	f.end()
 	m.setInfo(fmt.Sprintf("request %q: search cancelled after %d messages in %d of %d entities",
 		ui.Sanitize(s.CorrelationID), s.Scanned(), s.Searched(), len(s.Plan)))
 }
 
-// endSearch forgets the search and cancels its browse in flight.
-func (m *Model) endSearch() {
-	if m.search != nil {
-		m.search.cancel()
-		m.search = nil
+// end forgets the search and cancels its browse in flight.
+func (f *requestFinder) end() {
+	if f.search != nil {
+		f.search.cancel()
+		f.search = nil
 	}
 }
 
-// searchDialog is the progress of the search, drawn over the screen.
-func (m *Model) searchDialog(c *ui.Common) ui.Dialog {
-	s := m.search
+// dialog is the progress of the search at now, drawn over the screen.
+func (s *requestSearch) dialog(c *ui.Common, now time.Time) ui.Dialog {
 	return ui.SearchDialog(c, ui.SearchProgress{
 		CorrelationID: s.CorrelationID, Entity: s.Entity(), Category: s.Category().String(),
 		Scanned: s.Scanned(), Limit: s.Limit, Entities: len(s.Plan), At: s.At() + 1, Likely: s.At() < s.likely,
-		Elapsed: m.now.Sub(s.start),
+		Elapsed: now.Sub(s.start),
 	})
 }

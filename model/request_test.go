@@ -128,7 +128,7 @@ func TestFindRequestFromTheDetailViewComesBackToIt(t *testing.T) {
 func TestFindRequestLooksInLikelyEntitiesFirst(t *testing.T) {
 	clock, c := requestFixture(t, 0, false)
 	h := newHarness(t, c, clock, Options{Entity: "payments"}, 100, 30)
-	plan, likely := h.m.searchPlan("payments")
+	plan, likely := h.m.find.plan(h.m, "payments")
 	if strings.Join(plan, ",") != "events/Subscriptions/audit,orders,payments" || likely != 0 {
 		t.Fatalf("plan before seeing orders: %v %d", plan, likely)
 	}
@@ -136,7 +136,7 @@ func TestFindRequestLooksInLikelyEntitiesFirst(t *testing.T) {
 	if h.m.entity != "orders" {
 		t.Fatalf("on %s", h.m.entity)
 	}
-	plan, likely = h.m.searchPlan("payments")
+	plan, likely = h.m.find.plan(h.m, "payments")
 	if strings.Join(plan, ",") != "orders,events/Subscriptions/audit,payments" || likely != 1 {
 		t.Fatalf("plan after seeing orders: %v %d", plan, likely)
 	}
@@ -159,7 +159,7 @@ func TestFindRequestNotFound(t *testing.T) {
 	if want := `request "req-404": not found among 5 messages in 3 entities`; h.m.bar.info != want || h.m.entity != "payments" || h.m.detail != nil {
 		t.Fatalf("info %q, want %q (entity %s)", h.m.bar.info, want, h.m.entity)
 	}
-	if h.m.search != nil || strings.Contains(h.screen(), "Looking for the request") {
+	if h.m.find.search != nil || strings.Contains(h.screen(), "Looking for the request") {
 		t.Fatal("the search is still on screen")
 	}
 	// A message whose MessageId is its own CorrelationId is not its request.
@@ -170,7 +170,7 @@ func TestFindRequestNotFound(t *testing.T) {
 	}
 	h.key("k")
 	h.update(keyMsg("O"))
-	if h.m.search == nil {
+	if h.m.find.search == nil {
 		t.Fatal("no search")
 	}
 	h.update(keyMsg("O"))
@@ -217,7 +217,7 @@ func TestFindRequestCancelled(t *testing.T) {
 	if n := countSteps(h); n != 7 {
 		t.Fatalf("%d pages", n)
 	}
-	if h.m.search != nil || h.m.entity != "payments" || strings.Contains(h.screen(), "Looking for the request") {
+	if h.m.find.search != nil || h.m.entity != "payments" || strings.Contains(h.screen(), "Looking for the request") {
 		t.Fatal("the search goes on")
 	}
 }
@@ -229,8 +229,8 @@ func TestFindRequestCancelledKeepsTheDetailView(t *testing.T) {
 	h.update(keyMsg("O"))
 	h.update(keyMsg("esc"))
 	h.settle()
-	if h.m.search != nil || h.m.detail == nil || h.m.detail.msg.MessageID != "rep-1" || h.m.entity != "payments" {
-		t.Fatalf("esc: search %v detail %v", h.m.search, h.m.detail)
+	if h.m.find.search != nil || h.m.detail == nil || h.m.detail.msg.MessageID != "rep-1" || h.m.entity != "payments" {
+		t.Fatalf("esc: search %v detail %v", h.m.find.search, h.m.detail)
 	}
 	if !strings.HasPrefix(h.m.bar.info, `request "req-1": search cancelled after 0 messages in 0 of 3 entities`) {
 		t.Fatalf("info %q", h.m.bar.info)
@@ -248,7 +248,7 @@ func TestFindRequestBrowseError(t *testing.T) {
 	if h.m.bar.err == nil || h.m.bar.err.Error() != want || broker.CodeOf(h.m.bar.err) != broker.CodeConnectionLost {
 		t.Fatalf("error %v, want %q", h.m.bar.err, want)
 	}
-	if h.m.search != nil || h.m.entity != "payments" {
+	if h.m.find.search != nil || h.m.entity != "payments" {
 		t.Fatal("the search goes on after an error")
 	}
 	// An entity deleted since the list is skipped.

@@ -8,13 +8,13 @@ import (
 	"github.com/peeklock/peeklock/broker"
 )
 
-// startResubmitJob resubmits the dead-lettered messages with the given
+// resubmit resubmits the dead-lettered messages with the given
 // sequence numbers, from either dead-letter sub-queue, touching those
 // messages only (broker.ResubmitSequences), as bulk work: the locks this
 // dashboard holds on some of them are used, and each outcome updates the
 // progress box and the held locks.
-func (m *Model) startResubmitJob(seqs []int64) tea.Cmd {
-	if m.busy("resubmit") {
+func (b *bulkWork) resubmit(m *Model, seqs []int64) tea.Cmd {
+	if b.busy(m, "resubmit") {
 		return nil
 	}
 	entity := m.entity
@@ -43,11 +43,11 @@ func (m *Model) startResubmitJob(seqs []int64) tea.Cmd {
 			want = append(want, s)
 		}
 	}
-	defer m.jobKeys(keys)
+	defer b.holdKeys(m, keys)
 	c, timeout, n := m.client, m.opts.Timeout, m.opts.Concurrency
 	title := fmt.Sprintf("resubmit %d message(s) to %s", len(seqs), target)
 	o := broker.ResubmitSequencesOptions{Held: ready, Seqs: want, SeenIn: subOf, Concurrency: n, Timeout: timeout}
-	return m.startJob(title, "resubmitted", len(seqs), func(ctx context.Context, report func(jobEvent)) {
+	return b.start(m, title, "resubmitted", len(seqs), func(ctx context.Context, report func(jobEvent)) {
 		broker.ResubmitSequences(ctx, c, entity, o, func(seq int64, dlq string, err error) {
 			e := jobEvent{ok: err == nil, err: err, label: fmt.Sprintf("sequence number %d", seq)}
 			if dlq != "" {

@@ -52,7 +52,7 @@ func TestScheduledPaneInDueOrder(t *testing.T) {
 	h.wantCursor(1) // due last
 	h.key("g")
 	h.wantCursor(30)
-	n := h.m.visibleRows(3)
+	n := h.m.main.visibleRows(h.m, 3)
 	for i := 0; i < n; i++ {
 		h.key("j")
 	}

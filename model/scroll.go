@@ -21,25 +21,25 @@ func (m *Model) localPane(i int) bool {
 
 // move moves the cursor of the focused pane by d rows; past the edges the
 // window scrolls, by one message.
-func (m *Model) move(d int) tea.Cmd {
+func (ms *mainScreen) move(m *Model, d int) tea.Cmd {
 	p := m.focused()
 	p.chose()
-	rows := max(1, m.visibleRows(m.focus))
+	rows := max(1, ms.visibleRows(m, m.focus))
 	n := p.cursor + d
 	switch {
 	case n >= 0 && n < min(rows, len(p.rows)):
 		p.cursor = n
 		return nil
 	case n >= rows && len(p.rows) > rows:
-		return m.scrollDown(1)
+		return ms.scrollDown(m, 1)
 	case n < 0:
-		return m.scrollUp(1, cursorFirst)
+		return ms.scrollUp(m, 1, cursorFirst)
 	}
 	return nil
 }
 
 // scrollDown moves the window down by k rows (known from the window).
-func (m *Model) scrollDown(k int) tea.Cmd {
+func (ms *mainScreen) scrollDown(m *Model, k int) tea.Cmd {
 	p := m.focused()
 	if k <= 0 || k >= len(p.rows) {
 		return nil
@@ -60,7 +60,7 @@ func (m *Model) scrollDown(k int) tea.Cmd {
 // window are not known, so the new start is found by bisection over
 // sequence numbers in a command; a filtered window goes back to where it
 // was.
-func (m *Model) scrollUp(k int, place cursorPlace) tea.Cmd {
+func (ms *mainScreen) scrollUp(m *Model, k int, place cursorPlace) tea.Cmd {
 	p := m.focused()
 	if p.top == 0 || p.seeking {
 		if place == cursorFirst {
@@ -86,34 +86,34 @@ func (m *Model) scrollUp(k int, place cursorPlace) tea.Cmd {
 		return m.requestRefresh()
 	}
 	p.seeking = true
-	return m.seekCmd(m.focus, p.top, k, place)
+	return ms.seekCmd(m, m.focus, p.top, k, place)
 }
 
 // pageUp scrolls up by a screen.
-func (m *Model) pageUp() tea.Cmd {
+func (ms *mainScreen) pageUp(m *Model) tea.Cmd {
 	p := m.focused()
 	p.chose()
 	if p.cursor > 0 {
 		p.cursor = 0
 		return nil
 	}
-	return m.scrollUp(max(1, m.visibleRows(m.focus)), cursorFirst)
+	return ms.scrollUp(m, max(1, ms.visibleRows(m, m.focus)), cursorFirst)
 }
 
 // pageDown scrolls down by a screen.
-func (m *Model) pageDown() tea.Cmd {
+func (ms *mainScreen) pageDown(m *Model) tea.Cmd {
 	p := m.focused()
 	p.chose()
-	rows := max(1, m.visibleRows(m.focus))
+	rows := max(1, ms.visibleRows(m, m.focus))
 	if len(p.rows) <= rows {
 		p.cursor = max(0, len(p.rows)-1)
 		return nil
 	}
-	return m.scrollDown(rows)
+	return ms.scrollDown(m, rows)
 }
 
 // toTop goes to the first message of the pane.
-func (m *Model) toTop() tea.Cmd {
+func (ms *mainScreen) toTop(m *Model) tea.Cmd {
 	p := m.focused()
 	p.chose()
 	p.cursor = 0
@@ -126,30 +126,30 @@ func (m *Model) toTop() tea.Cmd {
 }
 
 // toBottom goes to the last message of the pane.
-func (m *Model) toBottom() tea.Cmd {
+func (ms *mainScreen) toBottom(m *Model) tea.Cmd {
 	p := m.focused()
 	p.chose()
-	rows := max(1, m.visibleRows(m.focus))
+	rows := max(1, ms.visibleRows(m, m.focus))
 	if len(p.rows) <= rows && (p.top == 0 || m.localPane(m.focus)) {
 		p.cursor = max(0, len(p.rows)-1)
 		return nil
 	}
 	if m.filter.active() || m.localPane(m.focus) {
-		return m.pageDown() // a filtered window can only walk forward
+		return ms.pageDown(m) // a filtered window can only walk forward
 	}
 	p.seeking = true
-	return m.seekCmd(m.focus, math.MaxInt64, rows, cursorLast)
+	return ms.seekCmd(m, m.focus, math.MaxInt64, rows, cursorLast)
 }
 
 // seekCmd finds, by bisection over sequence numbers, the largest window
 // start from which at least k messages of the pane's category lie before
 // before, and returns it as a seekMsg. Each probe is one Browse of at most
 // k messages, so the cost is bounded by the window, not by the queue.
-func (m *Model) seekCmd(i int, before int64, k int, place cursorPlace) tea.Cmd {
+func (ms *mainScreen) seekCmd(m *Model, i int, before int64, k int, place cursorPlace) tea.Cmd {
 	c, timeout, entity := m.client, m.opts.Timeout, m.entity
 	cat := category(i)
 	if cat == broker.CategoryScheduled {
-		return m.seekDueCmd(i, before, k, place)
+		return ms.seekDueCmd(m, i, before, k, place)
 	}
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(m.life, timeout)
@@ -204,7 +204,7 @@ func (m *Model) seekCmd(i int, before int64, k int, place cursorPlace) tea.Cmd {
 }
 
 // applySeek takes the new start of a window found by seekCmd.
-func (m *Model) applySeek(msg seekMsg) tea.Cmd {
+func (ms *mainScreen) applySeek(m *Model, msg seekMsg) tea.Cmd {
 	p := &m.panes[msg.index]
 	if msg.entity != m.entity || !p.seeking {
 		return nil
@@ -238,7 +238,7 @@ const seekDueScan = 10_000
 // (at most seekDueScan of them) and counts back; a message no longer
 // scheduled, or further than that, goes back to the first; before
 // math.MaxInt64 is the bottom of the pane.
-func (m *Model) seekDueCmd(i int, before int64, k int, place cursorPlace) tea.Cmd {
+func (ms *mainScreen) seekDueCmd(m *Model, i int, before int64, k int, place cursorPlace) tea.Cmd {
 	c, timeout, entity := m.client, m.opts.Timeout, m.entity
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(m.life, timeout)

@@ -15,7 +15,7 @@ func paneName(i int) string { return fmt.Sprintf("the %s pane", category(i)) }
 // only the rows on screen, honouring the filter: a job pages through the
 // pane (the screen stays live, esc cancels) and says how many it selected.
 // A second * clears what the first selected.
-func (m *Model) selectAll() tea.Cmd {
+func (ms *mainScreen) selectAll(m *Model) tea.Cmd {
 	p := m.focused()
 	if p.allSelected && len(p.selected) > 0 {
 		n := len(p.selected)
@@ -38,7 +38,7 @@ func (m *Model) selectAll() tea.Cmd {
 		what += " that matches the filter"
 	}
 	c, timeout := m.client, m.opts.Timeout
-	cmd := m.startJob("select "+what, "selected", total, func(ctx context.Context, report func(jobEvent)) {
+	cmd := m.bulk.start(m, "select "+what, "selected", total, func(ctx context.Context, report func(jobEvent)) {
 		var seqs []int64
 		err := s.walk(ctx, c, timeout, func(msgs []*broker.Message) error {
 			for _, x := range msgs {
@@ -58,7 +58,7 @@ func (m *Model) selectAll() tea.Cmd {
 	if cmd == nil {
 		return nil // refused: other bulk work is running
 	}
-	m.job.finish = func(j *bulkJob) tea.Cmd {
+	m.bulk.job.finish = func(j *bulkJob) tea.Cmd {
 		seqs, _ := j.result.([]int64)
 		switch {
 		case j.cancelled:

@@ -93,7 +93,7 @@ func TestExportAndCopyWholePaneAndSelection(t *testing.T) {
 	clock, c := fixture(t, 30)
 	dir := t.TempDir()
 	h := newHarness(t, c, clock, Options{ExportDir: dir}, 60, 20)
-	if n := h.m.visibleRows(0); n >= 30 {
+	if n := h.m.main.visibleRows(h.m, 0); n >= 30 {
 		t.Fatalf("%d rows on screen: the test proves nothing", n)
 	}
 	h.key("x")

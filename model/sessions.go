@@ -314,33 +314,3 @@ func (m *Model) sessionStatus() string {
 	}
 	return fmt.Sprintf("%q %s", s.SessionID, ui.Remaining(s.LockedUntil.Sub(m.now)))
 }
-
-// sessionStateCmd reads the state of the session of the detail view's
-// message.
-func (m *Model) sessionStateCmd(msg *broker.Message) tea.Cmd {
-	sc, ok := broker.SessionsOf(m.client)
-	if !ok || msg.SessionID == "" || !m.requiresSession() {
-		return nil
-	}
-	entity, id, timeout := m.entity, msg.SessionID, m.opts.Timeout
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(m.life, timeout)
-		defer cancel()
-		state, err := sc.SessionState(ctx, entity, id)
-		return sessionStateMsg{entity: entity, sessionID: id, state: state, err: err}
-	}
-}
-
-// onSessionState shows a session's state in the detail view that asked.
-func (m *Model) onSessionState(msg sessionStateMsg) {
-	d := m.detail
-	if d == nil || msg.entity != m.entity || d.msg.SessionID != msg.sessionID {
-		return
-	}
-	if msg.err != nil {
-		m.setErr(msg.err)
-		return
-	}
-	d.takeState(msg.state)
-	m.rerenderDetail()
-}

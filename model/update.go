@@ -16,14 +16,14 @@ import (
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	m.now = m.clock.Now()
 	cmd := m.update(msg)
-	if c := m.syncInfo(); c != nil {
+	if c := m.entInfo.sync(m); c != nil {
 		cmd = tea.Batch(cmd, c)
 	}
-	m.syncClients()
+	m.clients.sync(m)
 	if r := m.releaseStaleSession(); r != nil {
 		cmd = tea.Batch(cmd, r)
 	}
-	m.syncLocalPanes()
+	m.main.syncLocalPanes(m)
 	if m.dialog != nil && m.dialog.live != nil {
 		m.dialog.live(m.dialog)
 	}
@@ -45,7 +45,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 				t = themes.Dark()
 			}
 			m.setTheme(t)
-			m.rerenderDetail()
+			m.detail.rerender(m)
 			if m.entInfo != nil {
 				m.entInfo.dirty = true
 			}
@@ -61,7 +61,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		if m.paused {
 			return m.tickCmd()
 		}
-		return tea.Batch(m.tickCmd(), m.startRefresh(), m.readClients(), m.historyTick())
+		return tea.Batch(m.tickCmd(), m.startRefresh(), m.clients.read(m), m.detail.historyTick(m))
 	case kickMsg:
 		if !m.sched.kicked(msg.id) {
 			return nil
@@ -82,7 +82,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	case refreshMsg:
 		return m.applyRefresh(msg)
 	case seekMsg:
-		return m.applySeek(msg)
+		return m.main.applySeek(m, msg)
 	case lockedMsg:
 		return m.onLocked(msg)
 	case settledMsg:
@@ -97,18 +97,18 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		}
 		return m.requestRefresh()
 	case rulesMsg:
-		m.onRules(msg)
+		m.entInfo.takeRules(msg)
 		return nil
 	case clientsMsg:
-		m.onClients(msg)
+		m.clients.take(msg)
 		return nil
 	case closedClientMsg:
-		return m.onClosedClient(msg)
+		return m.clients.onClosed(m, msg)
 	case sessionStateMsg:
-		m.onSessionState(msg)
+		m.detail.onSessionState(m, msg)
 		return nil
 	case historyMsg:
-		m.onHistory(msg)
+		m.detail.takeHistory(msg)
 		return nil
 	case sentMsg:
 		return m.onSent(msg)
@@ -125,12 +125,12 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 		m.setErr(msg.err)
 		return nil
 	case rememberedMsg:
-		m.logErr(msg.err) // in the log only: nothing depends on it
+		m.log.addErr(m.now, msg.err) // in the log only: nothing depends on it
 		return nil
 	case jobProgressMsg:
-		return m.onJob(msg)
+		return m.bulk.onProgress(m, msg)
 	case searchStepMsg:
-		return m.onSearchStep(msg)
+		return m.find.onStep(m, msg)
 	case tea.KeyPressMsg:
 		return m.onKey(msg)
 	case tea.MouseClickMsg:
@@ -142,7 +142,7 @@ func (m *Model) update(msg tea.Msg) tea.Cmd {
 	if m.dialog != nil {
 		cmd := m.dialog.updateInputs(msg)
 		if m.dialog.kind == dlgJump {
-			m.updateJump()
+			m.dialog.updateJump(m)
 		}
 		return cmd
 	}
@@ -159,7 +159,7 @@ func (m *Model) resize(w, h int) tea.Cmd {
 	if !changed {
 		return nil
 	}
-	m.rerenderDetail()
+	m.detail.rerender(m)
 	return m.requestRefresh()
 }
 
@@ -224,7 +224,7 @@ func (m *Model) findLocked(seq int64) *broker.Message {
 // needsFrame reports whether something on screen moves by itself: a lock
 // countdown, a flash, bulk work.
 func (m *Model) needsFrame() bool {
-	if len(m.held) > 0 || len(m.ghosts) > 0 || m.job != nil || m.session != nil {
+	if len(m.held) > 0 || len(m.ghosts) > 0 || m.bulk.job != nil || m.session != nil {
 		return true
 	}
 	for _, s := range m.layout().Panes {

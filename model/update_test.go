@@ -97,7 +97,7 @@ func TestFirstRefreshShowsEntitiesAndActivePane(t *testing.T) {
 func TestMoveAndScroll(t *testing.T) {
 	clock, c := fixture(t, 50) // 80x24: 19 rows on screen
 	h := newHarness(t, c, clock, Options{}, 80, 24)
-	if n := h.m.visibleRows(0); n != 19 {
+	if n := h.m.main.visibleRows(h.m, 0); n != 19 {
 		t.Fatalf("rows %d", n)
 	}
 	if len(h.m.panes[0].rows) != 20 {
@@ -591,7 +591,7 @@ func TestFilter(t *testing.T) {
 		t.Fatalf("text filter: %s", got)
 	}
 	h.key("esc")
-	if h.m.filter.active() || len(h.m.panes[0].rows) != min(30, h.m.visibleRows(0)+1) {
+	if h.m.filter.active() || len(h.m.panes[0].rows) != min(30, h.m.main.visibleRows(h.m, 0)+1) {
 		t.Fatal("esc does not clear the filter")
 	}
 }
