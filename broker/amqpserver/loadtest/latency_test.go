@@ -30,20 +30,36 @@ const (
 	envLatencyConns    = "PEEKLOCK_LOADTEST_LATENCY_CONNS"
 	envLatencyInterval = "PEEKLOCK_LOADTEST_LATENCY_INTERVAL"
 	envLatencyDuration = "PEEKLOCK_LOADTEST_LATENCY_DURATION"
+	// envLatencyQueues sets how many queues the connections share, spread
+	// round-robin (default: one queue per connection); with fewer queues
+	// than connections the receivers of a queue compete for its messages.
+	envLatencyQueues = "PEEKLOCK_LOADTEST_LATENCY_QUEUES"
+	// envLatencyBatch sets the most messages each receive asks for.
+	envLatencyBatch = "PEEKLOCK_LOADTEST_LATENCY_BATCH"
+	// envLatencyTogether set to 1 starts every sender at once and has each
+	// wait the interval after its send returns, as a client process that
+	// opens all its connections and then runs a send-and-sleep loop on each
+	// does: the sends keep arriving in bunches of about conns. Unset, the
+	// senders start at random moments of the interval and send on a fixed
+	// tick, as independent clients do.
+	envLatencyTogether = "PEEKLOCK_LOADTEST_LATENCY_TOGETHER"
 )
 
 // latencyConfig is a many-connections latency run: conns SDK clients (one
 // connection each, authorized by a token put on $cbs, as the SDK does),
-// each with a sender and a peek-lock receiver on a queue of its own; each
-// sends a message of size bytes every interval for duration and receives in
-// batches of up to batch, completing each message.
+// each with a sender and a peek-lock receiver on one of queues queues
+// (connection i on queue i mod queues); each sends a message of size bytes
+// every interval for duration and receives in batches of up to batch,
+// completing each message.
 type latencyConfig struct {
 	conns    int
+	queues   int
 	interval time.Duration
 	duration time.Duration
 	size     int
 	batch    int
 	durable  bool
+	together bool          // the senders start at once and sleep between sends (envLatencyTogether)
 	sample   time.Duration // how often the listener's memory is read
 	maxP99   time.Duration // the run fails above this send latency p99 (0: no bound)
 }
@@ -65,7 +81,16 @@ func latencyConfigFromEnv() (latencyConfig, error) {
 	if c.durable, err = envFlag(envDurable); err != nil {
 		return c, err
 	}
+	if c.together, err = envFlag(envLatencyTogether); err != nil {
+		return c, err
+	}
 	if c.conns, err = envInt(envLatencyConns, c.conns, 20_000); err != nil {
+		return c, err
+	}
+	if c.queues, err = envInt(envLatencyQueues, c.conns, c.conns); err != nil {
+		return c, err
+	}
+	if c.batch, err = envInt(envLatencyBatch, c.batch, 5000); err != nil {
 		return c, err
 	}
 	for _, d := range []struct {
@@ -110,8 +135,8 @@ func (r latencyReport) quantile(q float64) time.Duration {
 
 // log writes the report.
 func (r latencyReport) log(tb testing.TB, cfg latencyConfig) {
-	tb.Logf("%d connections, one %d-byte send each every %v, for %v (durable %v): %d sends (%.0f/s), %d received, %d completed",
-		cfg.conns, cfg.size, cfg.interval, cfg.duration, cfg.durable, r.sends, float64(r.sends)/r.elapsed.Seconds(), r.received, r.completed)
+	tb.Logf("%d connections on %d queues, one %d-byte send each every %v, receives of up to %d, for %v (durable %v): %d sends (%.0f/s), %d received, %d completed",
+		cfg.conns, cfg.queues, cfg.size, cfg.interval, cfg.batch, cfg.duration, cfg.durable, r.sends, float64(r.sends)/r.elapsed.Seconds(), r.received, r.completed)
 	tb.Logf("send latency: p50 %v, p90 %v, p99 %v, p99.9 %v, max %v",
 		r.quantile(0.50).Round(10*time.Microsecond), r.quantile(0.90).Round(10*time.Microsecond),
 		r.quantile(0.99).Round(10*time.Microsecond), r.quantile(0.999).Round(10*time.Microsecond),
@@ -128,10 +153,13 @@ func (r latencyReport) log(tb testing.TB, cfg latencyConfig) {
 }
 
 // TestLatencyManyConnections runs many SDK clients that each send a small
-// message every interval and receive in batches, as an outside test of
-// peeklock serve did (1,000 connections, 512 bytes every 2 s: p99 682 ms),
-// and reports the send latency and the listener's memory. Small in every
-// go test; PEEKLOCK_LOADTEST_LATENCY=big or =soak for the real thing.
+// message every interval and receive in batches, as outside tests of
+// peeklock serve did (1,000 connections, 512 bytes every 2 s, on 1,000 or
+// on 100 queues), and reports the send latency and the listener's memory.
+// Small in every go test; PEEKLOCK_LOADTEST_LATENCY=big or =soak for the
+// real thing, and the variables above for the queues the connections
+// share and senders that start together. PEEKLOCK_LOADTEST_SERVER_CPUPROFILE
+// profiles the listener while the clients send.
 func TestLatencyManyConnections(t *testing.T) {
 	cfg, err := latencyConfigFromEnv()
 	if err != nil {
@@ -152,7 +180,7 @@ func runLatency(tb testing.TB, cfg latencyConfig) latencyReport {
 		o.dataDir = tb.TempDir()
 	}
 	srv := startPeeklock(tb, o, false)
-	if err := srv.CreateQueues("lat", cfg.conns); err != nil {
+	if err := srv.CreateQueues("lat", cfg.queues); err != nil {
 		tb.Fatal(err)
 	}
 	host := srv.URL()[strings.LastIndexByte(srv.URL(), '@')+1:]
@@ -170,7 +198,7 @@ func runLatency(tb testing.TB, cfg latencyConfig) latencyReport {
 		}
 	})
 	errs := forEach(cfg.conns, dialParallel, func(i int) error {
-		p, err := openLatencyPeer(ctx, connStr, queueName("lat", i))
+		p, err := openLatencyPeer(ctx, connStr, queueName("lat", i%cfg.queues))
 		peers[i] = p
 		return err
 	})
@@ -195,6 +223,9 @@ func runLatency(tb testing.TB, cfg latencyConfig) latencyReport {
 	body := benchBody(cfg.size)
 	cpu0, _, _ := srv.CPU()
 	clientCPU0 := processCPU()
+	if err := srv.Profile(true); err != nil {
+		tb.Fatal(err)
+	}
 	start := time.Now()
 	sendCtx, stopSending := context.WithTimeout(ctx, cfg.duration)
 	defer stopSending()
@@ -203,9 +234,14 @@ func runLatency(tb testing.TB, cfg latencyConfig) latencyReport {
 	var senders, receivers sync.WaitGroup
 	for i, p := range peers {
 		senders.Go(func() {
-			// Spread the clients over the interval, as independent ones are.
+			// Spread the clients over the interval, as independent ones
+			// are, unless they start together.
+			var spread time.Duration
+			if !cfg.together {
+				spread = rand.N(cfg.interval)
+			}
 			select {
-			case <-time.After(rand.N(cfg.interval)):
+			case <-time.After(spread):
 			case <-sendCtx.Done():
 				return
 			}
@@ -223,8 +259,12 @@ func runLatency(tb testing.TB, cfg latencyConfig) latencyReport {
 				mu.Lock()
 				latencies = append(latencies, d)
 				mu.Unlock()
+				next := tick.C
+				if cfg.together {
+					next = time.After(cfg.interval)
+				}
 				select {
-				case <-tick.C:
+				case <-next:
 				case <-sendCtx.Done():
 					return
 				}
@@ -272,6 +312,9 @@ wait:
 	}
 	samples.Stop()
 	rep.elapsed = time.Since(start)
+	if err := srv.Profile(false); err != nil {
+		tb.Error(err)
+	}
 	rep.clientCPU = processCPU() - clientCPU0
 	if cpu1, ok, err := srv.CPU(); ok && err == nil {
 		rep.serverCPU = cpu1 - cpu0
