@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/peeklock/peeklock/internal/userdirs"
 )
 
 // lastEntityFile is the file in Options.StateDir that remembers, per
@@ -15,12 +16,13 @@ const lastEntityFile = "last-entity.json"
 
 // DefaultStateDir returns where the dashboard keeps what it remembers
 // between runs: $XDG_STATE_HOME/peeklock, or ~/.local/state/peeklock; ""
-// when neither is known.
-func DefaultStateDir() string {
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+// when neither is known; in the environment getenv reads (os.Getenv for
+// the process's).
+func DefaultStateDir(getenv userdirs.Getenv) string {
+	if d := getenv("XDG_STATE_HOME"); d != "" {
 		return filepath.Join(d, "peeklock")
 	}
-	if home, err := os.UserHomeDir(); err == nil {
+	if home, err := userdirs.Home(getenv); err == nil {
 		return filepath.Join(home, ".local", "state", "peeklock")
 	}
 	return ""

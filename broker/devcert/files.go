@@ -7,15 +7,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/peeklock/peeklock/internal/userdirs"
 )
 
 // DefaultDir returns where the certificates live: DATA/tls with a data
-// directory, else the user's configuration directory's peeklock/tls.
-func DefaultDir(dataDir string) (string, error) {
+// directory, else the user's configuration directory's peeklock/tls, as the
+// environment getenv reads says (os.Getenv for the process's).
+func DefaultDir(dataDir string, getenv userdirs.Getenv) (string, error) {
 	if dataDir != "" {
 		return filepath.Join(dataDir, "tls"), nil
 	}
-	dir, err := os.UserConfigDir()
+	dir, err := userdirs.Config(getenv)
 	if err != nil {
 		return "", fmt.Errorf("devcert: no directory for the certificates (give --data, or set HOME or XDG_CONFIG_HOME): %w", err)
 	}

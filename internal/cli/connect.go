@@ -16,7 +16,7 @@ import (
 // newConnectCommand returns `peeklock connect`: the dashboard on a remote
 // endpoint.
 func newConnectCommand(env environ) *cobra.Command {
-	var d dashboardFlags
+	d := dashboardFlags{env: env}
 	var sf sshFlags
 	var namespace, adminURL string
 	var websockets bool
@@ -83,7 +83,7 @@ func runConnect(ctx context.Context, term terminal, logw io.Writer, args []strin
 	if err != nil {
 		return err
 	}
-	client, err := dial(ctx, conn, d.entity, adminURL, actorName(actorDashboard, term.env))
+	client, err := dial(ctx, term.env, conn, d.entity, adminURL, actorName(actorDashboard, term.env))
 	if err != nil {
 		return err
 	}
@@ -101,12 +101,12 @@ func runConnect(ctx context.Context, term terminal, logw io.Writer, args []strin
 // dial connects to conn as who (the AMQP container id, which serve's
 // message histories name) and checks, before anything else happens, that
 // the endpoint takes the credential and has entity ("" for none).
-func dial(ctx context.Context, conn remote.ConnectionString, entity, adminURL, who string) (*remote.Client, error) {
+func dial(ctx context.Context, env environ, conn remote.ConnectionString, entity, adminURL, who string) (*remote.Client, error) {
 	var entities []string
 	if entity != "" {
 		entities = []string{entity}
 	}
-	cfg := connectConfig(conn, entities, adminURL)
+	cfg := connectConfig(env, conn, entities, adminURL)
 	cfg.ContainerID = "peeklock " + who
 	client, err := remote.Dial(ctx, cfg)
 	if err != nil {

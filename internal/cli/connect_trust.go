@@ -17,9 +17,9 @@ import (
 // serve on this machine recorded for the endpoint's port (servedca.go), so
 // that serve's connection string works over TLS, HTTPS and WebSockets
 // without SSL_CERT_FILE, with or without serve --data.
-func connectConfig(conn remote.ConnectionString, entities []string, adminURL string) remote.Config {
+func connectConfig(env environ, conn remote.ConnectionString, entities []string, adminURL string) remote.Config {
 	cfg := remote.Config{Conn: conn, Entities: entities, AdminURL: adminURL}
-	roots := localTrust(servedCAs(conn, adminURL))
+	roots := localTrust(env, servedCAs(env, conn, adminURL))
 	if roots == nil {
 		return cfg
 	}
@@ -33,9 +33,9 @@ func connectConfig(conn remote.ConnectionString, entities []string, adminURL str
 // localTrust returns the system's roots with the local CAs added (the
 // config directory's and the files given), or nil when there is none (or
 // no system pool to add them to).
-func localTrust(more []string) *x509.CertPool {
+func localTrust(env environ, more []string) *x509.CertPool {
 	files := more
-	if dir, err := devcert.DefaultDir(""); err == nil {
+	if dir, err := devcert.DefaultDir("", env.get); err == nil {
 		files = append(files, filepath.Join(dir, devcert.CAFile))
 	}
 	pool, err := x509.SystemCertPool()

@@ -26,6 +26,9 @@ type dashboardFlags struct {
 	theme    string
 	refresh  time.Duration
 	uiConfig string
+	// env is the command line's environment, where the default config
+	// file is found.
+	env environ
 }
 
 func (d *dashboardFlags) register(fs *pflag.FlagSet) {
@@ -46,7 +49,7 @@ func (d *dashboardFlags) configPath() string {
 	if d.uiConfig != "" {
 		return d.uiConfig
 	}
-	return config.DefaultPath()
+	return config.DefaultPath(d.env.get)
 }
 
 // loadConfig reads the dashboard config file. A missing file at the default
@@ -124,7 +127,7 @@ func runDashboard(ctx context.Context, term terminal, c broker.Client, opts mode
 	if opts.ReadOnly {
 		c = broker.ReadOnly(c)
 	}
-	opts.StateDir = model.DefaultStateDir()                       // the last entity, per endpoint (not for SSH sessions)
+	opts.StateDir = model.DefaultStateDir(term.env.get)           // the last entity, per endpoint (not for SSH sessions)
 	opts.NoColor = opts.NoColor || term.env.get("NO_COLOR") != "" // this terminal's user; SSH sessions read their client's
 	m := model.New(c, opts)
 	defer m.Close()

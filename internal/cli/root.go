@@ -20,8 +20,9 @@ import (
 // write the streams s and read their environment variables from s.Env.
 func newRootCommand(s Streams) *cobra.Command {
 	env := environ(s.Env)
-	var d dashboardFlags
+	d := dashboardFlags{env: env}
 	var b brokerFlags
+	b.front.env = env
 	var noDemo bool
 	root := &cobra.Command{
 		Use:   "peeklock",
@@ -55,7 +56,7 @@ listener too, so that an application can connect while you watch every lock.`,
 	fs.BoolVar(&noDemo, "no-demo", false, "do not create demo entities or run demo traffic")
 	fs.SortFlags = false
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
-	root.AddCommand(newServeCommand(), newConnectCommand(env), newVersionCommand())
+	root.AddCommand(newServeCommand(env), newConnectCommand(env), newVersionCommand())
 	addRunbookCommands(root, env)
 	decorateBuiltins(root)
 	return root

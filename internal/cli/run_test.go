@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -17,35 +18,29 @@ type result struct {
 	status         int
 }
 
-// dirVars are the variables that place the user's files: the config file,
-// the state directory and the local CA. The packages that find those
-// (config, model, devcert) read them from the process, not from the
-// command line's environment, so a run sets them on the test's process
-// (t.Setenv) as well.
-var dirVars = []string{"HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"}
-
-// setDirs sets the dirVars that env holds on the test's process.
-func setDirs(t *testing.T, env []string) {
-	t.Helper()
-	for _, kv := range env {
-		name, value, _ := strings.Cut(kv, "=")
-		for _, d := range dirVars {
-			if name == d {
-				t.Setenv(name, value)
-			}
-		}
+// userEnv is the environment every command line of the tests starts from:
+// the user's directories as TestMain (testhome) set them for the process,
+// in a temporary directory, and nothing else. The commands of one test
+// binary share its state directory, as one user's commands do: there a
+// serve records its local CA and the commands that reach its ports find
+// it (servedca.go).
+func userEnv() []string {
+	var env []string
+	for _, name := range []string{"HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"} {
+		env = append(env, name+"="+os.Getenv(name))
 	}
+	return env
 }
 
 // runCLI runs the command line in process with args, stdin, and env for
-// its environment (none of the process's: no SERVICEBUS_CONNECTION_STRING,
-// no NO_COLOR), in a fresh HOME and XDG_CONFIG_HOME (so that nothing of
-// another run is read or written) unless env names others.
+// its environment (none of the process's but the user's directories: no
+// SERVICEBUS_CONNECTION_STRING, no NO_COLOR), in a fresh HOME and
+// XDG_CONFIG_HOME (so that no config file of another run is read or
+// written) unless env names others.
 func runCLI(t *testing.T, stdin string, env []string, args ...string) result {
 	t.Helper()
 	home := t.TempDir()
-	env = append([]string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config")}, env...)
-	setDirs(t, env)
+	env = append(append(userEnv(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config")), env...)
 	var out, errb syncbuf.Buffer
 	status := Execute(context.Background(), args, Streams{In: strings.NewReader(stdin), Out: &out, Err: &errb, Env: env})
 	return result{out.String(), errb.String(), status}
@@ -62,11 +57,11 @@ type cliRun struct {
 }
 
 // startCLI starts the command line args in process with the environment
-// env (its dirVars set on the process for the rest of the test); it is
-// stopped when the test ends.
+// env over the user's directories (userEnv); it is stopped when the test
+// ends.
 func startCLI(t *testing.T, env []string, args ...string) *cliRun {
 	t.Helper()
-	setDirs(t, env)
+	env = append(userEnv(), env...)
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &cliRun{t: t, cancel: cancel, ended: make(chan struct{})}
 	go func() {

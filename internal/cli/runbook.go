@@ -111,7 +111,7 @@ func (e *endpointFlags) open(ctx context.Context, cmd, entity string, writes boo
 		// (actor.go).
 		return e.wrap(eng.As(actorName(actorCLI, e.env)), e.readOnly), nil
 	}
-	d := dashboardFlags{uiConfig: e.uiConfig}
+	d := dashboardFlags{uiConfig: e.uiConfig, env: e.env}
 	var positional []string
 	if e.connection != "" {
 		positional = []string{e.connection}
@@ -127,7 +127,7 @@ func (e *endpointFlags) open(ctx context.Context, cmd, entity string, writes boo
 	if writes && readOnly {
 		return nil, readOnlyRefusal(cmd)
 	}
-	client, err := dial(ctx, conn, entity, e.adminURL, actorName(actorCLI, e.env))
+	client, err := dial(ctx, e.env, conn, entity, e.adminURL, actorName(actorCLI, e.env))
 	if err != nil {
 		return nil, err
 	}

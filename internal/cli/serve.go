@@ -13,11 +13,13 @@ import (
 	"github.com/peeklock/peeklock/internal/gctune"
 )
 
-// newServeCommand returns `peeklock serve`: the broker without a screen.
-func newServeCommand() *cobra.Command {
+// newServeCommand returns `peeklock serve`: the broker without a screen,
+// which finds the user's files in env.
+func newServeCommand(env environ) *cobra.Command {
 	var b brokerFlags
+	b.front.env = env
 	var sf sshFlags
-	var d dashboardFlags
+	d := dashboardFlags{env: env}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "The broker without a screen: AMQP listener and admin API",

@@ -33,6 +33,9 @@ type frontFlags struct {
 	configPath string
 
 	cert *tls.Certificate // --tls-cert/--tls-key, read by check
+	// env is the command line's environment, where the default config
+	// file and the local CA's directory are found.
+	env environ
 }
 
 func (f *frontFlags) register(fs *pflag.FlagSet) {
@@ -52,7 +55,7 @@ func (f *frontFlags) entraValidator(log *slog.Logger) (*entra.Validator, error) 
 	}
 	path := f.configPath
 	if path == "" {
-		path = config.DefaultPath()
+		path = config.DefaultPath(f.env.get)
 	}
 	file, err := config.Load(path)
 	if err != nil && (f.configPath != "" || !errors.Is(err, fs.ErrNotExist)) {
@@ -94,7 +97,7 @@ func (f *frontFlags) tlsConfig(dataDir string, log *slog.Logger) (cfg *tls.Confi
 		cfg.Certificates = []tls.Certificate{*f.cert}
 		return cfg, "", nil
 	}
-	dir, err := devcert.DefaultDir(dataDir)
+	dir, err := devcert.DefaultDir(dataDir, f.env.get)
 	if err != nil {
 		return nil, "", err
 	}
@@ -151,7 +154,7 @@ func (ep *listenEndpoint) openTLS(b brokerFlags, ls *listeners, log *slog.Logger
 		return err
 	}
 	ep.tls = cfg
-	ep.unrecord = recordServedCA(caPath, ls.addrs(), func(err error) {
+	ep.unrecord = recordServedCA(b.front.env, caPath, ls.addrs(), func(err error) {
 		log.Warn("the other peeklock commands of this machine will not trust the local CA by themselves", "err", err)
 	})
 	return nil

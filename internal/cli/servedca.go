@@ -19,9 +19,10 @@ import (
 // that CA, so the connection string serve prints works with list, peek,
 // history and connect whatever --data serve was given.
 
-// servedDir is the directory of the records ("" when there is no home).
-func servedDir() string {
-	d := model.DefaultStateDir()
+// servedDir is the directory of the records in the environment env (""
+// when there is no home).
+func servedDir(env environ) string {
+	d := model.DefaultStateDir(env.get)
 	if d == "" {
 		return ""
 	}
@@ -32,8 +33,8 @@ func servedDir() string {
 // function that removes the records again (those that still name caPath).
 // A record that cannot be written is only a convenience lost: it is
 // reported through warn and nothing else happens.
-func recordServedCA(caPath string, addrs []net.Addr, warn func(error)) (remove func()) {
-	dir := servedDir()
+func recordServedCA(env environ, caPath string, addrs []net.Addr, warn func(error)) (remove func()) {
+	dir := servedDir(env)
 	if dir == "" || caPath == "" || len(addrs) == 0 {
 		return func() {}
 	}
@@ -70,8 +71,8 @@ func recordServedCA(caPath string, addrs []net.Addr, warn func(error)) (remove f
 // servedCAs returns the CA files that the serves of this machine recorded
 // for the endpoint of conn and for adminURL (when given): only for hosts
 // of this machine (localhost, loopback addresses).
-func servedCAs(conn remote.ConnectionString, adminURL string) []string {
-	dir := servedDir()
+func servedCAs(env environ, conn remote.ConnectionString, adminURL string) []string {
+	dir := servedDir(env)
 	if dir == "" {
 		return nil
 	}

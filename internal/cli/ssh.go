@@ -86,7 +86,7 @@ func (s *sshFlags) check(d *dashboardFlags, dataDir string) (*sshPlan, error) {
 	if cfg.HostKeyPath == "" {
 		p.hostKeyDir = dataDir
 		if p.hostKeyDir == "" {
-			p.hostKeyDir = filepath.Dir(config.DefaultPath())
+			p.hostKeyDir = filepath.Dir(config.DefaultPath(d.env.get))
 		}
 		p.cfg.HostKeyPath = sshserver.HostKeyPathIn(p.hostKeyDir)
 	}

@@ -21,6 +21,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
+	"github.com/peeklock/peeklock/internal/userdirs"
 	"github.com/peeklock/peeklock/keymap"
 	"github.com/peeklock/peeklock/themes"
 )
@@ -148,11 +149,12 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // DefaultPath returns $XDG_CONFIG_HOME/peeklock/config.toml, or
-// ~/.config/peeklock/config.toml when XDG_CONFIG_HOME is not set.
-func DefaultPath() string {
-	dir := os.Getenv("XDG_CONFIG_HOME")
+// ~/.config/peeklock/config.toml when XDG_CONFIG_HOME is not set, in the
+// environment getenv reads (os.Getenv for the process's).
+func DefaultPath(getenv userdirs.Getenv) string {
+	dir := getenv("XDG_CONFIG_HOME")
 	if dir == "" {
-		if home, err := os.UserHomeDir(); err == nil {
+		if home, err := userdirs.Home(getenv); err == nil {
 			dir = filepath.Join(home, ".config")
 		}
 	}

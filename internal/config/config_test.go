@@ -94,9 +94,14 @@ func TestLoadErrorsHaveLineAndColumn(t *testing.T) {
 }
 
 func TestDefaultPath(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", "/x/cfg")
-	if got := DefaultPath(); got != "/x/cfg/peeklock/config.toml" {
+	env := map[string]string{"XDG_CONFIG_HOME": "/x/cfg", "HOME": "/home/u"}
+	getenv := func(name string) string { return env[name] }
+	if got := DefaultPath(getenv); got != "/x/cfg/peeklock/config.toml" {
 		t.Fatalf("got %s", got)
+	}
+	delete(env, "XDG_CONFIG_HOME")
+	if got := DefaultPath(getenv); got != filepath.Join("/home/u", ".config", "peeklock", "config.toml") {
+		t.Fatalf("without XDG_CONFIG_HOME: got %s", got)
 	}
 }
 
