@@ -404,7 +404,7 @@ func (en *entity) leaveMain(x *entry) {
 // commit applies the store changes made under mu. The caller may Wait on the
 // result after releasing mu.
 func (en *entity) commit() (store.Pending, error) {
-	if en.batch.Len() == en.hist.held.riders {
+	if en.hist.ridersOnly() {
 		return store.Done{}, nil // riders alone wait for a change
 	}
 	return en.apply()

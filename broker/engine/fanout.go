@@ -111,8 +111,8 @@ func (e *Engine) fanOutStored(t *entity, list []*entity, msgs []*broker.Message,
 		if s != t {
 			t.batch.Ops = append(t.batch.Ops, s.batch.Ops...)
 			t.batch.Hist = append(t.batch.Hist, s.batch.Hist...)
-			s.batch.Reset() // its history events stay in s.hist.buf until t's batch is applied
-			s.hist.held.riders = 0
+			s.batch.Reset()
+			s.hist.batchMoved()
 		}
 	}
 	p, err = t.commit()

@@ -26,9 +26,6 @@ type historyLog struct {
 	held heldEvents
 }
 
-// on says whether histories are kept.
-func (h *historyLog) on() bool { return h.eng.histLimit > 0 }
-
 // note adds an event of x's history to the batch, with x's sub-queue and
 // delivery count, the time now (unless ev has one) and the broker as its
 // actor (unless ev names one), and deletes the event that falls out of the
@@ -293,12 +290,16 @@ func (h *historyLog) ended(x *entry, kind broker.EventKind, token broker.LockTok
 	if h.eng.histLimit == 0 {
 		return
 	}
-	ev := store.HistoryEvent{Kind: kind, Token: token, Reason: why, Detail: describeProps(props), DeliveryCount: count, Actor: actor}
-	if kind == broker.EventLockExpired || kind == broker.EventLockLost {
-		ev.Actor = broker.ActorBroker
-	}
-	h.note(x, ev)
+	h.note(x, store.HistoryEvent{Kind: kind, Token: token, Reason: why, Detail: describeProps(props), DeliveryCount: count, Actor: actor})
 }
+
+// ridersOnly says whether the batch holds nothing but boarded held events
+// (see heldEvents.riders), which wait for the entity's next change.
+func (h *historyLog) ridersOnly() bool { return h.batch.Len() == h.held.riders }
+
+// batchMoved forgets the riders of a batch whose ops went into another
+// entity's batch (a topic's fan-out); buf stays until that one is applied.
+func (h *historyLog) batchMoved() { h.held.riders = 0 }
 
 // reset empties buf and forgets the riders, once the batch is applied or
 // dropped and nothing points into buf.

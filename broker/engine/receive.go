@@ -226,7 +226,7 @@ func (en *entity) lock(x *entry, owner uint64, now int64, o origin) handout {
 	en.index(x)
 	en.noteOwner(owner)
 	en.emit(broker.EventLocked, x, "")
-	if en.hist.on() && en.hist.rider(x, broker.EventLocked, now, x.at, o) {
+	if en.hist.rider(x, broker.EventLocked, now, x.at, o) {
 		en.flushRiders()
 	}
 	return handout{loc: x.loc(en.id), token: x.token, until: x.at, delivery: x.deliveryCount(), state: x.state}

@@ -220,7 +220,7 @@ func (en *entity) renewLocks(sub broker.SubQueue, tokens []broker.LockToken, now
 		}
 		out[i] = time.Unix(0, until).UTC()
 		en.emit(broker.EventRenewed, x, "")
-		if en.hist.on() && en.hist.rider(x, broker.EventRenewed, now, until, o) {
+		if en.hist.rider(x, broker.EventRenewed, now, until, o) {
 			en.flushRiders()
 		}
 	}
