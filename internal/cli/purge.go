@@ -32,15 +32,9 @@ copy.` + endpointHelp,
   peeklock purge orders --yes -c prod -o json`,
 		Args: oneEntity,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if dlq && transferDLQ {
-				return usagef("give --dlq or --transfer-dlq, not both")
-			}
-			sub := broker.SubQueueMain
-			switch {
-			case dlq:
-				sub = broker.SubQueueDeadLetter
-			case transferDLQ:
-				sub = broker.SubQueueTransferDeadLetter
+			sub, err := subQueueOf(dlq, transferDLQ)
+			if err != nil {
+				return err
 			}
 			what := broker.SubQueueAddress(args[0], sub)
 			if !yes {

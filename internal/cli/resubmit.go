@@ -43,18 +43,17 @@ Messages received on the way that are not to be resubmitted are given back uncha
   peeklock resubmit orders --dlq --max 100 -o jsonl -c prod`,
 		Args: oneEntity,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if dlq && transferDLQ {
-				return usagef("give --dlq or --transfer-dlq, not both")
+			sub, err := subQueueOf(dlq, transferDLQ)
+			if err != nil {
+				return err
 			}
 			if max < 0 || concurrency < 1 {
 				return usagef("--max is 0 (all) or more, --concurrency 1 or more")
 			}
+			// Neither flag: both dead-letter sub-queues.
 			subs := []broker.SubQueue{broker.SubQueueDeadLetter, broker.SubQueueTransferDeadLetter}
-			switch {
-			case dlq:
-				subs = subs[:1]
-			case transferDLQ:
-				subs = subs[1:]
+			if sub != broker.SubQueueMain {
+				subs = []broker.SubQueue{sub}
 			}
 			c, err := e.open(cmd.Context(), "resubmit", args[0], !dryRun)
 			if err != nil {

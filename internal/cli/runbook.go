@@ -227,3 +227,17 @@ func (s selector) request(entity string) (broker.BrowseRequest, string, error) {
 	}
 	return req, what, nil
 }
+
+// subQueueOf returns the sub-queue that --dlq or --transfer-dlq chooses,
+// the main queue for neither, and refuses both.
+func subQueueOf(dlq, transferDLQ bool) (broker.SubQueue, error) {
+	switch {
+	case dlq && transferDLQ:
+		return 0, usagef("give --dlq or --transfer-dlq, not both")
+	case dlq:
+		return broker.SubQueueDeadLetter, nil
+	case transferDLQ:
+		return broker.SubQueueTransferDeadLetter, nil
+	}
+	return broker.SubQueueMain, nil
+}

@@ -40,8 +40,9 @@ seen. json output is JSON lines.` + endpointHelp,
   peeklock tail orders --dlq -c prod -o jsonl | jq -r .ApplicationProperties.DeadLetterReason`,
 		Args: oneEntity,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if dlq && transferDLQ {
-				return usagef("give --dlq or --transfer-dlq, not both")
+			sub, err := subQueueOf(dlq, transferDLQ)
+			if err != nil {
+				return err
 			}
 			if interval < 50*time.Millisecond {
 				return usagef("--interval %s: at least 50ms", interval)
@@ -54,13 +55,6 @@ seen. json output is JSON lines.` + endpointHelp,
 				return err
 			}
 			defer c.Close()
-			sub := broker.SubQueueMain
-			switch {
-			case dlq:
-				sub = broker.SubQueueDeadLetter
-			case transferDLQ:
-				sub = broker.SubQueueTransferDeadLetter
-			}
 			format := e.output
 			if format == outJSON {
 				format = outJSONL
