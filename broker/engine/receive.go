@@ -198,7 +198,7 @@ type handout struct {
 // messages) for owner. Locks are volatile, so a hand-out writes nothing to
 // the store.
 func (en *entity) takeLocked(src *tree, max int, owner uint64, now int64, o origin) []handout {
-	var hs []handout
+	hs := make([]handout, 0, min(max, src.Len()))
 	for len(hs) < max {
 		x, ok := src.Min()
 		if !ok {
@@ -307,13 +307,18 @@ func (e *Engine) bodies(en *entity, hs []handout) ([]*broker.Message, error) {
 		e.giveBack(en, hs, "reading the message from the store failed")
 		return nil, storeErr("reading the messages failed", en.path, err)
 	}
+	// The copies share one allocation: a batch's messages are made, handed
+	// out and dropped together, and one slab costs the allocator (and the
+	// collector's bookkeeping) once instead of once per message.
+	copies := make([]broker.Message, len(stored))
 	out := stored[:0] // each message is copied before its slot is reused
 	for i, msg := range stored {
 		if msg == nil {
 			continue
 		}
 		h := &hs[i]
-		m := *msg
+		m := &copies[i]
+		*m = *msg
 		m.SequenceNumber, m.DeliveryCount, m.State, m.SubQueue = h.loc.Seq, h.delivery, h.state, h.loc.Sub
 		if !h.peek {
 			m.State = handOutState(msg.State, h.state)
@@ -322,7 +327,7 @@ func (e *Engine) bodies(en *entity, hs []handout) ([]*broker.Message, error) {
 		if h.until != 0 {
 			m.LockedUntil = time.Unix(0, h.until).UTC()
 		}
-		out = append(out, &m)
+		out = append(out, m)
 	}
 	return out, nil
 }
