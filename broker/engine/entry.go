@@ -113,7 +113,22 @@ func clampSize(n int64) int32 {
 // tree is an ordered set of entries: by sequence number (newSeqTree), by
 // (at, seq) (newAtTree), or by (expires, seq) (newExpiryTree). The engine's
 // own mutexes guard them, so the trees' locking is off.
-type tree = btree.BTreeG[*entry]
+//
+// A tree remembers where its last insert and its last delete went (path
+// hints): messages arrive at the end of the sequence and locks expire in
+// the order they were taken, so most inserts land beside the last one and
+// most deletes at the front, and a hint finds the spot with a comparison or
+// two instead of a binary search per level.
+type tree struct {
+	*btree.BTreeG[*entry]
+	setHint, deleteHint btree.PathHint
+}
+
+// Set inserts or replaces x.
+func (t *tree) Set(x *entry) { t.SetHint(x, &t.setHint) }
+
+// Delete removes x.
+func (t *tree) Delete(x *entry) { t.DeleteHint(x, &t.deleteHint) }
 
 var treeOpts = btree.Options{NoLocks: true, Degree: 32}
 
@@ -133,9 +148,13 @@ func byExpiry(a, b *entry) bool {
 	return a.seq < b.seq
 }
 
-func newSeqTree() *tree    { return btree.NewBTreeGOptions(bySeq, treeOpts) }
-func newAtTree() *tree     { return btree.NewBTreeGOptions(byAt, treeOpts) }
-func newExpiryTree() *tree { return btree.NewBTreeGOptions(byExpiry, treeOpts) }
+func newTree(less func(a, b *entry) bool) *tree {
+	return &tree{BTreeG: btree.NewBTreeGOptions(less, treeOpts)}
+}
+
+func newSeqTree() *tree    { return newTree(bySeq) }
+func newAtTree() *tree     { return newTree(byAt) }
+func newExpiryTree() *tree { return newTree(byExpiry) }
 
 // queueIndex holds the unscheduled messages of a main queue or of one of its
 // dead-letter sub-queues by category.
