@@ -2,7 +2,6 @@ package engine
 
 import (
 	crand "crypto/rand"
-	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -66,7 +65,10 @@ type entity struct {
 	schedAt   *tree                    // Scheduled messages by (activation time, seq)
 	lockAt    *tree                    // locked messages of every sub-queue by (expiry, seq)
 	ttl       *tree                    // unlocked main-queue messages that expire, by (expiry, seq)
-	tokens    map[broker.LockToken]*entry
+	// probe is the key a lookup by sequence number searches the trees
+	// with (see lockedBy): one per entity, used under mu, so that a lookup
+	// allocates nothing.
+	probe entry
 
 	sessions     map[string]*session
 	free         *btree.BTreeG[*session] // unlocked sessions with available messages, by first seq
@@ -112,7 +114,6 @@ func newEntity(eng *Engine, id uint32, ent broker.Entity) *entity {
 		schedAt:      newAtTree(),
 		lockAt:       newAtTree(),
 		ttl:          newExpiryTree(),
-		tokens:       make(map[broker.LockToken]*entry),
 		sessions:     make(map[string]*session),
 		free:         btree.NewBTreeGOptions(sessionByFree, btree.Options{NoLocks: true}),
 		sessionLocks: btree.NewBTreeGOptions(sessionByLock, btree.Options{NoLocks: true}),
@@ -153,19 +154,6 @@ func newRNG() *rand.ChaCha8 {
 	var seed [32]byte
 	_, _ = crand.Read(seed[:]) // never fails on supported platforms
 	return rand.NewChaCha8(seed)
-}
-
-// newToken returns a random version 4 UUID from the entity's ChaCha8 stream:
-// unguessable, and far cheaper than reading crypto/rand per lock.
-func (en *entity) newToken() broker.LockToken {
-	var t broker.LockToken
-	for t.IsZero() {
-		binary.LittleEndian.PutUint64(t[0:8], en.rng.Uint64())
-		binary.LittleEndian.PutUint64(t[8:16], en.rng.Uint64())
-		t[6] = t[6]&0x0f | 0x40
-		t[8] = t[8]&0x3f | 0x80
-	}
-	return t
 }
 
 // publishSettings makes the settings in force what EntityShape reads.
@@ -303,7 +291,6 @@ func (en *entity) index(x *entry) {
 	q := &en.q[x.sub]
 	if x.locked() {
 		q.locked.Set(x)
-		en.tokens[x.token] = x
 		if en.sessionful(x) {
 			en.session(x.session).locked[x] = struct{}{}
 		}
@@ -337,7 +324,6 @@ func (en *entity) unindex(x *entry) {
 	q := &en.q[x.sub]
 	if x.locked() {
 		q.locked.Delete(x)
-		delete(en.tokens, x.token)
 		if en.sessionful(x) {
 			if s := en.sessions[x.session]; s != nil {
 				delete(s.locked, x)

@@ -220,7 +220,7 @@ func (en *entity) takeLocked(src *tree, max int, owner uint64, now int64, o orig
 // o says.
 func (en *entity) lock(x *entry, owner uint64, now int64, o origin) handout {
 	en.unindex(x)
-	x.token = en.newToken()
+	x.token = en.lockToken(x)
 	x.owner = owner
 	x.at = en.lockUntil(x, now)
 	en.index(x)
@@ -339,7 +339,7 @@ func (e *Engine) giveBack(en *entity, hs []handout, why string) {
 	_ = e.withLocked(en, func() error { // a deleted entity has nothing to give back
 		now := e.now()
 		for _, h := range hs {
-			if x := en.tokens[h.token]; x != nil && !h.token.IsZero() {
+			if x := en.lockedBy(h.token); x != nil {
 				en.release(x, now, broker.EventReleased, why, nil, broker.ActorBroker)
 			}
 		}

@@ -104,7 +104,7 @@ func fillErrs(errs []error, err error) {
 
 // settle applies one settlement under the entity mutex, made by actor.
 func (en *entity) settle(s *broker.Settlement, sub broker.SubQueue, now int64, actor string) error {
-	x := en.tokens[s.Token]
+	x := en.lockedBy(s.Token)
 	if x == nil || x.sub != sub {
 		return en.lockLost(sub, s.Token)
 	}
@@ -198,7 +198,7 @@ func (en *entity) renewLocks(sub broker.SubQueue, tokens []broker.LockToken, now
 	en.use(now)
 	xs := make([]*entry, len(tokens))
 	for i, t := range tokens {
-		x := en.tokens[t]
+		x := en.lockedBy(t)
 		if x == nil || x.sub != sub {
 			return nil, en.lockLost(sub, t)
 		}
