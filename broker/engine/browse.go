@@ -46,17 +46,17 @@ func (e *Engine) Browse(ctx context.Context, req broker.BrowseRequest) ([]*broke
 
 // browse picks Browse's messages. Called with en locked; it only reads.
 func (en *entity) browse(req broker.BrowseRequest, sub broker.SubQueue, cat broker.Category) []handout {
-	var trees []*tree
+	var trees []*seqSet
 	m := &en.q[broker.SubQueueMain]
 	switch cat {
 	case broker.CategoryActive:
-		trees = []*tree{m.active}
+		trees = []*seqSet{m.active}
 	case broker.CategoryLocked:
-		trees = []*tree{m.locked}
+		trees = []*seqSet{m.locked}
 	case broker.CategoryDeferred:
-		trees = []*tree{m.deferred}
+		trees = []*seqSet{m.deferred}
 	case broker.CategoryScheduled:
-		trees = []*tree{en.scheduled}
+		trees = []*seqSet{en.scheduled}
 	case broker.CategoryDeadLettered:
 		subs := []broker.SubQueue{broker.SubQueueDeadLetter, broker.SubQueueTransferDeadLetter}
 		if sub != broker.SubQueueMain {
@@ -74,7 +74,7 @@ func (en *entity) browse(req broker.BrowseRequest, sub broker.SubQueue, cat brok
 	}
 	for _, t := range trees {
 		n := 0
-		ascendFrom(t, req.FromSequence, func(x *entry) bool {
+		t.Ascend(req.FromSequence, func(x *entry) bool {
 			picked = append(picked, x)
 			n++
 			return n < req.Max

@@ -61,7 +61,7 @@ type entity struct {
 	size    int64 // bytes of every stored message (all sub-queues) plus sends in flight
 
 	q         [numSubQueues]queueIndex // indexed by broker.SubQueue
-	scheduled *tree                    // Scheduled messages by sequence number
+	scheduled *seqSet                  // Scheduled messages by sequence number
 	schedAt   *tree                    // Scheduled messages by (activation time, seq)
 	lockAt    *tree                    // locked messages of every sub-queue by (expiry, seq)
 	ttl       *tree                    // unlocked main-queue messages that expire, by (expiry, seq)
@@ -110,7 +110,7 @@ func newEntity(eng *Engine, id uint32, ent broker.Entity) *entity {
 		updatedAt:    ent.UpdatedAt,
 		userMetadata: ent.UserMetadata,
 		q:            [numSubQueues]queueIndex{newQueueIndex(), newQueueIndex(), newQueueIndex()},
-		scheduled:    newSeqTree(),
+		scheduled:    newSeqSet(),
 		schedAt:      newAtTree(),
 		lockAt:       newAtTree(),
 		ttl:          newExpiryTree(),

@@ -110,15 +110,14 @@ func clampSize(n int64) int32 {
 	return int32(n)
 }
 
-// tree is an ordered set of entries: by sequence number (newSeqTree), by
-// (at, seq) (newAtTree), or by (expires, seq) (newExpiryTree). The engine's
-// own mutexes guard them, so the trees' locking is off.
+// tree is an ordered set of entries by time: by (at, seq) (newAtTree) or by
+// (expires, seq) (newExpiryTree). Sets by sequence number are seqSets. The
+// engine's own mutexes guard them, so the trees' locking is off.
 //
 // A tree remembers where its last insert and its last delete went (path
-// hints): messages arrive at the end of the sequence and locks expire in
-// the order they were taken, so most inserts land beside the last one and
-// most deletes at the front, and a hint finds the spot with a comparison or
-// two instead of a binary search per level.
+// hints): locks are taken and expire in time order, so most inserts land
+// beside the last one and most deletes at the front, and a hint finds the
+// spot with a comparison or two instead of a binary search per level.
 type tree struct {
 	*btree.BTreeG[*entry]
 	setHint, deleteHint btree.PathHint
@@ -131,8 +130,6 @@ func (t *tree) Set(x *entry) { t.SetHint(x, &t.setHint) }
 func (t *tree) Delete(x *entry) { t.DeleteHint(x, &t.deleteHint) }
 
 var treeOpts = btree.Options{NoLocks: true, Degree: 32}
-
-func bySeq(a, b *entry) bool { return a.seq < b.seq }
 
 func byAt(a, b *entry) bool {
 	if a.at != b.at {
@@ -152,26 +149,19 @@ func newTree(less func(a, b *entry) bool) *tree {
 	return &tree{BTreeG: btree.NewBTreeGOptions(less, treeOpts)}
 }
 
-func newSeqTree() *tree    { return newTree(bySeq) }
 func newAtTree() *tree     { return newTree(byAt) }
 func newExpiryTree() *tree { return newTree(byExpiry) }
 
 // queueIndex holds the unscheduled messages of a main queue or of one of its
 // dead-letter sub-queues by category.
 type queueIndex struct {
-	active   *tree // Active and not locked
-	locked   *tree // locked (any state)
-	deferred *tree // Deferred and not locked
+	active   *seqSet // Active and not locked
+	locked   *seqSet // locked (any state)
+	deferred *seqSet // Deferred and not locked
 }
 
 func newQueueIndex() queueIndex {
-	return queueIndex{active: newSeqTree(), locked: newSeqTree(), deferred: newSeqTree()}
+	return queueIndex{active: newSeqSet(), locked: newSeqSet(), deferred: newSeqSet()}
 }
 
 func (q *queueIndex) len() int { return q.active.Len() + q.locked.Len() + q.deferred.Len() }
-
-// ascendFrom calls fn for the entries of t with sequence numbers >= from, in
-// order, until fn returns false.
-func ascendFrom(t *tree, from int64, fn func(*entry) bool) {
-	t.Ascend(&entry{seq: from}, fn)
-}

@@ -119,7 +119,7 @@ func (en *entity) find(seq int64) *entry {
 	}
 	for i := range en.q {
 		q := &en.q[i]
-		for _, t := range [...]*tree{q.active, q.locked, q.deferred} {
+		for _, t := range [...]*seqSet{q.active, q.locked, q.deferred} {
 			if x, ok := t.Get(probe); ok {
 				return x
 			}

@@ -69,7 +69,7 @@ func (e *Engine) purge(en *entity, sub broker.SubQueue) (int64, error) {
 // returns how many and the pending batches. Called with en locked.
 func (en *entity) purge(sub broker.SubQueue) (int64, []store.Pending, error) {
 	var xs []*entry
-	collect := func(t *tree) {
+	collect := func(t *seqSet) {
 		t.Scan(func(x *entry) bool { xs = append(xs, x); return true })
 	}
 	q := &en.q[sub]

@@ -197,7 +197,7 @@ type handout struct {
 // takeLocked locks up to max messages from src (a tree of available
 // messages) for owner. Locks are volatile, so a hand-out writes nothing to
 // the store.
-func (en *entity) takeLocked(src *tree, max int, owner uint64, now int64, o origin) []handout {
+func (en *entity) takeLocked(src *seqSet, max int, owner uint64, now int64, o origin) []handout {
 	hs := make([]handout, 0, min(max, src.Len()))
 	for len(hs) < max {
 		x, ok := src.Min()
@@ -244,7 +244,7 @@ func lockExpiry(now int64, d time.Duration) int64 {
 // (ReceiveAndDelete). Their bodies are read under the mutex, before the
 // delete is applied; when the store cannot read them, nothing is deleted
 // and the error is returned.
-func (en *entity) takeAndDelete(src *tree, max int, now int64) ([]*broker.Message, error) {
+func (en *entity) takeAndDelete(src *seqSet, max int, now int64) ([]*broker.Message, error) {
 	var taken []*entry
 	for len(taken) < max {
 		x, ok := src.Min()

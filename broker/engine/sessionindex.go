@@ -6,7 +6,7 @@ import "github.com/peeklock/peeklock/broker"
 // messages in the main queue, is locked, has state, or has waiters.
 type session struct {
 	id          string
-	active      *tree               // available messages, by sequence number
+	active      *seqSet             // available messages, by sequence number
 	locked      map[*entry]struct{} // its messages locked under peek-lock
 	count       int                 // its messages in the main queue, any state
 	token       broker.LockToken    // session lock; zero: not locked
@@ -39,7 +39,7 @@ func (s *session) isLocked() bool { return !s.token.IsZero() }
 func (en *entity) session(id string) *session {
 	s := en.sessions[id]
 	if s == nil {
-		s = &session{id: id, active: newSeqTree(), locked: make(map[*entry]struct{})}
+		s = &session{id: id, active: newSeqSet(), locked: make(map[*entry]struct{})}
 		en.sessions[id] = s
 	}
 	return s
