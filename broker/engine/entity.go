@@ -63,7 +63,7 @@ type entity struct {
 	q         [numSubQueues]queueIndex // indexed by broker.SubQueue
 	scheduled *seqSet                  // Scheduled messages by sequence number
 	schedAt   *tree                    // Scheduled messages by (activation time, seq)
-	lockAt    *tree                    // locked messages of every sub-queue by (expiry, seq)
+	lockAt    *lockQueue               // locked messages of every sub-queue in expiry order
 	ttl       *tree                    // unlocked main-queue messages that expire, by (expiry, seq)
 	// probe is the key a lookup by sequence number searches the trees
 	// with (see lockedBy): one per entity, used under mu, so that a lookup
@@ -112,7 +112,7 @@ func newEntity(eng *Engine, id uint32, ent broker.Entity) *entity {
 		q:            [numSubQueues]queueIndex{newQueueIndex(), newQueueIndex(), newQueueIndex()},
 		scheduled:    newSeqSet(),
 		schedAt:      newAtTree(),
-		lockAt:       newAtTree(),
+		lockAt:       newLockQueue(),
 		ttl:          newExpiryTree(),
 		sessions:     make(map[string]*session),
 		free:         btree.NewBTreeGOptions(sessionByFree, btree.Options{NoLocks: true}),

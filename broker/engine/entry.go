@@ -18,9 +18,12 @@ type entry struct {
 	// scheduled enqueue time while it is Scheduled; 0 otherwise. A scheduled
 	// message is never locked, so one field serves both.
 	at    int64
-	owner uint64           // lock owner while locked
-	token broker.LockToken // zero: not locked
-	size  int32
+	owner uint64 // lock owner while locked
+	// lockNo numbers the lock in its entity's lockQueue (see there); 0
+	// when it is not in its ordered set.
+	lockNo int64
+	token  broker.LockToken // zero: not locked
+	size   int32
 	// failed counts the deliveries of the main queue that did not settle
 	// the message (the AMQP header's delivery-count): abandoned, expired or
 	// lost locks, and deferrals (so that receiving a deferred message by

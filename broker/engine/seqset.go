@@ -32,9 +32,10 @@ const (
 	seqPageSize = 1 << seqPageBits
 )
 
-// seqPage holds the entries of seqPageSize consecutive sequence numbers.
+// seqPage holds the entries of seqPageSize consecutive sequence numbers (or
+// keys).
 type seqPage struct {
-	base  int64 // the sequence number of slots[0], a multiple of seqPageSize
+	base  int64 // the key of slots[0], a multiple of seqPageSize
 	n     int   // the entries in slots
 	lo    int   // every slot below lo is empty
 	slots [seqPageSize]*entry
@@ -67,19 +68,23 @@ func (s *seqSet) page(seq int64) *seqPage {
 func (s *seqSet) Len() int { return s.n }
 
 // Set adds x, or puts it in place of the entry with its sequence number.
-func (s *seqSet) Set(x *entry) {
-	p := s.page(x.seq)
+func (s *seqSet) Set(x *entry) { s.put(x.seq, x) }
+
+// put adds x under key (a sequence number, or another number that orders
+// the set: see lockQueue).
+func (s *seqSet) put(key int64, x *entry) {
+	p := s.page(key)
 	if p == nil {
 		p = s.spare
 		s.spare = nil
 		if p == nil {
 			p = new(seqPage)
 		}
-		p.base, p.lo = pageBase(x.seq), seqPageSize
+		p.base, p.lo = pageBase(key), seqPageSize
 		s.pages.SetHint(p, &s.hint)
 		s.last = p
 	}
-	i := int(x.seq - p.base)
+	i := int(key - p.base)
 	if p.slots[i] == nil {
 		p.n++
 		s.n++
@@ -89,12 +94,15 @@ func (s *seqSet) Set(x *entry) {
 }
 
 // Delete removes the entry with x's sequence number, if there is one.
-func (s *seqSet) Delete(x *entry) {
-	p := s.page(x.seq)
+func (s *seqSet) Delete(x *entry) { s.remove(x.seq) }
+
+// remove removes the entry under key, if there is one.
+func (s *seqSet) remove(key int64) {
+	p := s.page(key)
 	if p == nil {
 		return
 	}
-	i := int(x.seq - p.base)
+	i := int(key - p.base)
 	if p.slots[i] == nil {
 		return
 	}
