@@ -218,7 +218,7 @@ func (s *Memory) Apply(b *Batch) (Pending, error) {
 		op := &b.Ops[i]
 		switch op.Kind {
 		case OpPutEntity:
-			s.entities[op.Entity.ID] = op.Entity
+			s.entities[op.Entity.ID] = *op.Entity
 		case OpDeleteEntity:
 			delete(s.entities, op.Loc.Entity)
 			delete(s.seqs, op.Loc.Entity)

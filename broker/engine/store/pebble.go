@@ -441,7 +441,7 @@ func (s *Pebble) build(pb *pebble.Batch, b *Batch) error {
 		var err error
 		switch op.Kind {
 		case OpPutEntity:
-			buf, err = appendEntity(buf[:0], &op.Entity)
+			buf, err = appendEntity(buf[:0], op.Entity)
 			if err != nil {
 				return err
 			}

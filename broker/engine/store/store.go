@@ -74,8 +74,11 @@ type Op struct {
 	Message *broker.Message
 	// First is the first event of the message's history (index 0), kept
 	// in its record (OpPutMessage; nil: none). See PutMessageWithHistory.
-	First  *HistoryEvent
-	Entity EntityRecord
+	First *HistoryEvent
+	// Entity is the record of OpPutEntity. It is a pointer so that every
+	// other op, two or three per message, stays small: a batch copies its
+	// ops in and clears them out, and an entity record is 392 bytes.
+	Entity *EntityRecord
 	// ID is the session id (OpSetSessionState, OpDeleteSessionState) or the
 	// message id (OpPutDuplicate, OpDeleteDuplicate).
 	ID string
@@ -108,7 +111,7 @@ type Batch struct {
 
 // PutEntity stores an entity definition.
 func (b *Batch) PutEntity(rec EntityRecord) {
-	b.Ops = append(b.Ops, Op{Kind: OpPutEntity, Loc: Loc{Entity: rec.ID}, Entity: rec})
+	b.Ops = append(b.Ops, Op{Kind: OpPutEntity, Loc: Loc{Entity: rec.ID}, Entity: &rec})
 }
 
 // DeleteEntity deletes an entity with all its messages.
