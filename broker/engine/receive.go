@@ -307,17 +307,23 @@ func (e *Engine) bodies(en *entity, hs []handout) ([]*broker.Message, error) {
 		e.giveBack(en, hs, "reading the message from the store failed")
 		return nil, storeErr("reading the messages failed", en.path, err)
 	}
-	// The copies share one allocation: a batch's messages are made, handed
-	// out and dropped together, and one slab costs the allocator (and the
-	// collector's bookkeeping) once instead of once per message.
-	copies := make([]broker.Message, len(stored))
+	// The copies share allocations of up to copySlab messages: a batch's
+	// messages are made, handed out and dropped together, and one slab costs
+	// the allocator (and the collector's bookkeeping) once instead of once
+	// per message. The bound keeps what one message kept from a large browse
+	// holds on to small.
+	var copies []broker.Message
 	out := stored[:0] // each message is copied before its slot is reused
 	for i, msg := range stored {
 		if msg == nil {
 			continue
 		}
+		if len(copies) == 0 {
+			copies = make([]broker.Message, min(copySlab, len(stored)-i))
+		}
 		h := &hs[i]
-		m := &copies[i]
+		m := &copies[0]
+		copies = copies[1:]
 		*m = *msg
 		m.SequenceNumber, m.DeliveryCount, m.State, m.SubQueue = h.loc.Seq, h.delivery, h.state, h.loc.Sub
 		if !h.peek {
@@ -331,6 +337,10 @@ func (e *Engine) bodies(en *entity, hs []handout) ([]*broker.Message, error) {
 	}
 	return out, nil
 }
+
+// copySlab is the most message copies bodies allocates at once: a
+// receive's whole batch (maxReceiveBatch in the listener).
+const copySlab = 64
 
 // giveBack releases the locks that hand-outs hs took (a browse takes none)
 // and still hold, as a released delivery that is not counted (see
