@@ -7,9 +7,9 @@ import (
 	"github.com/peeklock/peeklock/broker/engine/store"
 )
 
-// entry is the engine's compact index record of one stored message: about
-// 100 bytes plus its message id and session id strings. The message itself
-// stays in the store.
+// entry is the engine's compact index record of one stored message: 112
+// bytes (a size class of its own) with the headers of its message id and
+// session id, plus those strings. The message itself stays in the store.
 type entry struct {
 	seq      int64
 	enqueued int64 // unix ns
