@@ -405,6 +405,12 @@ func (s *Pebble) Apply(b *Batch) (Pending, error) {
 	if s.obs != nil {
 		s.obs.Batch(len(b.Ops), pb.Len())
 	}
+	return s.commit(pb)
+}
+
+// commit commits pb: with syncing on, without waiting for the disk (the
+// returned Pending's Wait does).
+func (s *Pebble) commit(pb *pebble.Batch) (Pending, error) {
 	if !s.sync {
 		err := pb.Commit(pebble.NoSync)
 		_ = pb.Close()
@@ -428,7 +434,8 @@ func (s *Pebble) Apply(b *Batch) (Pending, error) {
 // own limit of 4 GiB (which it enforces with a panic).
 const maxBatchBytes = 1 << 30
 
-// build adds b's ops to pb.
+// build adds b's ops to pb: the message bodies first, then the other
+// records (see bodiesFirst).
 func (s *Pebble) build(pb *pebble.Batch, b *Batch) error {
 	bufp := s.getBuf()
 	defer s.bufs.Put(bufp)
@@ -436,6 +443,15 @@ func (s *Pebble) build(pb *pebble.Batch, b *Batch) error {
 	defer func() { *bufp = buf[:0] }()
 	var refs actorRefs
 
+	split := bodiesFirst(b)
+	if split {
+		for i := range b.Ops {
+			var err error
+			if buf, err = buildBody(pb, &b.Ops[i], buf, &refs, len(b.Ops)); err != nil {
+				return err
+			}
+		}
+	}
 	for i := range b.Ops {
 		op := &b.Ops[i]
 		var err error
@@ -462,26 +478,24 @@ func (s *Pebble) build(pb *pebble.Batch, b *Batch) error {
 			k := makeEntityKey(spaceSequence, op.Loc.Entity)
 			err = pb.Set(k[:], buf, nil)
 		case OpPutMessage:
-			if op.Message == nil {
-				return broker.Errorf(broker.CodeInvalid, "put of message %d without a message", op.Loc.Seq)
+			if !split {
+				if buf, err = buildBody(pb, op, buf, &refs, len(b.Ops)); err != nil {
+					return err
+				}
 			}
-			buf, err = appendMessageRecord(buf[:0], op.Message, op.First, &refs)
-			if err != nil {
-				return err
-			}
-			if pb.Len()+len(buf) > maxBatchBytes {
-				return broker.Errorf(broker.CodeInvalid, "batch of %d ops is larger than %d bytes", len(b.Ops), maxBatchBytes)
-			}
-			bk, mk := makeMessageKey(spaceBody, op.Loc), makeMessageKey(spaceMeta, op.Loc)
-			if err = pb.Set(bk[:], buf, nil); err == nil {
-				err = pb.Set(mk[:], appendMeta(buf[:0], &op.Meta), nil)
-			}
+			mk := makeMessageKey(spaceMeta, op.Loc)
+			err = pb.Set(mk[:], appendMeta(buf[:0], &op.Meta), nil)
 		case OpPutMeta:
 			mk := makeMessageKey(spaceMeta, op.Loc)
 			err = pb.Set(mk[:], appendMeta(buf[:0], &op.Meta), nil)
 		case OpDeleteMessage:
-			bk, mk := makeMessageKey(spaceBody, op.Loc), makeMessageKey(spaceMeta, op.Loc)
-			err = errors.Join(pb.Delete(bk[:], nil), pb.Delete(mk[:], nil))
+			if !split {
+				if buf, err = buildBody(pb, op, buf, &refs, len(b.Ops)); err != nil {
+					return err
+				}
+			}
+			mk := makeMessageKey(spaceMeta, op.Loc)
+			err = pb.Delete(mk[:], nil)
 		case OpSetSessionState:
 			if op.State == nil {
 				return broker.Errorf(broker.CodeInvalid, "state of session %s set to nil; delete it instead", strconvQuote(op.ID))
@@ -526,6 +540,56 @@ func (s *Pebble) build(pb *pebble.Batch, b *Batch) error {
 		}
 	}
 	return nil
+}
+
+// bodiesFirst says whether build writes the body records of b's message
+// puts and deletes before its other records. Pebble inserts a batch's
+// records into its memtable (a skiplist) one by one, each starting from
+// where the previous one went: a key right after the previous one costs a
+// comparison or two, any other key a search from the top of the list. A
+// send's records alternate between a body and a meta, far apart; written
+// as all the bodies, then all the metas, consecutive records are
+// neighbours. Records of different keys commute within a batch, and each
+// key keeps the order of its ops, so the batch means the same; a range
+// deletion (a deleted entity) does not commute with the keys it covers,
+// so a batch that has one keeps its order.
+func bodiesFirst(b *Batch) bool {
+	for i := range b.Ops {
+		if b.Ops[i].Kind == OpDeleteEntity {
+			return false
+		}
+	}
+	return true
+}
+
+// buildBody adds the body record of a message put or delete to pb (other
+// ops add none); buf is scratch space, returned grown.
+func buildBody(pb *pebble.Batch, op *Op, buf []byte, refs *actorRefs, ops int) ([]byte, error) {
+	var err error
+	switch op.Kind {
+	case OpPutMessage:
+		if op.Message == nil {
+			return buf, broker.Errorf(broker.CodeInvalid, "put of message %d without a message", op.Loc.Seq)
+		}
+		buf, err = appendMessageRecord(buf[:0], op.Message, op.First, refs)
+		if err != nil {
+			return buf, err
+		}
+		if pb.Len()+len(buf) > maxBatchBytes {
+			return buf, broker.Errorf(broker.CodeInvalid, "batch of %d ops is larger than %d bytes", ops, maxBatchBytes)
+		}
+		bk := makeMessageKey(spaceBody, op.Loc)
+		err = pb.Set(bk[:], buf, nil)
+	case OpDeleteMessage:
+		bk := makeMessageKey(spaceBody, op.Loc)
+		err = pb.Delete(bk[:], nil)
+	default:
+		return buf, nil
+	}
+	if err != nil {
+		return buf, pebbleError("build a batch", err)
+	}
+	return buf, nil
 }
 
 // actorName reads the actor a stored history event names by its hash (see
