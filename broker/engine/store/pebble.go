@@ -24,6 +24,10 @@ type PebbleOptions struct {
 	// clean Close flushes the memtables; after a crash, Open replays at most
 	// a few memtables' worth of write-ahead log.
 	MemTableSize uint64
+	// BodyCacheSize bounds the memory, in bytes, of the cache of recently
+	// put messages that receives read their bodies from (see bodyCache); 0
+	// means 8 MiB, a negative size no cache.
+	BodyCacheSize int64
 	// NoSync turns off the disk sync of each batch: Wait returns at once, and
 	// a crash of the machine (or, for the last few milliseconds of writes,
 	// of the process) may lose batches that were acknowledged. Only for
@@ -47,8 +51,9 @@ type PebbleOptions struct {
 
 // Defaults of PebbleOptions.
 const (
-	DefaultPebbleCacheSize    = 64 << 20
-	DefaultPebbleMemTableSize = 64 << 20
+	DefaultPebbleCacheSize     = 64 << 20
+	DefaultPebbleMemTableSize  = 64 << 20
+	DefaultPebbleBodyCacheSize = 8 << 20
 )
 
 // Pebble is a durable Store kept in a Pebble database in one directory.
@@ -62,6 +67,8 @@ type Pebble struct {
 	sync bool
 	dir  string
 	obs  Observer // nil: none
+	// cache holds the messages of the latest puts; nil: none.
+	cache *bodyCache
 
 	// closeMu guards closed; every operation holds it for reading, Close for
 	// writing, so Pebble is never used after it is closed.
@@ -104,7 +111,11 @@ func OpenPebble(dir string, opts PebbleOptions) (*Pebble, error) {
 	if err != nil {
 		return nil, pebbleError("open the store in "+dir, err)
 	}
-	s := &Pebble{db: db, sync: !opts.NoSync, dir: dir, obs: opts.Observer}
+	cacheSize := opts.BodyCacheSize
+	if cacheSize == 0 {
+		cacheSize = DefaultPebbleBodyCacheSize
+	}
+	s := &Pebble{db: db, sync: !opts.NoSync, dir: dir, obs: opts.Observer, cache: newBodyCache(cacheSize)}
 	if err := s.checkFormat(); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -156,6 +167,7 @@ func (s *Pebble) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.cache = nil // its messages are garbage now
 	err := s.db.Flush()
 	if cerr := s.db.Close(); err == nil {
 		err = cerr
@@ -405,7 +417,20 @@ func (s *Pebble) Apply(b *Batch) (Pending, error) {
 	if s.obs != nil {
 		s.obs.Batch(len(b.Ops), pb.Len())
 	}
-	return s.commit(pb)
+	if s.cache == nil {
+		return s.commit(pb)
+	}
+	// The cache learns the batch's changes in the order Pebble makes them:
+	// Applies that touch one entity's messages commit one at a time.
+	stripes := stripeSet(b)
+	s.cache.lockStripes(stripes)
+	defer s.cache.unlockStripes(stripes)
+	s.cache.before(b)
+	p, err := s.commit(pb)
+	if err == nil {
+		s.cache.after(b)
+	}
+	return p, err
 }
 
 // commit commits pb: with syncing on, without waiting for the disk (the

@@ -13,7 +13,8 @@ import (
 )
 
 // forEachStore runs body against a new memory store and a new Pebble store
-// (in a temporary directory, syncing), as nats-server's store tests run one
+// (in a temporary directory, syncing), with and without its cache of
+// recent puts (so that Bodies reads from Pebble too), as nats-server's store tests run one
 // body against every store.
 func forEachStore(t *testing.T, body func(t *testing.T, s Store)) {
 	t.Helper()
@@ -24,6 +25,14 @@ func forEachStore(t *testing.T, body func(t *testing.T, s Store)) {
 	})
 	t.Run("pebble", func(t *testing.T) {
 		body(t, openTestPebble(t, t.TempDir()))
+	})
+	t.Run("pebble-nocache", func(t *testing.T) {
+		s, err := OpenPebble(t.TempDir(), PebbleOptions{MemTableSize: 4 << 20, CacheSize: 8 << 20, BodyCacheSize: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		body(t, s)
 	})
 }
 
