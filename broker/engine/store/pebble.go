@@ -47,6 +47,9 @@ type PebbleOptions struct {
 	// fs replaces the operating system's file system (tests use a
 	// crash-simulating in-memory one).
 	fs vfs.FS
+	// misuse, when not nil, is told of every misuse Pebble sees (tests of
+	// the single deletes).
+	misuse func(pebble.PossibleAPIMisuseInfo)
 }
 
 // Defaults of PebbleOptions.
@@ -75,7 +78,8 @@ type Pebble struct {
 	closeMu sync.RWMutex
 	closed  bool
 
-	bufs sync.Pool // *[]byte: encoding scratch space
+	bufs  sync.Pool // *[]byte: encoding scratch space
+	plans sync.Pool // *[]uint8: planDeletes' scratch space
 }
 
 var _ Store = (*Pebble)(nil)
@@ -100,6 +104,16 @@ func OpenPebble(dir string, opts PebbleOptions) (*Pebble, error) {
 		FormatMajorVersion:         pebble.FormatNewest,
 		Logger:                     pebbleLogger{logger},
 		FS:                         opts.fs,
+		EventListener: &pebble.EventListener{
+			// A single delete that met two Sets of its key (see
+			// singleDeletes): the older Set may come back.
+			PossibleAPIMisuse: func(info pebble.PossibleAPIMisuseInfo) {
+				logger.Error("pebble: "+info.String(), "component", "pebble")
+				if opts.misuse != nil {
+					opts.misuse(info)
+				}
+			},
+		},
 	}
 	if po.CacheSize <= 0 {
 		po.CacheSize = DefaultPebbleCacheSize
@@ -286,7 +300,10 @@ func (s *Pebble) Load(l Loader) error {
 	}); err != nil {
 		return err
 	}
-	return s.scan(spaceMeta, func(k, v []byte) error {
+	// The highest sequence number of each entity's metas, for the cache
+	// (see singleDeletes).
+	seqs := make(map[uint32]int64)
+	if err := s.scan(spaceMeta, func(k, v []byte) error {
 		loc, ok := parseMessageKey(k)
 		if !ok {
 			return corrupt("bad meta key %x", k)
@@ -295,8 +312,17 @@ func (s *Pebble) Load(l Loader) error {
 		if err != nil {
 			return err
 		}
+		if last, ok := seqs[loc.Entity]; !ok || loc.Seq > last {
+			seqs[loc.Entity] = loc.Seq
+		}
 		return l.Message(loc, meta)
-	})
+	}); err != nil {
+		return err
+	}
+	if s.cache != nil {
+		s.cache.loadedSeqs(seqs)
+	}
+	return nil
 }
 
 // History reads the stored events of a message's history in index order.
@@ -409,28 +435,41 @@ func (s *Pebble) Apply(b *Batch) (Pending, error) {
 	if b.Len() == 0 {
 		return Done{}, nil
 	}
-	pb := s.db.NewBatch()
-	if err := s.build(pb, b); err != nil {
-		_ = pb.Close()
-		return nil, err
-	}
-	if s.obs != nil {
-		s.obs.Batch(len(b.Ops), pb.Len())
-	}
 	if s.cache == nil {
+		pb, err := s.build(b, nil)
+		if err != nil {
+			return nil, err
+		}
 		return s.commit(pb)
 	}
 	// The cache learns the batch's changes in the order Pebble makes them:
-	// Applies that touch one entity's messages commit one at a time.
+	// Applies that touch one entity's messages build and commit one at a
+	// time.
 	stripes := stripeSet(b)
 	s.cache.lockStripes(stripes)
 	defer s.cache.unlockStripes(stripes)
+	planp := s.getPlan()
+	defer s.plans.Put(planp)
+	plan := s.cache.planDeletes(b, *planp)
+	*planp = plan
+	pb, err := s.build(b, plan)
+	if err != nil {
+		return nil, err
+	}
 	s.cache.before(b)
 	p, err := s.commit(pb)
 	if err == nil {
-		s.cache.after(b)
+		s.cache.after(b, plan)
 	}
 	return p, err
+}
+
+// getPlan returns scratch space for planDeletes.
+func (s *Pebble) getPlan() *[]uint8 {
+	if p, ok := s.plans.Get().(*[]uint8); ok {
+		return p
+	}
+	return new([]uint8)
 }
 
 // commit commits pb: with syncing on, without waiting for the disk (the
@@ -459,9 +498,23 @@ func (s *Pebble) commit(pb *pebble.Batch) (Pending, error) {
 // own limit of 4 GiB (which it enforces with a panic).
 const maxBatchBytes = 1 << 30
 
-// build adds b's ops to pb: the message bodies first, then the other
-// records (see bodiesFirst).
-func (s *Pebble) build(pb *pebble.Batch, b *Batch) error {
+// build returns a Pebble batch of b's ops: the message bodies first, then
+// the other records (see bodiesFirst); plan (nil: none) says which deletes
+// are single deletes (see singleDeletes).
+func (s *Pebble) build(b *Batch, plan []uint8) (*pebble.Batch, error) {
+	pb := s.db.NewBatch()
+	if err := s.buildInto(pb, b, plan); err != nil {
+		_ = pb.Close()
+		return nil, err
+	}
+	if s.obs != nil {
+		s.obs.Batch(len(b.Ops), pb.Len())
+	}
+	return pb, nil
+}
+
+// buildInto adds b's ops to pb.
+func (s *Pebble) buildInto(pb *pebble.Batch, b *Batch, plan []uint8) error {
 	bufp := s.getBuf()
 	defer s.bufs.Put(bufp)
 	buf := *bufp
@@ -472,7 +525,7 @@ func (s *Pebble) build(pb *pebble.Batch, b *Batch) error {
 	if split {
 		for i := range b.Ops {
 			var err error
-			if buf, err = buildBody(pb, &b.Ops[i], buf, &refs, len(b.Ops)); err != nil {
+			if buf, err = buildBody(pb, &b.Ops[i], planOf(plan, i), buf, &refs, len(b.Ops)); err != nil {
 				return err
 			}
 		}
@@ -504,7 +557,7 @@ func (s *Pebble) build(pb *pebble.Batch, b *Batch) error {
 			err = pb.Set(k[:], buf, nil)
 		case OpPutMessage:
 			if !split {
-				if buf, err = buildBody(pb, op, buf, &refs, len(b.Ops)); err != nil {
+				if buf, err = buildBody(pb, op, planOf(plan, i), buf, &refs, len(b.Ops)); err != nil {
 					return err
 				}
 			}
@@ -515,12 +568,16 @@ func (s *Pebble) build(pb *pebble.Batch, b *Batch) error {
 			err = pb.Set(mk[:], appendMeta(buf[:0], &op.Meta), nil)
 		case OpDeleteMessage:
 			if !split {
-				if buf, err = buildBody(pb, op, buf, &refs, len(b.Ops)); err != nil {
+				if buf, err = buildBody(pb, op, planOf(plan, i), buf, &refs, len(b.Ops)); err != nil {
 					return err
 				}
 			}
 			mk := makeMessageKey(spaceMeta, op.Loc)
-			err = pb.Delete(mk[:], nil)
+			if planOf(plan, i)&planDelMeta != 0 {
+				err = pb.SingleDelete(mk[:], nil)
+			} else {
+				err = pb.Delete(mk[:], nil)
+			}
 		case OpSetSessionState:
 			if op.State == nil {
 				return broker.Errorf(broker.CodeInvalid, "state of session %s set to nil; delete it instead", strconvQuote(op.ID))
@@ -587,9 +644,18 @@ func bodiesFirst(b *Batch) bool {
 	return true
 }
 
+// planOf returns plan[i], or 0 without a plan.
+func planOf(plan []uint8, i int) uint8 {
+	if plan == nil {
+		return 0
+	}
+	return plan[i]
+}
+
 // buildBody adds the body record of a message put or delete to pb (other
-// ops add none); buf is scratch space, returned grown.
-func buildBody(pb *pebble.Batch, op *Op, buf []byte, refs *actorRefs, ops int) ([]byte, error) {
+// ops add none); plan is the op's plan bits; buf is scratch space, returned
+// grown.
+func buildBody(pb *pebble.Batch, op *Op, plan uint8, buf []byte, refs *actorRefs, ops int) ([]byte, error) {
 	var err error
 	switch op.Kind {
 	case OpPutMessage:
@@ -607,7 +673,11 @@ func buildBody(pb *pebble.Batch, op *Op, buf []byte, refs *actorRefs, ops int) (
 		err = pb.Set(bk[:], buf, nil)
 	case OpDeleteMessage:
 		bk := makeMessageKey(spaceBody, op.Loc)
-		err = pb.Delete(bk[:], nil)
+		if plan&planDelBody != 0 {
+			err = pb.SingleDelete(bk[:], nil)
+		} else {
+			err = pb.Delete(bk[:], nil)
+		}
 	default:
 		return buf, nil
 	}

@@ -21,7 +21,7 @@ import (
 // Pebble what it does not hold.
 type bodyCache struct {
 	mu    sync.Mutex
-	m     map[Loc]*broker.Message
+	m     map[Loc]cacheEntry
 	ring  []cachedPut // the puts in order, oldest at head; see evict
 	head  int
 	n     int
@@ -31,7 +31,24 @@ type bodyCache struct {
 	// the cache learns their changes in the order Pebble made them (see
 	// Pebble.Apply).
 	stripes [cacheStripes]sync.Mutex
+	// seqs and loaded are what planDeletes needs (see singleDeletes).
+	seqs   map[uint32]int64
+	loaded bool
 }
+
+// cacheEntry is a cached message, with what the store knows of its keys:
+// onceBody and onceMeta say that the body's or the meta's key was set once
+// only since it was last deleted (see singleDeletes).
+type cacheEntry struct {
+	msg  *broker.Message
+	once uint8
+}
+
+// cacheEntry.once bits.
+const (
+	onceBody = 1 << iota
+	onceMeta
+)
 
 // cachedPut is one put in the cache's ring. Its entry may have left the
 // map since (deleted, or replaced by a later put of the same location).
@@ -55,7 +72,7 @@ func newBodyCache(max int64) *bodyCache {
 	if max <= 0 {
 		return nil
 	}
-	return &bodyCache{m: make(map[Loc]*broker.Message), max: max}
+	return &bodyCache{m: make(map[Loc]cacheEntry), max: max, seqs: make(map[uint32]int64)}
 }
 
 // get sets out[i] to the cached message at locs[i], leaving a slot it does
@@ -64,8 +81,8 @@ func (c *bodyCache) get(locs []Loc, out []*broker.Message) int {
 	hits := 0
 	c.mu.Lock()
 	for i, loc := range locs {
-		if m, ok := c.m[loc]; ok {
-			out[i] = m
+		if e, ok := c.m[loc]; ok {
+			out[i] = e.msg
 			hits++
 		}
 	}
@@ -117,16 +134,26 @@ func (c *bodyCache) before(b *Batch) {
 	c.mu.Unlock()
 }
 
-// after learns b's changes once Pebble has committed them.
-func (c *bodyCache) after(b *Batch) {
+// after learns b's changes once Pebble has committed them; plan is what
+// planDeletes said of b.
+func (c *bodyCache) after(b *Batch, plan []uint8) {
 	c.mu.Lock()
 	for i := range b.Ops {
 		switch op := &b.Ops[i]; op.Kind {
 		case OpPutMessage:
 			c.remove(op.Loc)
-			c.m[op.Loc] = op.Message
+			var once uint8
+			if plan[i]&planFresh != 0 {
+				once = onceBody | onceMeta
+			}
+			c.m[op.Loc] = cacheEntry{msg: op.Message, once: once}
 			c.bytes += cacheCost(op.Message)
 			c.push(cachedPut{loc: op.Loc, msg: op.Message})
+		case OpPutMeta:
+			if e, ok := c.m[op.Loc]; ok {
+				e.once &^= onceMeta
+				c.m[op.Loc] = e
+			}
 		case OpDeleteMessage:
 			c.remove(op.Loc)
 		case OpDeleteEntity:
@@ -143,9 +170,9 @@ func (c *bodyCache) after(b *Batch) {
 
 // remove forgets the message at loc; c.mu is held.
 func (c *bodyCache) remove(loc Loc) {
-	if m, ok := c.m[loc]; ok {
+	if e, ok := c.m[loc]; ok {
 		delete(c.m, loc)
-		c.bytes -= cacheCost(m)
+		c.bytes -= cacheCost(e.msg)
 	}
 }
 
@@ -170,7 +197,7 @@ func (c *bodyCache) push(p cachedPut) {
 func (c *bodyCache) evict() {
 	for c.n > 0 {
 		p := &c.ring[c.head]
-		live := c.m[p.loc] == p.msg
+		live := c.m[p.loc].msg == p.msg
 		if live && c.bytes <= c.max && int64(c.n)*cacheOverhead <= c.max {
 			return
 		}
