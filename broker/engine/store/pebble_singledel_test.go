@@ -1,6 +1,7 @@
 package store
 
 import (
+	"math/rand/v2"
 	"reflect"
 	"sync/atomic"
 	"testing"
@@ -190,5 +191,100 @@ func TestPebbleMisuseReported(t *testing.T) {
 	compactAll(t, s)
 	if misuses.Load() == 0 {
 		t.Fatal("a single delete of a key set twice was not reported")
+	}
+}
+
+// TestPebbleSingleDeletesRandom applies random sends, puts in place, meta
+// puts, dead-letterings and deletes to a Pebble store (small memtables and
+// cache, so that flushes and evictions happen among them) and to a memory
+// store, reopening the Pebble store between rounds: every level compacted,
+// no single delete meets a second Set, and both stores hold the same.
+func TestPebbleSingleDeletesRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	dir := t.TempDir()
+	mem := NewMemory()
+	var live []Loc
+	seq := map[uint32]int64{}
+	opts := PebbleOptions{MemTableSize: 1 << 20, BodyCacheSize: 32 << 10, NoSync: true}
+	for round := range 3 {
+		s, misuses := openMisuseCounting(t, dir, opts)
+		if round > 0 || rng.IntN(2) == 0 {
+			load(t, s)
+		}
+		both := func(b *Batch) {
+			t.Helper()
+			apply(t, s, b)
+			apply(t, mem, b)
+		}
+		pick := func() int { return rng.IntN(len(live)) }
+		for range 3000 {
+			var b Batch
+			switch k := rng.IntN(10); {
+			case k < 4 || len(live) == 0: // a send
+				e := uint32(rng.IntN(3) + 1)
+				for range rng.IntN(8) + 1 {
+					seq[e]++
+					loc := Loc{Entity: e, Seq: seq[e]}
+					m, meta := testMessage(loc.Seq)
+					m.Body = make([]byte, 512)
+					b.PutMessage(loc, meta, m)
+					live = append(live, loc)
+				}
+				b.SetSequence(e, seq[e])
+			case k == 4: // a put in place
+				loc := live[pick()]
+				m, meta := testMessage(loc.Seq)
+				m.Subject = "again"
+				b.PutMessage(loc, meta, m)
+			case k == 5: // a meta put
+				loc := live[pick()]
+				_, meta := testMessage(loc.Seq)
+				meta.DeliveryCount = uint32(rng.IntN(5))
+				b.PutMeta(loc, meta)
+			case k == 6: // dead-lettered
+				i := pick()
+				if live[i].Sub != broker.SubQueueMain {
+					continue
+				}
+				m, meta := testMessage(live[i].Seq)
+				to := live[i]
+				to.Sub = broker.SubQueueDeadLetter
+				b.PutMessage(to, meta, m)
+				b.DeleteMessage(live[i])
+				live[i] = to
+			default: // deletes, a batch of them
+				for range rng.IntN(4) + 1 {
+					if len(live) == 0 {
+						break
+					}
+					i := pick()
+					b.DeleteMessage(live[i])
+					live = append(live[:i], live[i+1:]...)
+				}
+			}
+			both(&b)
+		}
+		compactAll(t, s)
+		if n := misuses.Load(); n != 0 {
+			t.Fatalf("round %d: %d single deletes met a second Set", round, n)
+		}
+		if got, want := load(t, s), load(t, mem); !reflect.DeepEqual(got.Messages, want.Messages) {
+			t.Fatalf("round %d: Pebble holds %d messages, the memory store %d", round, len(got.Messages), len(want.Messages))
+		}
+		got, want := make([]*broker.Message, len(live)), make([]*broker.Message, len(live))
+		if err := s.Bodies(live, got); err != nil {
+			t.Fatal(err)
+		}
+		if err := mem.Bodies(live, want); err != nil {
+			t.Fatal(err)
+		}
+		for i := range live {
+			if got[i] == nil || got[i].Subject != want[i].Subject || got[i].SequenceNumber != want[i].SequenceNumber {
+				t.Fatalf("round %d: Bodies(%+v) = %+v, want %+v", round, live[i], got[i], want[i])
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
