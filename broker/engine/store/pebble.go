@@ -456,7 +456,6 @@ func (s *Pebble) Apply(b *Batch) (Pending, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.cache.before(b)
 	p, err := s.commit(pb)
 	if err == nil {
 		s.cache.after(b, plan)

@@ -21,7 +21,7 @@ import (
 // Pebble what it does not hold.
 type bodyCache struct {
 	mu    sync.Mutex
-	m     map[Loc]cacheEntry
+	m     map[cacheKey]cacheEntry
 	ring  []cachedPut // the puts in order, oldest at head; see evict
 	head  int
 	n     int
@@ -50,10 +50,22 @@ const (
 	onceMeta
 )
 
+// cacheKey is a Loc packed without padding: entity and sub-queue, then the
+// sequence number. The map hashes it as 16 plain bytes, where a Loc's
+// padding makes Go hash its fields one by one.
+type cacheKey [2]uint64
+
+func keyOf(loc Loc) cacheKey {
+	return cacheKey{uint64(loc.Entity)<<8 | uint64(loc.Sub), uint64(loc.Seq)}
+}
+
+// entity returns the entity id of k.
+func (k cacheKey) entity() uint32 { return uint32(k[0] >> 8) }
+
 // cachedPut is one put in the cache's ring. Its entry may have left the
 // map since (deleted, or replaced by a later put of the same location).
 type cachedPut struct {
-	loc Loc
+	key cacheKey
 	msg *broker.Message
 }
 
@@ -72,7 +84,7 @@ func newBodyCache(max int64) *bodyCache {
 	if max <= 0 {
 		return nil
 	}
-	return &bodyCache{m: make(map[Loc]cacheEntry), max: max, seqs: make(map[uint32]int64)}
+	return &bodyCache{m: make(map[cacheKey]cacheEntry), max: max, seqs: make(map[uint32]int64)}
 }
 
 // get sets out[i] to the cached message at locs[i], leaving a slot it does
@@ -81,7 +93,7 @@ func (c *bodyCache) get(locs []Loc, out []*broker.Message) int {
 	hits := 0
 	c.mu.Lock()
 	for i, loc := range locs {
-		if e, ok := c.m[loc]; ok {
+		if e, ok := c.m[keyOf(loc)]; ok {
 			out[i] = e.msg
 			hits++
 		}
@@ -121,45 +133,42 @@ func (c *bodyCache) unlockStripes(set uint64) {
 	}
 }
 
-// before forgets, ahead of b's commit, the messages b puts again: until
-// the commit is over, a reader must get the stored one (from Pebble), not
-// the one the cache holds.
-func (c *bodyCache) before(b *Batch) {
-	c.mu.Lock()
-	for i := range b.Ops {
-		if op := &b.Ops[i]; op.Kind == OpPutMessage {
-			c.remove(op.Loc)
-		}
-	}
-	c.mu.Unlock()
-}
-
 // after learns b's changes once Pebble has committed them; plan is what
-// planDeletes said of b.
+// planDeletes said of b (which forgot, ahead of the commit, what b puts
+// again or deletes).
 func (c *bodyCache) after(b *Batch, plan []uint8) {
 	c.mu.Lock()
+	put := false // a delete after a put of b may delete what b put
 	for i := range b.Ops {
 		switch op := &b.Ops[i]; op.Kind {
 		case OpPutMessage:
-			c.remove(op.Loc)
+			put = true
+			k := keyOf(op.Loc)
 			var once uint8
 			if plan[i]&planFresh != 0 {
 				once = onceBody | onceMeta
 			}
-			c.m[op.Loc] = cacheEntry{msg: op.Message, once: once}
+			n := len(c.m)
+			c.m[k] = cacheEntry{msg: op.Message, once: once}
+			if len(c.m) == n { // replaced the put of an earlier op of b
+				c.bytes -= cacheCost(earlierPut(b, i))
+			}
 			c.bytes += cacheCost(op.Message)
-			c.push(cachedPut{loc: op.Loc, msg: op.Message})
+			c.push(cachedPut{key: k, msg: op.Message})
 		case OpPutMeta:
-			if e, ok := c.m[op.Loc]; ok {
+			k := keyOf(op.Loc)
+			if e, ok := c.m[k]; ok {
 				e.once &^= onceMeta
-				c.m[op.Loc] = e
+				c.m[k] = e
 			}
 		case OpDeleteMessage:
-			c.remove(op.Loc)
+			if put {
+				c.remove(keyOf(op.Loc))
+			}
 		case OpDeleteEntity:
-			for loc := range c.m {
-				if loc.Entity == op.Loc.Entity {
-					c.remove(loc)
+			for k := range c.m {
+				if k.entity() == op.Loc.Entity {
+					c.remove(k)
 				}
 			}
 		}
@@ -168,12 +177,25 @@ func (c *bodyCache) after(b *Batch, plan []uint8) {
 	c.mu.Unlock()
 }
 
-// remove forgets the message at loc; c.mu is held.
-func (c *bodyCache) remove(loc Loc) {
-	if e, ok := c.m[loc]; ok {
-		delete(c.m, loc)
+// earlierPut returns the message of the last put before op i of b at the
+// location op i puts.
+func earlierPut(b *Batch, i int) *broker.Message {
+	for j := i - 1; j >= 0; j-- {
+		if op := &b.Ops[j]; op.Kind == OpPutMessage && op.Loc == b.Ops[i].Loc {
+			return op.Message
+		}
+	}
+	panic("store: a cache entry replaced without an earlier put")
+}
+
+// remove forgets the message at k and returns its entry; c.mu is held.
+func (c *bodyCache) remove(k cacheKey) cacheEntry {
+	e, ok := c.m[k]
+	if ok {
+		delete(c.m, k)
 		c.bytes -= cacheCost(e.msg)
 	}
+	return e
 }
 
 // push appends p to the ring, growing it when full; c.mu is held.
@@ -197,12 +219,12 @@ func (c *bodyCache) push(p cachedPut) {
 func (c *bodyCache) evict() {
 	for c.n > 0 {
 		p := &c.ring[c.head]
-		live := c.m[p.loc].msg == p.msg
+		live := c.m[p.key].msg == p.msg
 		if live && c.bytes <= c.max && int64(c.n)*cacheOverhead <= c.max {
 			return
 		}
 		if live {
-			c.remove(p.loc)
+			c.remove(p.key)
 		}
 		*p = cachedPut{}
 		c.head = (c.head + 1) % len(c.ring)

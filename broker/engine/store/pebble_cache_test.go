@@ -61,6 +61,22 @@ func TestPebbleBodyCache(t *testing.T) {
 		t.Fatalf("cache holds %d messages, want 1", n)
 	}
 
+	// Put twice in one batch: the second counts, the first not at all.
+	twice := Loc{Entity: 1, Seq: 2}
+	m1, meta1 := testMessage(2)
+	m2, _ := testMessage(2)
+	m2.Body = []byte("the second put, longer than the first")
+	b.Reset()
+	b.PutMessage(twice, meta1, m1)
+	b.PutMessage(twice, meta1, m2)
+	apply(t, s, &b)
+	if got := bodiesOf(t, s, twice)[0]; got != m2 {
+		t.Fatalf("Bodies after two puts in a batch = %+v, want the second", got)
+	}
+	if want := cacheCost(kept) + cacheCost(m2); s.cache.bytes != want {
+		t.Fatalf("cache counts %d bytes, want %d", s.cache.bytes, want)
+	}
+
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,9 @@ const (
 )
 
 // planDeletes returns, in plan (reused), what build and after need to know
-// of each op of b, and counts b's puts in c.seqs. The caller holds b's
+// of each op of b, counts b's puts in c.seqs, and forgets, ahead of the
+// commit, the cached messages b puts again or deletes: until the commit is
+// over a reader gets the stored one, from Pebble. The caller holds b's
 // stripes.
 func (c *bodyCache) planDeletes(b *Batch, plan []uint8) []uint8 {
 	if cap(plan) < len(b.Ops) {
@@ -58,17 +60,20 @@ func (c *bodyCache) planDeletes(b *Batch, plan []uint8) []uint8 {
 		switch op.Kind {
 		case OpPutMessage:
 			known, ok := c.seqs[op.Loc.Entity]
-			if !ok || op.Loc.Seq > known {
-				c.seqs[op.Loc.Entity] = op.Loc.Seq
-				if c.loaded {
-					plan[i] |= planFresh
-				}
+			if ok && op.Loc.Seq <= known {
+				c.remove(keyOf(op.Loc)) // put again, maybe
+				continue
+			}
+			// Above every number put: the cache holds nothing there.
+			c.seqs[op.Loc.Entity] = op.Loc.Seq
+			if c.loaded {
+				plan[i] |= planFresh
 			}
 		case OpDeleteMessage:
+			e := c.remove(keyOf(op.Loc))
 			if puts {
 				continue
 			}
-			e := c.m[op.Loc]
 			if e.once&onceBody != 0 {
 				plan[i] |= planDelBody
 			}

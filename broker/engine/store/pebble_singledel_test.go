@@ -39,11 +39,22 @@ func compactAll(t *testing.T, s *Pebble) {
 	}
 }
 
-// planOfDelete returns the plan bits of deleting loc alone.
+// planOfDelete returns the plan bits that deleting loc alone would have,
+// leaving the cache as it is (planDeletes forgets what it deletes).
 func planOfDelete(s *Pebble, loc Loc) uint8 {
+	s.cache.mu.Lock()
+	e, ok := s.cache.m[keyOf(loc)]
+	s.cache.mu.Unlock()
 	var b Batch
 	b.DeleteMessage(loc)
-	return s.cache.planDeletes(&b, nil)[0]
+	plan := s.cache.planDeletes(&b, nil)[0]
+	if ok {
+		s.cache.mu.Lock()
+		s.cache.m[keyOf(loc)] = e
+		s.cache.bytes += cacheCost(e.msg)
+		s.cache.mu.Unlock()
+	}
+	return plan
 }
 
 // TestPebbleSingleDeletes checks which deletes are single deletes (see
