@@ -20,9 +20,13 @@ import (
 type PebbleOptions struct {
 	// CacheSize is the size of the block cache in bytes; 0 means 64 MiB.
 	CacheSize int64
-	// MemTableSize is the size of one memtable in bytes; 0 means 64 MiB. A
+	// MemTableSize is the size of one memtable in bytes; 0 means 16 MiB. A
 	// clean Close flushes the memtables; after a crash, Open replays at most
-	// a few memtables' worth of write-ahead log.
+	// a few memtables' worth of write-ahead log. A message deleted while
+	// its put is still in the memtable costs no flush or compaction (see
+	// singleDeletes); a smaller memtable is a shorter skiplist to insert
+	// into: with the durable loop's messages, 16 MiB spent less CPU per
+	// message than 64, 32 and 8 MiB.
 	MemTableSize uint64
 	// BodyCacheSize bounds the memory, in bytes, of the cache of recently
 	// put messages that receives read their bodies from (see bodyCache); 0
@@ -55,7 +59,7 @@ type PebbleOptions struct {
 // Defaults of PebbleOptions.
 const (
 	DefaultPebbleCacheSize     = 64 << 20
-	DefaultPebbleMemTableSize  = 64 << 20
+	DefaultPebbleMemTableSize  = 16 << 20
 	DefaultPebbleBodyCacheSize = 8 << 20
 )
 
