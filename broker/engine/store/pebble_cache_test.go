@@ -217,3 +217,44 @@ func TestPebbleBodiesAllocs(t *testing.T) {
 		t.Fatalf("Bodies of 64 cached messages: %.1f allocations, want 0", n)
 	}
 }
+
+// TestPebbleLoopAllocs guards the store's allocations in the durable loop's
+// shape: 64 messages put (synced), read back and deleted (synced), per
+// message. The messages themselves are the caller's.
+func TestPebbleLoopAllocs(t *testing.T) {
+	s := openTestPebble(t, t.TempDir())
+	load(t, s) // so that the deletes are single deletes
+	const batch = 64
+	msgs := make([]*broker.Message, batch)
+	metas := make([]Meta, batch)
+	for i := range msgs {
+		msgs[i], metas[i] = testMessage(int64(i))
+	}
+	locs := make([]Loc, batch)
+	out := make([]*broker.Message, batch)
+	var b Batch
+	seq := int64(0)
+	round := func() {
+		b.Reset()
+		for i := range locs {
+			seq++
+			locs[i] = Loc{Entity: 1, Seq: seq}
+			b.PutMessage(locs[i], metas[i], msgs[i])
+		}
+		apply(t, s, &b)
+		if err := s.Bodies(locs, out); err != nil || out[batch-1] != msgs[batch-1] {
+			t.Fatalf("Bodies: %v", err)
+		}
+		b.Reset()
+		for _, loc := range locs {
+			b.DeleteMessage(loc)
+		}
+		apply(t, s, &b)
+	}
+	round()
+	perMessage := testing.AllocsPerRun(50, round) / batch
+	t.Logf("%.2f allocations per message", perMessage)
+	if perMessage > 0.25 {
+		t.Fatalf("%.2f allocations per message, budget 0.25", perMessage)
+	}
+}
