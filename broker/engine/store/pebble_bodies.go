@@ -10,7 +10,8 @@ import (
 )
 
 // Bodies reads the messages at locs as they were put, without their metas.
-// One message is a point read; several share one iterator, seeking forward
+// The cache of recent puts answers first (see bodyCache); of the others,
+// one message is a point read; several share one iterator, seeking forward
 // through the body space in key order, so that neighbours (a receive or a
 // browse takes consecutive sequence numbers) cost a step each instead of a
 // lookup through every level.
@@ -20,6 +21,39 @@ func (s *Pebble) Bodies(locs []Loc, out []*broker.Message) error {
 	}
 	defer s.unlock()
 	clear(out[:len(locs)])
+	if s.cache != nil {
+		switch hits := s.cache.get(locs, out); {
+		case hits == len(locs):
+			return nil
+		case hits > 0:
+			return s.missedBodies(locs, out)
+		}
+	}
+	return s.bodies(locs, out)
+}
+
+// missedBodies reads from Pebble the messages of locs that the cache did
+// not hold (nil slots of out).
+func (s *Pebble) missedBodies(locs []Loc, out []*broker.Message) error {
+	var missed []Loc
+	var at []int
+	for i, m := range out[:len(locs)] {
+		if m == nil {
+			missed, at = append(missed, locs[i]), append(at, i)
+		}
+	}
+	read := make([]*broker.Message, len(missed))
+	if err := s.bodies(missed, read); err != nil {
+		return err
+	}
+	for j, i := range at {
+		out[i] = read[j]
+	}
+	return nil
+}
+
+// bodies reads the messages at locs from Pebble; out's slots are nil.
+func (s *Pebble) bodies(locs []Loc, out []*broker.Message) error {
 	switch len(locs) {
 	case 0:
 		return nil

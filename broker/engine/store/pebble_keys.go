@@ -19,6 +19,10 @@ import (
 //	s | entity(4)                   -> uvarint codec version, varint last sequence
 //	t | entity(4) | session id      -> state version 2, varint set time, session state bytes
 //
+// A message's b and m keys may be deleted with Pebble's single deletes
+// (see singleDeletes): a Pebble-level record kind, not a layout change;
+// any build on this Pebble version reads them.
+//
 // Load scans every space but b; bodies are read by Get and Bodies. A
 // sequence number or a window end is stored with its sign bit flipped, so
 // that negative numbers (never assigned, but representable) sort first. The

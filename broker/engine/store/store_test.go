@@ -13,7 +13,8 @@ import (
 )
 
 // forEachStore runs body against a new memory store and a new Pebble store
-// (in a temporary directory, syncing), as nats-server's store tests run one
+// (in a temporary directory, syncing), with and without its cache of
+// recent puts (so that Bodies reads from Pebble too), as nats-server's store tests run one
 // body against every store.
 func forEachStore(t *testing.T, body func(t *testing.T, s Store)) {
 	t.Helper()
@@ -24,6 +25,14 @@ func forEachStore(t *testing.T, body func(t *testing.T, s Store)) {
 	})
 	t.Run("pebble", func(t *testing.T) {
 		body(t, openTestPebble(t, t.TempDir()))
+	})
+	t.Run("pebble-nocache", func(t *testing.T) {
+		s, err := OpenPebble(t.TempDir(), PebbleOptions{MemTableSize: 4 << 20, CacheSize: 8 << 20, BodyCacheSize: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		body(t, s)
 	})
 }
 
@@ -237,6 +246,44 @@ func TestStorePutMetaSameBatch(t *testing.T) {
 		apply(t, s, &b)
 
 		want := []msgRec{{before, meta1}, {after, meta2}}
+		if l := load(t, s); !reflect.DeepEqual(l.Messages, want) {
+			t.Fatalf("Load messages = %+v, want %+v", l.Messages, want)
+		}
+	})
+}
+
+// TestStoreBatchOrderPerKey applies one batch that changes the same
+// messages several times, interleaved: each message ends as its last op
+// left it, whichever order the store writes different keys in (the
+// Pebble store writes the bodies first: see bodiesFirst).
+func TestStoreBatchOrderPerKey(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s Store) {
+		a, b2, c := Loc{Entity: 1, Seq: 1}, Loc{Entity: 1, Seq: 2}, Loc{Entity: 1, Seq: 3}
+		ma, metaA := testMessage(1)
+		mb, metaB := testMessage(2)
+		mc, metaC := testMessage(3)
+		again := *ma
+		again.Body = []byte("put again")
+		var b Batch
+		b.PutMessage(a, metaA, ma)
+		b.PutMessage(b2, metaB, mb)
+		b.DeleteMessage(a)
+		b.PutMessage(c, metaC, mc)
+		b.PutMessage(a, metaA, &again) // a again, after its delete
+		b.DeleteMessage(b2)            // b2 gone
+		metaC.DeliveryCount = 7
+		b.PutMeta(c, metaC)
+		apply(t, s, &b)
+
+		wantNotFound(t, s, b2)
+		out := make([]*broker.Message, 3)
+		if err := s.Bodies([]Loc{a, b2, c}, out); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(out[0], &again) || out[1] != nil || !reflect.DeepEqual(out[2], mc) {
+			t.Fatalf("Bodies = %+v", out)
+		}
+		want := []msgRec{{a, metaA}, {c, metaC}}
 		if l := load(t, s); !reflect.DeepEqual(l.Messages, want) {
 			t.Fatalf("Load messages = %+v, want %+v", l.Messages, want)
 		}
