@@ -221,7 +221,7 @@ func (l *link) deliver(msgs []*broker.Message) []*broker.Message {
 		}
 		id, ok := s.transferLocked(l, tag, payload, l.preSettled)
 		if ok && !l.preSettled {
-			s.outUnsettled[id] = &outDelivery{link: l, token: m.LockToken}
+			s.outUnsettled[id] = outDelivery{link: l, token: m.LockToken}
 			l.unsettled++
 		}
 		s.mu.Unlock()
@@ -262,8 +262,9 @@ func (s *session) transferLocked(l *link, tag, payload []byte, settled bool) (ui
 		return 0, false
 	}
 	var frames uint32
-	// Room for the payload and the heads of its frames.
-	size := len(payload) + int(s.framesFor(len(payload)))*transferOverhead
+	// Room for the payload and the heads of its frames, as
+	// AppendTransferFrames wants it (less would make it grow the chunk).
+	size := len(payload) + int(s.framesFor(len(payload)))*wire.TransferHeadBound
 	ok, err := s.c.w.encode(true, size, func(b []byte) ([]byte, error) {
 		var err error
 		b, frames, err = wire.AppendTransferFrames(b, s.ch, t, s.c.peerMaxFrame)
