@@ -17,14 +17,16 @@ import (
 // listener, go-amqp's client (v1.7.0, pinned in go.mod) in the same
 // process included, since a process's allocation count cannot be split by
 // goroutine: a send waiting for its outcome, and a peek-lock receive with
-// its accept. 50.4 and 35.4–38.3 when they were set (GOMAXPROCS 1 to 4).
+// its accept. 50.4 and 35.4–38.3 when they were set (GOMAXPROCS 1 to 4);
+// 40.4–43.4 and 31.3–33.7 after session 28 (frames encoded into pooled
+// chunks, settlements and unsettled deliveries kept by value).
 // An allocation count depends on how busy the machine is only through how
 // frames batch, so these guard the listener's CPU per message in CI, where
 // timings cannot: raise one only with a reason (and the number in
 // BENCHMARKS.md), lower it when the path gets cheaper.
 const (
-	listenerSendAllocsBudget    = 54
-	listenerReceiveAllocsBudget = 42
+	listenerSendAllocsBudget    = 47
+	listenerReceiveAllocsBudget = 37
 )
 
 func TestListenerAllocsPerMessage(t *testing.T) {

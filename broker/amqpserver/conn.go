@@ -196,12 +196,11 @@ func (c *conn) handle(ch uint16, p wire.Performative) error {
 // sendFrame encodes and queues one frame; it reports false when the
 // connection is going away.
 func (c *conn) sendFrame(ch uint16, p wire.Performative) bool {
-	b, err := wire.AppendFrame(nil, wire.FrameAMQP, ch, p)
+	ok, err := c.w.sendFrame(ch, p)
 	if err != nil {
 		c.log.Error("cannot encode a frame", "frame", fmt.Sprintf("%T", p), "err", err)
-		return false
 	}
-	return c.w.send(b)
+	return ok
 }
 
 // sendClose sends our close frame once.

@@ -221,7 +221,7 @@ func (l *link) deliver(msgs []*broker.Message) []*broker.Message {
 		}
 		id, ok := s.transferLocked(l, tag, payload, l.preSettled)
 		if ok && !l.preSettled {
-			s.outUnsettled[id] = &outDelivery{link: l, token: m.LockToken}
+			s.outUnsettled[id] = outDelivery{link: l, token: m.LockToken}
 			l.unsettled++
 		}
 		s.mu.Unlock()
@@ -258,12 +258,22 @@ func (s *session) transferLocked(l *link, tag, payload []byte, settled bool) (ui
 		Settled:       settled,
 		Payload:       payload,
 	}
-	b, frames, err := wire.AppendTransferFrames(nil, s.ch, t, s.c.peerMaxFrame)
-	if err != nil {
-		s.c.log.Error("cannot encode a transfer", "link", logsafe.Clip(l.name), "err", logsafe.Err(err))
+	if s.done {
 		return 0, false
 	}
-	if !s.sendBytesLocked(b) {
+	var frames uint32
+	// Room for the payload and the heads of its frames, as
+	// AppendTransferFrames wants it (less would make it grow the chunk).
+	size := len(payload) + int(s.framesFor(len(payload)))*wire.TransferHeadBound
+	ok, err := s.c.w.encode(true, size, func(b []byte) ([]byte, error) {
+		var err error
+		b, frames, err = wire.AppendTransferFrames(b, s.ch, t, s.c.peerMaxFrame)
+		return b, err
+	})
+	if err != nil {
+		s.c.log.Error("cannot encode a transfer", "link", logsafe.Clip(l.name), "err", logsafe.Err(err))
+	}
+	if !ok {
 		return 0, false
 	}
 	s.nextDeliveryID++
@@ -273,15 +283,6 @@ func (s *session) transferLocked(l *link, tag, payload []byte, settled bool) (ui
 	l.outCount++
 	l.moved++
 	return id, true
-}
-
-// sendBytesLocked queues the encoded frames of a delivery unless the
-// session is done; it never waits.
-func (s *session) sendBytesLocked(b []byte) bool {
-	if s.done {
-		return false
-	}
-	return s.c.w.sendDelivery(b)
 }
 
 // giveBack releases peek-locked messages that could not be sent (credit

@@ -156,7 +156,7 @@ func (s *session) flushRepliesLocked(l *link) {
 			return
 		}
 		if !l.preSettled {
-			s.outUnsettled[id] = &outDelivery{link: l, reply: true}
+			s.outUnsettled[id] = outDelivery{link: l, reply: true}
 			l.unsettled++
 		}
 		l.replies[0] = nil

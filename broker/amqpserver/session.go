@@ -41,7 +41,7 @@ type session struct {
 	nextOutgoingID       uint32
 	remoteIncomingWindow uint32
 	nextDeliveryID       uint32
-	outUnsettled         map[uint32]*outDelivery // our deliveries awaiting the peer's outcome
+	outUnsettled         map[uint32]outDelivery // our deliveries awaiting the peer's outcome (by value: no allocation each)
 }
 
 func newSession(c *conn, ch uint16, b *wire.Begin) *session {
@@ -53,7 +53,7 @@ func newSession(c *conn, ch uint16, b *wire.Begin) *session {
 		nextIncomingID:       b.NextOutgoingID,
 		incomingWindow:       sessionWindow,
 		remoteIncomingWindow: b.IncomingWindow,
-		outUnsettled:         make(map[uint32]*outDelivery),
+		outUnsettled:         make(map[uint32]outDelivery),
 	}
 	s.cond = sync.NewCond(&s.mu)
 	return s
@@ -198,7 +198,7 @@ func (s *session) onDisposition(d *wire.Disposition) error {
 		last = v
 	}
 	if d.Role == wire.RoleReceiver {
-		s.forEachOut(d.First, last, func(id uint32, od *outDelivery) {
+		s.forEachOut(d.First, last, func(id uint32, od outDelivery) {
 			s.settleOutLocked(id, od, d)
 		})
 	}
@@ -207,7 +207,7 @@ func (s *session) onDisposition(d *wire.Disposition) error {
 
 // forEachOut calls fn for every unsettled outgoing delivery in
 // [first, last] (serial-number arithmetic).
-func (s *session) forEachOut(first, last uint32, fn func(uint32, *outDelivery)) {
+func (s *session) forEachOut(first, last uint32, fn func(uint32, outDelivery)) {
 	if last-first < maxDispositionRange {
 		for id := first; ; id++ {
 			if od, ok := s.outUnsettled[id]; ok {

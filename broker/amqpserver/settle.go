@@ -16,7 +16,7 @@ const maxSettleBatch = 64
 // mapped (settlementFor) when it arrives: the frame's buffer is reused.
 type settleReq struct {
 	id          uint32
-	settle      *broker.Settlement // nil: nothing to do in the engine
+	settle      broker.Settlement // unless err
 	reply       wire.DeliveryState
 	err         error
 	peerSettled bool // the peer settled (mode first): no answer is sent
@@ -24,7 +24,7 @@ type settleReq struct {
 
 // settleOutLocked takes the peer's disposition of one of our deliveries:
 // responses are forgotten; message outcomes go to the link's settler.
-func (s *session) settleOutLocked(id uint32, od *outDelivery, d *wire.Disposition) {
+func (s *session) settleOutLocked(id uint32, od outDelivery, d *wire.Disposition) {
 	terminal := d.State != nil
 	if _, ok := d.State.(wire.Received); ok {
 		terminal = false
@@ -59,6 +59,7 @@ func (s *session) settleOutLocked(id uint32, od *outDelivery, d *wire.Dispositio
 // really has. Its fields are guarded by the session's mutex.
 type settleQueue struct {
 	reqs   []settleReq
+	spare  []settleReq   // the array of the settler's last list, for the next one
 	closed bool          // the link ended: the settler stops when reqs is empty
 	wake   chan struct{} // nudges the settler (capacity 1)
 }
@@ -66,6 +67,9 @@ type settleQueue struct {
 func newSettleQueue() *settleQueue { return &settleQueue{wake: make(chan struct{}, 1)} }
 
 func (q *settleQueue) pushLocked(r settleReq) {
+	if q.reqs == nil {
+		q.reqs, q.spare = q.spare, nil
+	}
 	q.reqs = append(q.reqs, r)
 	q.nudge()
 }
@@ -82,6 +86,14 @@ func (q *settleQueue) nudge() {
 	}
 }
 
+// doneLocked gives back the array of a list takeLocked returned, once the
+// settler is through with it: the queue no longer uses that part of its
+// array, so the next pushes may fill it instead of a new one.
+func (q *settleQueue) doneLocked(list []settleReq) {
+	clear(list)
+	q.spare = list[:0]
+}
+
 // takeLocked removes and returns up to max outcomes; done is true when
 // none is left and the link ended.
 func (q *settleQueue) takeLocked(max int) (list []settleReq, done bool) {
@@ -89,7 +101,7 @@ func (q *settleQueue) takeLocked(max int) (list []settleReq, done bool) {
 	list = q.reqs[:n:n]
 	q.reqs = q.reqs[n:]
 	if len(q.reqs) == 0 {
-		q.reqs = nil // appends start a new array; list keeps the old one
+		q.reqs = nil // appends start on the spare array; list keeps this one
 	}
 	return list, n == 0 && q.closed
 }
@@ -117,11 +129,9 @@ func (l *link) settleLoop(q *settleQueue) {
 			switch {
 			case r.err != nil:
 				replies[i] = wire.Rejected{Error: l.wireError(r.err)}
-			case r.settle == nil:
-				replies[i] = r.reply
 			default:
 				replies[i] = r.reply
-				ss = append(ss, *r.settle)
+				ss = append(ss, r.settle)
 				idx = append(idx, i)
 			}
 		}
@@ -146,6 +156,7 @@ func (l *link) settleLoop(q *settleQueue) {
 			}
 		}
 		run.flushLocked()
+		q.doneLocked(list)
 		// closeLocked zeroes the count of a link that ended meanwhile.
 		l.unsettled = max(l.unsettled-len(list), 0)
 		l.notify()
@@ -166,9 +177,10 @@ func (l *link) settleLoop(q *settleQueue) {
 //	released, or settled without one  release (give back; not a failed
 //	                                  delivery, so DeliveryCount stays)
 //
-// A nil settlement with no error means nothing to do in the engine.
-func settlementFor(state wire.DeliveryState, entity string, token broker.LockToken) (*broker.Settlement, wire.DeliveryState, error) {
-	s := &broker.Settlement{Entity: entity, Token: token}
+// It returns the settlement by value: one of them per message outcome,
+// kept in the link's queue, costs no allocation of its own.
+func settlementFor(state wire.DeliveryState, entity string, token broker.LockToken) (broker.Settlement, wire.DeliveryState, error) {
+	s := broker.Settlement{Entity: entity, Token: token}
 	switch st := state.(type) {
 	case wire.Accepted:
 		s.Kind = broker.Complete
@@ -176,7 +188,7 @@ func settlementFor(state wire.DeliveryState, entity string, token broker.LockTok
 	case wire.Modified:
 		props, err := propertiesToModify(st.MessageAnnotations)
 		if err != nil {
-			return nil, nil, err
+			return broker.Settlement{}, nil, err
 		}
 		s.Kind, s.PropertiesToModify = broker.Abandon, props
 		if st.UndeliverableHere {
@@ -189,7 +201,7 @@ func settlementFor(state wire.DeliveryState, entity string, token broker.LockTok
 			if e.Condition == wire.CondDeadLetter {
 				props, err := propertiesToModify(e.Info)
 				if err != nil {
-					return nil, nil, err
+					return broker.Settlement{}, nil, err
 				}
 				s.Reason, _ = props[broker.PropDeadLetterReason].(string)
 				s.Description, _ = props[broker.PropDeadLetterErrorDescription].(string)
@@ -209,5 +221,5 @@ func settlementFor(state wire.DeliveryState, entity string, token broker.LockTok
 		s.Kind = broker.Release
 		return s, wire.Released{}, nil
 	}
-	return nil, nil, broker.Errorf(broker.CodeNotSupported, "delivery state %T is not supported (no transactions)", state)
+	return broker.Settlement{}, nil, broker.Errorf(broker.CodeNotSupported, "delivery state %T is not supported (no transactions)", state)
 }

@@ -133,7 +133,7 @@ func TestSettlementFor(t *testing.T) {
 			broker.DeadLetter, wire.Rejected{}},
 	} {
 		s, reply, err := settlementFor(tc.state, "q", tok)
-		if err != nil || s == nil || s.Kind != tc.kind || s.Token != tok || s.Entity != "q" {
+		if err != nil || s.Kind != tc.kind || s.Token != tok || s.Entity != "q" {
 			t.Errorf("%s: %+v %v", name, s, err)
 			continue
 		}

@@ -32,23 +32,33 @@ const deliveryBudget = 1 << 20
 // closed.
 const maxControlBacklog = 4 << 20
 
-// maxWriteBatch is how many queued buffers one write system call carries.
-const maxWriteBatch = 64
+// chunkSize is the size of the buffers frames are encoded into. Chunks
+// come from a pool shared by every connection and go back to it once
+// written, so an idle connection keeps none; a frame bigger than a chunk
+// gets a buffer of its own.
+const chunkSize = 32 << 10
+
+// controlRoom is the room a chunk must have left for another frame that is
+// not a delivery: most flows, dispositions and attaches are far smaller
+// (a bigger one makes append grow the chunk, which is correct, only not
+// free).
+const controlRoom = 1 << 10
+
+// chunks is the pool of chunkSize buffers.
+var chunks = sync.Pool{New: func() any { return new([chunkSize]byte) }}
 
 // minHeartbeat is the shortest heartbeat interval the listener keeps, so a
 // peer announcing a tiny idle timeout cannot make it spin.
 const minHeartbeat = 100 * time.Millisecond
 
-// queued is one buffer waiting to be written: one or more whole frames, or
-// a protocol header.
-type queued struct {
-	b        []byte
-	delivery bool // counted in deliveryBytes
-}
-
-// writer is the one goroutine that writes to a connection: frames from a
-// queue, and an empty frame whenever nothing was written for half the
+// writer is the one goroutine that writes to a connection: the frames
+// queued, and an empty frame whenever nothing was written for half the
 // peer's idle timeout.
+//
+// Frames are queued by encoding them at the end of the last of a list of
+// pooled chunks, so that a frame costs no allocation of its own and a
+// batch is one write system call (writev) on a socket; the writer takes
+// the whole list, writes it, and gives the chunks back.
 //
 // Queuing never waits, so that it can happen under a session's lock in
 // the order of the session's state: frames are never written, nor waited
@@ -64,10 +74,11 @@ type writer struct {
 	log     *slog.Logger  // may be nil
 
 	mu            sync.Mutex
-	queue         []queued
-	spare         []queued // the previous batch's array, reused
-	deliveryBytes int
-	controlBytes  int
+	bufs          net.Buffers   // queued frames, in order, in chunks
+	bufDelivery   int           // bytes of deliveries in bufs
+	spare         net.Buffers   // the previous batch's list, reused
+	deliveryBytes int           // bytes of deliveries queued or being written
+	controlBytes  int           // bytes of other frames queued or being written
 	closed        bool          // stopped or failed: nothing more is queued
 	room          chan struct{} // closed when deliveryBytes falls below the budget; nil when nobody waits
 	ready         chan struct{} // capacity 1: something was queued
@@ -78,14 +89,7 @@ type writer struct {
 	beat     chan time.Duration
 	wrote    atomic.Bool // something was written since the last heartbeat tick
 	failed   atomic.Bool
-	bufs     net.Buffers // scratch for one batch
-
-	// join is set for connections that are not plain TCP sockets (TLS,
-	// WebSockets, a front's wrapper): they have no vectored write, so a
-	// batch is copied into scratch and written at once, one TLS record or
-	// WebSocket message per batch instead of one per frame.
-	join    bool
-	scratch []byte
+	iov      net.Buffers // the writing goroutine's copy of a batch's list, which a write consumes
 
 	// sent counts the bytes written, for metrics; nil: not counted.
 	sent *atomic.Uint64
@@ -100,53 +104,71 @@ func newWriter(nc net.Conn, clock clockwork.Clock, timeout time.Duration) *write
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 		beat:    make(chan time.Duration, 1),
-		join:    !isTCP(nc),
 	}
 }
-
-// isTCP reports whether nc is a TCP socket, which net.Buffers writes with
-// one vectored system call.
-func isTCP(nc net.Conn) bool {
-	_, ok := nc.(*net.TCPConn)
-	return ok
-}
-
-// joinChunk bounds the bytes copied together for one write; a buffer at
-// least this big is written on its own.
-const joinChunk = 64 << 10
 
 // send queues b (one or more whole frames, or a protocol header) and
 // reports false when the writer has stopped. It never waits; a peer that
 // lets more than maxControlBacklog pile up is disconnected.
-func (w *writer) send(b []byte) bool { return w.push(b, false) }
+func (w *writer) send(b []byte) bool {
+	ok, _ := w.encode(false, len(b), func(dst []byte) ([]byte, error) { return append(dst, b...), nil })
+	return ok
+}
 
-// sendDelivery queues the frames of a delivery, counted in the delivery
-// budget; like send it never waits (the deliverer waited in awaitRoom).
-func (w *writer) sendDelivery(b []byte) bool { return w.push(b, true) }
+// sendFrame encodes one frame into the queue; false when the writer has
+// stopped or the frame cannot be encoded (err).
+func (w *writer) sendFrame(ch uint16, p wire.Performative) (bool, error) {
+	return w.encode(false, controlRoom, func(dst []byte) ([]byte, error) { return wire.AppendFrame(dst, wire.FrameAMQP, ch, p) })
+}
 
-func (w *writer) push(b []byte, delivery bool) bool {
+// encode queues the frames that enc appends to the queue's last chunk,
+// which it makes sure has room for at least size bytes; they are counted
+// in the delivery budget when delivery is set (the deliverer waited in
+// awaitRoom). It never waits. It reports false when the writer has
+// stopped or enc failed (err; nothing is queued then).
+func (w *writer) encode(delivery bool, size int, enc func([]byte) ([]byte, error)) (bool, error) {
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
-		return false
+		return false, nil
 	}
+	last := len(w.bufs) - 1
+	if last < 0 || cap(w.bufs[last])-len(w.bufs[last]) < size {
+		var c []byte
+		if size <= chunkSize {
+			c = chunks.Get().(*[chunkSize]byte)[:0]
+		} else {
+			c = make([]byte, 0, size)
+		}
+		w.bufs = append(w.bufs, c)
+		last++
+	}
+	start := len(w.bufs[last])
+	b, err := enc(w.bufs[last])
+	if err != nil {
+		w.bufs[last] = b[:start]
+		w.mu.Unlock()
+		return false, err
+	}
+	w.bufs[last] = b
+	n := len(b) - start
 	if delivery {
-		w.deliveryBytes += len(b)
+		w.deliveryBytes += n
+		w.bufDelivery += n
 	} else {
-		w.controlBytes += len(b)
+		w.controlBytes += n
 		if w.controlBytes > maxControlBacklog {
 			w.mu.Unlock()
 			w.failWith("closing a connection whose peer does not read its frames", "backlog", maxControlBacklog)
-			return false
+			return false, nil
 		}
 	}
-	w.queue = append(w.queue, queued{b: b, delivery: delivery})
 	w.mu.Unlock()
 	select {
 	case w.ready <- struct{}{}:
 	default:
 	}
-	return true
+	return true, nil
 }
 
 // awaitRoom waits, with no lock held, until the queued deliveries are
@@ -177,52 +199,46 @@ func (w *writer) awaitRoom(ctx context.Context) bool {
 	}
 }
 
-// take removes and returns everything queued.
-func (w *writer) take() []queued {
+// take removes and returns everything queued, with the bytes of
+// deliveries in it.
+func (w *writer) take() (bufs net.Buffers, delivery int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	items := w.queue
-	w.queue, w.spare = w.spare[:0], nil
-	return items
+	if len(w.bufs) == 0 {
+		return nil, 0
+	}
+	bufs, delivery = w.bufs, w.bufDelivery
+	w.bufs, w.spare, w.bufDelivery = w.spare, nil, 0
+	return bufs, delivery
 }
 
-// written releases the budget of written buffers and wakes deliverers
-// waiting for room.
-func (w *writer) written(items []queued) {
-	var delivery, control int
-	for _, it := range items {
-		if it.delivery {
-			delivery += len(it.b)
-		} else {
-			control += len(it.b)
+// written releases the budget of a written batch, wakes deliverers
+// waiting for room, and gives its chunks back.
+func (w *writer) written(bufs net.Buffers, delivery int) {
+	n := 0
+	for i, b := range bufs {
+		n += len(b)
+		if cap(b) == chunkSize {
+			chunks.Put((*[chunkSize]byte)(b[:chunkSize]))
 		}
+		bufs[i] = nil
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.deliveryBytes -= delivery
-	w.controlBytes -= control
+	w.controlBytes -= n - delivery
 	if w.room != nil && w.deliveryBytes < deliveryBudget {
 		close(w.room)
 		w.room = nil
 	}
-}
-
-// maxSpare bounds the array recycle keeps, so that a burst does not pin
-// its queue's memory for the life of the connection.
-const maxSpare = 1024
-
-// recycle keeps the array of a written batch for the next one.
-func (w *writer) recycle(items []queued) {
-	if cap(items) > maxSpare {
-		return
-	}
-	clear(items)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.spare == nil && !w.closed {
-		w.spare = items[:0]
+	if cap(bufs) <= maxSpareList && !w.closed {
+		w.spare = bufs[:0]
 	}
 }
+
+// maxSpareList bounds the list of chunks a writer keeps for its next
+// batch.
+const maxSpareList = 64
 
 // heartbeat makes the writer send empty frames every d when idle.
 func (w *writer) heartbeat(d time.Duration) {
@@ -255,7 +271,7 @@ func (w *writer) failWith(msg string, args ...any) {
 	}
 	w.mu.Lock()
 	w.closed = true
-	w.queue, w.spare = nil, nil
+	w.bufs, w.spare = nil, nil
 	if w.room != nil {
 		close(w.room)
 		w.room = nil
@@ -297,7 +313,7 @@ func (w *writer) run() {
 			tick = ticker.Chan()
 		case <-tick:
 			if !w.wrote.Swap(false) {
-				if !w.writeBuffers(net.Buffers{wire.AppendEmptyFrame(nil)}) {
+				if !w.write(net.Buffers{wire.AppendEmptyFrame(nil)}) {
 					return
 				}
 			}
@@ -305,33 +321,25 @@ func (w *writer) run() {
 	}
 }
 
-// flush writes everything queued, maxWriteBatch buffers per system call,
-// until the queue is empty; it reports false when a write failed.
+// flush writes everything queued, one system call per batch, until the
+// queue is empty; it reports false when a write failed.
 func (w *writer) flush() bool {
 	for {
-		all := w.take()
-		if len(all) == 0 {
+		bufs, delivery := w.take()
+		if len(bufs) == 0 {
 			return true
 		}
-		for items := all; len(items) > 0; {
-			n := min(len(items), maxWriteBatch)
-			w.bufs = w.bufs[:0]
-			for _, it := range items[:n] {
-				w.bufs = append(w.bufs, it.b)
-			}
-			ok := w.writeBuffers(w.bufs)
-			clear(w.bufs[:cap(w.bufs)])
-			w.written(items[:n])
-			if !ok {
-				return false
-			}
-			items = items[n:]
+		ok := w.write(bufs)
+		w.written(bufs, delivery)
+		if !ok {
+			return false
 		}
-		w.recycle(all)
 	}
 }
 
-func (w *writer) writeBuffers(bufs net.Buffers) bool {
+// write writes a batch: with one vectored system call on a socket, a Write
+// per chunk on a wrapped connection (a TLS record holds 16 KiB at most).
+func (w *writer) write(bufs net.Buffers) bool {
 	if w.failed.Load() {
 		return false
 	}
@@ -344,46 +352,13 @@ func (w *writer) writeBuffers(bufs net.Buffers) bool {
 		}
 		w.sent.Add(uint64(n))
 	}
-	var err error
-	if w.join && len(bufs) > 1 {
-		err = w.writeJoined(bufs)
-	} else {
-		_, err = bufs.WriteTo(w.nc)
-	}
+	w.iov = append(w.iov[:0], bufs...)
+	_, err := w.iov.WriteTo(w.nc)
+	clear(w.iov[:cap(w.iov)])
 	if err != nil {
 		// The reader sees the closed connection and tears it down.
 		w.fail()
 		return false
 	}
 	return true
-}
-
-// writeJoined writes bufs in as few writes as joinChunk allows.
-func (w *writer) writeJoined(bufs net.Buffers) error {
-	buf := w.scratch[:0]
-	flush := func() error {
-		if len(buf) == 0 {
-			return nil
-		}
-		_, err := w.nc.Write(buf)
-		buf = buf[:0]
-		return err
-	}
-	for _, b := range bufs {
-		if len(buf) > 0 && len(buf)+len(b) > joinChunk {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-		if len(b) >= joinChunk {
-			if _, err := w.nc.Write(b); err != nil {
-				return err
-			}
-			continue
-		}
-		buf = append(buf, b...)
-	}
-	err := flush()
-	w.scratch = buf[:0]
-	return err
 }

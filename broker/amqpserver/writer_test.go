@@ -33,7 +33,7 @@ func TestWriterQueuesWithoutWaiting(t *testing.T) {
 	w, peer := stalledWriter(t)
 	chunk := make([]byte, 64<<10)
 	for n := 0; n <= deliveryBudget; n += len(chunk) {
-		if !w.sendDelivery(chunk) {
+		if ok, _ := w.encode(true, len(chunk), func(b []byte) ([]byte, error) { return append(b, chunk...), nil }); !ok {
 			t.Fatal("a delivery was refused")
 		}
 	}

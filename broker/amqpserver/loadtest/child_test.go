@@ -42,7 +42,8 @@ func TestMain(m *testing.M) {
 //	mem               "mem HEAPALLOC HEAPINUSE RSS GOROUTINES CONNECTIONS"
 //	heap FILE         write a heap profile to FILE; "ok"
 //	cpu               "cpu NANOSECONDS", the CPU time used so far
-//	faults            "faults N", the page faults taken so far
+//	counters          "counters FAULTS SWITCHES READS WRITES", what the
+//	                  process counted so far (see counters)
 //	rss               "rss RSS GCS", the resident set and the garbage
 //	                  collections so far, without collecting
 //	profile start     start a CPU profile of a timed phase (see
@@ -127,8 +128,8 @@ func childCommand(l *listener, prof *phaseProfile, f []string) string {
 		return fmt.Sprintf("rss %d %d", selfRSS(), gcCount())
 	case len(f) == 1 && f[0] == "cpu":
 		return fmt.Sprintf("cpu %d", int64(processCPU()))
-	case len(f) == 1 && f[0] == "faults":
-		return fmt.Sprintf("faults %d", pageFaults())
+	case len(f) == 1 && f[0] == "counters":
+		return countersNow().format()
 	case len(f) == 1 && f[0] == "mem":
 		m := l.memory()
 		return fmt.Sprintf("mem %d %d %d %d %d", m.HeapAlloc, m.HeapInuse, m.RSS, m.Goroutines, m.Connections)

@@ -4,8 +4,9 @@
 # client (BenchmarkSend and BenchmarkReceive in this directory), the same
 # number of 1 KiB messages, the same durability, RUNS runs each, the two
 # brokers alternating. Prints the medians, the ranges and the ratios
-# peeklock / RabbitMQ against the 3x target. The benchmarks' progress goes
-# to standard error.
+# peeklock / RabbitMQ against the 3x target, and for each peeklock run the
+# listener's CPU time per message divided by the client's (against 0.5).
+# The benchmarks' progress goes to standard error.
 #
 #   bash broker/amqpserver/loadtest/compare.sh              # N=50000, 3 runs
 #   N=20000 RUNS=5 bash broker/amqpserver/loadtest/compare.sh
@@ -69,8 +70,9 @@ delete_queues() {
 	done
 }
 
-# bench PEER DURABLE [TRANSPORT] prints "send MSG/S" and "receive MSG/S" of
-# one run.
+# bench PEER DURABLE [TRANSPORT] prints "send MSG/S CPU" and "receive MSG/S
+# CPU" of one run, CPU being the listener's CPU time per message divided by
+# the client's (0 when the broker is not peeklock's child process).
 bench() {
 	local peer=$1 durable=$2 transport=${3:-direct}
 	local -a env=(PEEKLOCK_LOADTEST_N="$n" PEEKLOCK_LOADTEST_DURABLE="$durable" PEEKLOCK_LOADTEST_TRANSPORT="$transport"
@@ -88,8 +90,13 @@ bench() {
 		-test.timeout "$timeout") |
 		awk '{ print | "cat 1>&2" }
 			/^Benchmark(Send|Receive)/ {
-				for (i = 3; i <= NF; i++) if ($i == "msg/s") rate = $(i - 1)
-				print ($1 ~ /^BenchmarkSend/ ? "send" : "receive"), rate
+				srv = 0; cli = 0
+				for (i = 3; i <= NF; i++) {
+					if ($i == "msg/s") rate = $(i - 1)
+					if ($i == "server-cpu-us/msg") srv = $(i - 1)
+					if ($i == "client-cpu-us/msg") cli = $(i - 1)
+				}
+				printf "%s %s %.2f\n", ($1 ~ /^BenchmarkSend/ ? "send" : "receive"), rate, (cli > 0 ? srv / cli : 0)
 			}'
 }
 
@@ -125,17 +132,19 @@ for durable in 0 1; do
 		done
 		read -r rm rlo rhi < <(grep "^$phase " <<<"$r" | cut -d' ' -f2 | stats)
 		read -r pm plo phi < <(grep "^$phase " <<<"$p" | cut -d' ' -f2 | stats)
-		echo "$durable $phase $rm $rlo $rhi $pm $plo $phi" >>"$table"
+		cpu=$(grep "^$phase " <<<"$p" | cut -d' ' -f3 | paste -sd' ')
+		echo "$durable $phase $rm $rlo $rhi $pm $plo $phi $cpu" >>"$table"
 	done
 done
 delete_queues
 
-printf '\n%-8s %-8s %22s %22s %7s  %s\n' durable phase "RabbitMQ msg/s" "peeklock msg/s" ratio "target ${target}x"
-while read -r durable phase rm rlo rhi pm plo phi; do
+printf '\n%-8s %-8s %22s %22s %7s  %-10s %s\n' durable phase "RabbitMQ msg/s" "peeklock msg/s" ratio "target ${target}x" \
+	"listener/client CPU per message, each run (target 0.5)"
+while read -r durable phase rm rlo rhi pm plo phi cpu; do
 	ratio=$(awk "BEGIN {printf \"%.2f\", $pm / $rm}")
 	verdict=$(awk "BEGIN {print ($ratio >= $target) ? \"met\" : \"MISSED\"}")
-	printf '%-8s %-8s %8.0f (%5.0f-%5.0f) %8.0f (%5.0f-%5.0f) %6sx  %s\n' \
-		"$([[ $durable == 1 ]] && echo yes || echo no)" "$phase" "$rm" "$rlo" "$rhi" "$pm" "$plo" "$phi" "$ratio" "$verdict"
+	printf '%-8s %-8s %8.0f (%5.0f-%5.0f) %8.0f (%5.0f-%5.0f) %6sx  %-10s %s\n' \
+		"$([[ $durable == 1 ]] && echo yes || echo no)" "$phase" "$rm" "$rlo" "$rhi" "$pm" "$plo" "$phi" "$ratio" "$verdict" "$cpu"
 done <"$table"
 fi
 

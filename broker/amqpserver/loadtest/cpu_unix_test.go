@@ -3,6 +3,10 @@
 package loadtest
 
 import (
+	"bufio"
+	"os"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -17,12 +21,38 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// pageFaults returns the page faults this process took so far (minor and
-// major), or 0 if the system does not tell.
-func pageFaults() int64 {
+// countersNow returns what this process counted so far: page faults
+// (minor and major) and context switches (voluntary and not) from
+// getrusage, read and write system calls from Linux's /proc/self/io (0
+// elsewhere).
+func countersNow() counters {
+	var c counters
 	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+		c.faults = ru.Minflt + ru.Majflt
+		c.switches = ru.Nvcsw + ru.Nivcsw
 	}
-	return ru.Minflt + ru.Majflt
+	f, err := os.Open("/proc/self/io")
+	if err != nil {
+		return c
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		name, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			continue
+		}
+		switch name {
+		case "syscr":
+			c.reads = n
+		case "syscw":
+			c.writes = n
+		}
+	}
+	return c
 }

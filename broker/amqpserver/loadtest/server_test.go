@@ -172,17 +172,15 @@ func (c *child) CPU() (time.Duration, bool, error) {
 	return time.Duration(ns), true, nil
 }
 
-// Faults returns the page faults the child took so far: in this VM each
-// fresh page costs more CPU than a kilobyte of decoding, so the count
-// tells what the memory a listener touches per message costs.
-func (c *child) Faults() (int64, error) {
-	answer, err := c.command("faults")
+// Counters returns what the child counted so far (see counters).
+func (c *child) Counters() (counters, error) {
+	answer, err := c.command("counters")
 	if err != nil {
-		return 0, err
+		return counters{}, err
 	}
-	var n int64
-	if _, err := fmt.Sscanf(answer, "faults %d", &n); err != nil {
-		return 0, fmt.Errorf("the listener's child process answered %q: %w", answer, err)
+	n, err := parseCounters(answer)
+	if err != nil {
+		return counters{}, fmt.Errorf("the listener's child process answered %q: %w", answer, err)
 	}
 	return n, nil
 }

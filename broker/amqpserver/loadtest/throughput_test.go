@@ -44,13 +44,13 @@ type cpuMeter struct {
 	client, server            time.Duration
 	clientStart, serverStart  time.Duration
 	serverKnown, serverFailed bool
-	// faults counts the page faults of a child-process listener
-	// (faultsStart at the start of the phase), when it tells them.
-	faults, faultsStart int64
+	// counted is what a child-process listener counted in the timed
+	// phases (countedStart at the start of the phase), when it tells.
+	counted, countedStart counters
 }
 
-// faultCounter is a server that counts its page faults (a child process).
-type faultCounter interface{ Faults() (int64, error) }
+// counterSource is a server that tells its counters (a child process).
+type counterSource interface{ Counters() (counters, error) }
 
 // start marks the start of timed work.
 func (m *cpuMeter) start(srv server) {
@@ -63,8 +63,8 @@ func (m *cpuMeter) start(srv server) {
 		if err == nil && separate {
 			m.serverFailed = srv.Profile(true) != nil
 		}
-		if fc, ok := srv.(faultCounter); ok && m.serverKnown {
-			m.faultsStart, _ = fc.Faults()
+		if cs, ok := srv.(counterSource); ok && m.serverKnown {
+			m.countedStart, _ = cs.Counters()
 		}
 	}
 }
@@ -74,10 +74,10 @@ func (m *cpuMeter) stop(srv server) {
 	m.client += processCPU() - m.clientStart
 	if m.serverKnown {
 		t, _, err := srv.CPU()
-		if fc, ok := srv.(faultCounter); ok && err == nil {
-			var n int64
-			n, err = fc.Faults()
-			m.faults += n - m.faultsStart
+		if cs, ok := srv.(counterSource); ok && err == nil {
+			var n counters
+			n, err = cs.Counters()
+			m.counted = m.counted.add(n.sub(m.countedStart))
 		}
 		if err == nil {
 			err = srv.Profile(false) // after the reading: writing it out is not the phase's work
@@ -261,8 +261,11 @@ func (r *run) report(b *testing.B) {
 	}
 	if r.cpu.server > 0 && !r.cpu.serverFailed {
 		b.ReportMetric(float64(r.cpu.server.Microseconds())/msgs, "server-cpu-us/msg")
-		if r.cpu.faults > 0 {
-			b.ReportMetric(float64(r.cpu.faults)/msgs, "server-faults/msg")
+		if n := r.cpu.counted; n.faults > 0 {
+			b.ReportMetric(float64(n.faults)/msgs, "server-faults/msg")
+			b.ReportMetric(float64(n.switches)/msgs, "server-switches/msg")
+			b.ReportMetric(float64(n.reads)/msgs, "server-reads/msg")
+			b.ReportMetric(float64(n.writes)/msgs, "server-writes/msg")
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"bufio"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -235,10 +234,19 @@ func ParseProtocolHeader(b []byte) (ProtocolHeader, error) {
 	return ProtocolHeader{ID: ProtocolID(b[4]), Major: b[5], Minor: b[6], Revision: b[7]}, nil
 }
 
-// readBufferSize is the size of a FrameReader's read buffer: a few frames
-// of a 1 KiB message per system call. It is most of an idle connection's
-// memory; 64 KiB bought no throughput (BENCHMARKS.md, 1,000 connections).
-const readBufferSize = 8 << 10
+// The read buffer of a FrameReader starts at minReadBuffer bytes, a few
+// frames of a 1 KiB message per system call, which is most of an idle
+// connection's memory. A read that fills the whole buffer means the peer
+// sends faster than the listener reads (a pipelining sender): the buffer
+// grows to maxReadBuffer, so that one system call takes a whole burst of
+// transfers instead of one per seven of them (BENCHMARKS.md, session 28:
+// read system calls per message of a pipelined send). After shrinkAfter
+// reads in a row that the small buffer would have held, it shrinks back.
+const (
+	minReadBuffer = 8 << 10
+	maxReadBuffer = 64 << 10
+	shrinkAfter   = 256
+)
 
 // FrameReader reads protocol headers and frames from a stream and refuses
 // frames larger than its maximum frame size. The performatives it returns
@@ -247,19 +255,91 @@ const readBufferSize = 8 << 10
 // same value, read again, so that the frames of a message stream allocate
 // nothing to be read.
 type FrameReader struct {
-	r        *bufio.Reader
+	r        readBuffer
 	max      uint32
 	buf      []byte
 	dec      Decoder
 	transfer Transfer
 }
 
+// readBuffer is a buffered reader (bufio.Reader's reading part) whose
+// buffer grows and shrinks with the reads it sees (see minReadBuffer).
+type readBuffer struct {
+	src   io.Reader
+	b     []byte
+	r, w  int  // b[r:w] is buffered
+	full  bool // the last read filled the whole buffer
+	small int  // reads in a row that minReadBuffer would have held
+	err   error
+}
+
+// Read reads from the buffer, filling it with one read of the source when
+// it is empty; a read at least as large as the buffer bypasses it.
+func (rb *readBuffer) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if rb.r == rb.w {
+		if rb.err != nil {
+			err := rb.err
+			rb.err = nil
+			return 0, err
+		}
+		rb.r, rb.w = 0, 0
+		rb.resize()
+		if len(p) >= len(rb.b) {
+			n, err := rb.src.Read(p)
+			rb.note(n, len(p))
+			return n, err
+		}
+		n, err := rb.src.Read(rb.b)
+		rb.note(n, len(rb.b))
+		rb.w = n
+		if n == 0 {
+			return 0, err
+		}
+		rb.err = err
+	}
+	n := copy(p, rb.b[rb.r:rb.w])
+	rb.r += n
+	return n, nil
+}
+
+// note records how a read of room bytes went.
+func (rb *readBuffer) note(n, room int) {
+	switch {
+	case n == room:
+		rb.full, rb.small = true, 0
+	case n <= minReadBuffer:
+		rb.small++
+	default:
+		rb.small = 0
+	}
+}
+
+// resize sizes the empty buffer: maxReadBuffer after a read filled it,
+// minReadBuffer after shrinkAfter small reads.
+func (rb *readBuffer) resize() {
+	size := len(rb.b)
+	switch {
+	case size == 0:
+		size = minReadBuffer
+	case rb.full:
+		size = maxReadBuffer
+	case rb.small >= shrinkAfter:
+		size = minReadBuffer
+	}
+	rb.full = false
+	if size != len(rb.b) {
+		rb.b = make([]byte, size)
+	}
+}
+
 // NewFrameReader returns a reader over r that accepts frames of at most
 // maxFrameSize bytes (at least FrameHeaderSize; before the open exchange a
-// listener uses MinMaxFrameSize, or its own announced maximum). It reads
-// through a buffer of readBufferSize bytes.
+// listener uses MinMaxFrameSize, or its own announced maximum).
 func NewFrameReader(r io.Reader, maxFrameSize uint32) *FrameReader {
-	fr := &FrameReader{r: bufio.NewReaderSize(r, readBufferSize)}
+	fr := &FrameReader{r: readBuffer{src: r}}
 	fr.SetMaxFrameSize(maxFrameSize)
 	return fr
 }
@@ -275,7 +355,7 @@ func (fr *FrameReader) MaxFrameSize() uint32 { return fr.max }
 // ReadProtocolHeader reads an 8-byte protocol header.
 func (fr *FrameReader) ReadProtocolHeader() (ProtocolHeader, error) {
 	var b [ProtocolHeaderSize]byte
-	if _, err := io.ReadFull(fr.r, b[:]); err != nil {
+	if _, err := io.ReadFull(&fr.r, b[:]); err != nil {
 		return ProtocolHeader{}, err
 	}
 	return ParseProtocolHeader(b[:])
@@ -287,7 +367,7 @@ func (fr *FrameReader) ReadProtocolHeader() (ProtocolHeader, error) {
 // *DecodeError.
 func (fr *FrameReader) ReadFrame() (Frame, error) {
 	var hb [FrameHeaderSize]byte
-	if _, err := io.ReadFull(fr.r, hb[:]); err != nil {
+	if _, err := io.ReadFull(&fr.r, hb[:]); err != nil {
 		return Frame{}, err
 	}
 	h, err := ParseFrameHeader(hb[:])
@@ -309,7 +389,7 @@ func (fr *FrameReader) ReadFrame() (Frame, error) {
 		}
 		got := len(b)
 		b = b[:n]
-		if _, err := io.ReadFull(fr.r, b[got:]); err != nil {
+		if _, err := io.ReadFull(&fr.r, b[got:]); err != nil {
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
 			}

@@ -5,6 +5,12 @@ import (
 	"slices"
 )
 
+// TransferHeadBound is more than the frame header and transfer fields of a
+// frame take but for a rare big delivery tag or state: a payload with this
+// much room left in a frame is encoded as one frame at once, without
+// measuring its head first.
+const TransferHeadBound = 256
+
 // AppendTransferFrames appends the delivery t as transfer frames on
 // channel, none larger than maxFrameSize: when the payload does not fit
 // one frame it is split, the first frame carries every field of t, the
@@ -12,9 +18,21 @@ import (
 // More set (§2.6.14). It returns the bytes and how many frames it wrote (a
 // session counts its outgoing ids and the peer's window in frames).
 func AppendTransferFrames(b []byte, channel uint16, t *Transfer, maxFrameSize uint32) (out []byte, frames uint32, err error) {
+	start := len(b)
+	if int64(len(t.Payload))+TransferHeadBound <= int64(maxFrameSize) {
+		// Most likely one frame: encoded in place, and kept if it fits.
+		b = slices.Grow(b, len(t.Payload)+TransferHeadBound)
+		if b, err = AppendFrame(b, FrameAMQP, channel, t); err != nil {
+			return b, 0, err
+		}
+		if len(b)-start <= int(maxFrameSize) {
+			return b, 1, nil
+		}
+		b = b[:start]
+	}
 	whole := *t
 	whole.Payload = nil
-	head, err := whole.appendTo(make([]byte, 0, 64)) // room for most heads: one allocation
+	head, err := whole.appendTo(make([]byte, 0, 64))
 	if err != nil {
 		return b, 0, err
 	}
@@ -25,7 +43,6 @@ func AppendTransferFrames(b []byte, channel uint16, t *Transfer, maxFrameSize ui
 		}
 		return b, 1, nil
 	}
-	start := len(b)
 	payload := t.Payload
 	frame := *t // the first frame: every field
 	for len(payload) > 0 {
