@@ -14,7 +14,7 @@ type Memory struct {
 	mu       sync.RWMutex
 	entities map[uint32]EntityRecord
 	seqs     map[uint32]int64
-	messages map[Loc]*memoryRecord
+	messages map[locKey]*memoryRecord
 	states   map[stateKey]storedState
 	dups     map[DuplicateRecord]struct{}
 	history  map[HistoryKey]memoryHistory
@@ -97,7 +97,7 @@ func NewMemory() *Memory {
 	return &Memory{
 		entities: make(map[uint32]EntityRecord),
 		seqs:     make(map[uint32]int64),
-		messages: make(map[Loc]*memoryRecord),
+		messages: make(map[locKey]*memoryRecord),
 		states:   make(map[stateKey]storedState),
 		dups:     make(map[DuplicateRecord]struct{}),
 		history:  make(map[HistoryKey]memoryHistory),
@@ -133,9 +133,13 @@ func (s *Memory) Load(l Loader) error {
 			return err
 		}
 	}
-	locs := slices.SortedFunc(maps.Keys(s.messages), compareLocs)
+	locs := make([]Loc, 0, len(s.messages))
+	for k := range s.messages {
+		locs = append(locs, k.loc())
+	}
+	slices.SortFunc(locs, compareLocs)
 	for _, loc := range locs {
-		if err := l.Message(loc, s.messages[loc].meta); err != nil {
+		if err := l.Message(loc, s.messages[keyOf(loc)].meta); err != nil {
 			return err
 		}
 	}
@@ -175,7 +179,7 @@ func compareDuplicates(a, b DuplicateRecord) int {
 // Get returns the message at loc.
 func (s *Memory) Get(loc Loc) (*broker.Message, error) {
 	s.mu.RLock()
-	r, ok := s.messages[loc]
+	r, ok := s.messages[keyOf(loc)]
 	var meta Meta
 	var msg *broker.Message
 	if ok {
@@ -199,7 +203,7 @@ func (s *Memory) Bodies(locs []Loc, out []*broker.Message) error {
 	defer s.mu.RUnlock()
 	for i, loc := range locs {
 		out[i] = nil
-		if r, ok := s.messages[loc]; ok {
+		if r, ok := s.messages[keyOf(loc)]; ok {
 			out[i] = r.msg
 		}
 	}
@@ -222,9 +226,9 @@ func (s *Memory) Apply(b *Batch) (Pending, error) {
 		case OpDeleteEntity:
 			delete(s.entities, op.Loc.Entity)
 			delete(s.seqs, op.Loc.Entity)
-			for loc := range s.messages {
-				if loc.Entity == op.Loc.Entity {
-					delete(s.messages, loc)
+			for k := range s.messages {
+				if k.entity() == op.Loc.Entity {
+					delete(s.messages, k)
 				}
 			}
 			for k := range s.states {
@@ -245,15 +249,15 @@ func (s *Memory) Apply(b *Batch) (Pending, error) {
 		case OpSetSequence:
 			s.seqs[op.Loc.Entity] = op.Loc.Seq
 		case OpPutMessage:
-			s.messages[op.Loc] = newMemoryRecord(op)
+			s.messages[keyOf(op.Loc)] = newMemoryRecord(op)
 		case OpPutMeta:
-			if r, ok := s.messages[op.Loc]; ok {
+			if r, ok := s.messages[keyOf(op.Loc)]; ok {
 				r.meta = op.Meta
 			} else {
 				s.orphans++
 			}
 		case OpDeleteMessage:
-			delete(s.messages, op.Loc)
+			delete(s.messages, keyOf(op.Loc))
 		case OpSetSessionState:
 			s.states[stateKey{op.Loc.Entity, op.ID}] = storedState{op.State, op.Updated}
 		case OpDeleteSessionState:
@@ -321,7 +325,7 @@ func (s *Memory) History(k HistoryKey) (uint16, []HistoryEvent, error) {
 	h := s.history[k]
 	if !h.hidden && (h.n == 0 || h.first == 1) {
 		for _, sub := range subQueues {
-			if r, ok := s.messages[Loc{Entity: k.Entity, Sub: sub, Seq: k.Seq}]; ok && r.first != nil {
+			if r, ok := s.messages[keyOf(Loc{Entity: k.Entity, Sub: sub, Seq: k.Seq})]; ok && r.first != nil {
 				return 0, append([]HistoryEvent{r.first.event()}, h.events()...), nil
 			}
 		}

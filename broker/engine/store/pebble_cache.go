@@ -21,7 +21,7 @@ import (
 // Pebble what it does not hold.
 type bodyCache struct {
 	mu    sync.Mutex
-	m     map[cacheKey]cacheEntry
+	m     map[locKey]cacheEntry
 	ring  []cachedPut // the puts in order, oldest at head; see evict
 	head  int
 	n     int
@@ -50,22 +50,10 @@ const (
 	onceMeta
 )
 
-// cacheKey is a Loc packed without padding: entity and sub-queue, then the
-// sequence number. The map hashes it as 16 plain bytes, where a Loc's
-// padding makes Go hash its fields one by one.
-type cacheKey [2]uint64
-
-func keyOf(loc Loc) cacheKey {
-	return cacheKey{uint64(loc.Entity)<<8 | uint64(loc.Sub), uint64(loc.Seq)}
-}
-
-// entity returns the entity id of k.
-func (k cacheKey) entity() uint32 { return uint32(k[0] >> 8) }
-
 // cachedPut is one put in the cache's ring. Its entry may have left the
 // map since (deleted, or replaced by a later put of the same location).
 type cachedPut struct {
-	key cacheKey
+	key locKey
 	msg *broker.Message
 }
 
@@ -84,7 +72,7 @@ func newBodyCache(max int64) *bodyCache {
 	if max <= 0 {
 		return nil
 	}
-	return &bodyCache{m: make(map[cacheKey]cacheEntry), max: max, seqs: make(map[uint32]int64)}
+	return &bodyCache{m: make(map[locKey]cacheEntry), max: max, seqs: make(map[uint32]int64)}
 }
 
 // get sets out[i] to the cached message at locs[i], leaving a slot it does
@@ -189,7 +177,7 @@ func earlierPut(b *Batch, i int) *broker.Message {
 }
 
 // remove forgets the message at k and returns its entry; c.mu is held.
-func (c *bodyCache) remove(k cacheKey) cacheEntry {
+func (c *bodyCache) remove(k locKey) cacheEntry {
 	e, ok := c.m[k]
 	if ok {
 		delete(c.m, k)
