@@ -101,7 +101,7 @@ func (en *entity) browse(req broker.BrowseRequest, sub broker.SubQueue, cat brok
 // when from is 0 or no longer scheduled.
 func (en *entity) scheduledByDue(from int64, max int) []*entry {
 	start := &entry{}
-	if x, ok := en.scheduled.Get(&entry{seq: from}); ok && from > 0 {
+	if x, ok := en.scheduled.Get(from); ok && from > 0 {
 		start = x
 	}
 	var picked []*entry

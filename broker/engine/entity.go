@@ -65,10 +65,6 @@ type entity struct {
 	schedAt   *tree                    // Scheduled messages by (activation time, seq)
 	lockAt    *lockQueue               // locked messages of every sub-queue in expiry order
 	ttl       *tree                    // unlocked main-queue messages that expire, by (expiry, seq)
-	// probe is the key a lookup by sequence number searches the trees
-	// with (see lockedBy): one per entity, used under mu, so that a lookup
-	// allocates nothing.
-	probe entry
 
 	sessions     map[string]*session
 	free         *btree.BTreeG[*session] // unlocked sessions with available messages, by first seq

@@ -113,14 +113,13 @@ func (e *Engine) History(ctx context.Context, entity string, seq int64) (broker.
 // find returns the stored entry with sequence number seq in any sub-queue,
 // or nil. Called with en locked.
 func (en *entity) find(seq int64) *entry {
-	probe := &entry{seq: seq}
-	if x, ok := en.scheduled.Get(probe); ok {
+	if x, ok := en.scheduled.Get(seq); ok {
 		return x
 	}
 	for i := range en.q {
 		q := &en.q[i]
 		for _, t := range [...]*seqSet{q.active, q.locked, q.deferred} {
-			if x, ok := t.Get(probe); ok {
+			if x, ok := t.Get(seq); ok {
 				return x
 			}
 		}

@@ -66,8 +66,7 @@ func (en *entity) lockSequence(owner uint64, sub broker.SubQueue, seqs []int64, 
 			continue
 		}
 		seen[seq] = true
-		probe := &entry{seq: seq}
-		x, ok := q.active.Get(probe)
+		x, ok := q.active.Get(seq)
 		if ok && x.sub == broker.SubQueueMain && x.expires != 0 && x.expires <= now {
 			en.unindex(x)
 			en.expire(x) // never hand out an expired message
@@ -75,9 +74,9 @@ func (en *entity) lockSequence(owner uint64, sub broker.SubQueue, seqs []int64, 
 		}
 		if !ok {
 			msg := "no available message with sequence number %d in the %s"
-			if _, locked := q.locked.Get(probe); locked {
+			if _, locked := q.locked.Get(seq); locked {
 				msg = "the message with sequence number %d in the %s is locked by another receiver"
-			} else if _, deferred := q.deferred.Get(probe); deferred {
+			} else if _, deferred := q.deferred.Get(seq); deferred {
 				msg = "the message with sequence number %d in the %s is deferred: receive it as a deferred message"
 			}
 			en.commitQuiet()

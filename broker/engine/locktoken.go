@@ -63,8 +63,7 @@ func (en *entity) lockedBy(t broker.LockToken) *entry {
 	if !ok {
 		return nil
 	}
-	en.probe.seq = seq
-	x, found := en.q[sub].locked.Get(&en.probe)
+	x, found := en.q[sub].locked.Get(seq)
 	if !found || x.token != t {
 		return nil
 	}

@@ -434,11 +434,10 @@ func (en *entity) receiveDeferred(owner uint64, sub broker.SubQueue, seqs []int6
 			continue
 		}
 		seen[seq] = true
-		probe := &entry{seq: seq}
-		x, ok := q.deferred.Get(probe)
+		x, ok := q.deferred.Get(seq)
 		if !ok || sessionID != nil && x.session != *sessionID {
 			msg := "no deferred message with sequence number %d"
-			if y, ok := q.locked.Get(probe); ok && y.state == broker.StateDeferred {
+			if y, ok := q.locked.Get(seq); ok && y.state == broker.StateDeferred {
 				msg = "the deferred message with sequence number %d is locked by another receiver"
 			}
 			return nil, newErr(broker.CodeMessageNotFound, en.path, msg, seq)

@@ -631,7 +631,7 @@ func (en *entity) cancel(seqs []int64, all bool, now int64) ([]int64, store.Pend
 	en.use(now)
 	var xs []*entry
 	for _, q := range seqs {
-		x, ok := en.scheduled.Get(&entry{seq: q})
+		x, ok := en.scheduled.Get(q)
 		if !ok {
 			if all {
 				return nil, nil, newErr(broker.CodeMessageNotFound, en.path, "no scheduled message with sequence number %d", q)

@@ -118,13 +118,13 @@ func (s *seqSet) remove(key int64) {
 	}
 }
 
-// Get returns the entry with probe's sequence number.
-func (s *seqSet) Get(probe *entry) (*entry, bool) {
-	p := s.page(probe.seq)
+// Get returns the entry with sequence number seq.
+func (s *seqSet) Get(seq int64) (*entry, bool) {
+	p := s.page(seq)
 	if p == nil {
 		return nil, false
 	}
-	x := p.slots[probe.seq-p.base]
+	x := p.slots[seq-p.base]
 	return x, x != nil
 }
 

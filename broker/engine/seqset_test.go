@@ -52,9 +52,9 @@ func TestSeqSetAgainstAModel(t *testing.T) {
 		if m, ok := s.Min(); ok != (len(want) > 0) || ok && m != model[want[0]] {
 			t.Fatalf("step %d: Min %v %v, want %v", step, m, ok, want[:min(1, len(want))])
 		}
-		probe := &entry{seq: 1 + rng.Int64N(next+10)}
-		if got, ok := s.Get(probe); got != model[probe.seq] || ok != (model[probe.seq] != nil) {
-			t.Fatalf("step %d: Get(%d) = %v %v, want %v", step, probe.seq, got, ok, model[probe.seq])
+		probe := 1 + rng.Int64N(next+10)
+		if got, ok := s.Get(probe); got != model[probe] || ok != (model[probe] != nil) {
+			t.Fatalf("step %d: Get(%d) = %v %v, want %v", step, probe, got, ok, model[probe])
 		}
 		if step%97 == 0 {
 			from := rng.Int64N(next + 10)
