@@ -74,7 +74,10 @@ func (e *Engine) send(ctx context.Context, addr string, msgs []*broker.Message, 
 		return nil, nil
 	}
 	en.touch(e.now())
-	copies := make([]*broker.Message, len(msgs))
+	copies := msgs // owned messages are accepted in place, and the slice is not written
+	if !owned {
+		copies = make([]*broker.Message, len(msgs))
+	}
 	for i, m := range msgs {
 		if m == nil {
 			return nil, newErr(broker.CodeInvalid, en.path, "message %d of the batch is nil", i)
@@ -101,11 +104,11 @@ func (e *Engine) send(ctx context.Context, addr string, msgs []*broker.Message, 
 			e.accept(c)
 		} else {
 			c = e.acceptCopy(m)
+			copies[i] = c
 		}
 		if !at.IsZero() {
 			c.ScheduledEnqueueTime = at
 		}
-		copies[i] = c
 	}
 	return e.deliver(en, copies, 0, false, o)
 }
