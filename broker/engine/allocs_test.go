@@ -20,10 +20,11 @@ const loopAllocsBudget = 6.0
 
 // loopBytesBudget is the most heap bytes one message may cost in the same
 // loop, 1,344 of them three copies of a broker.Message (the test's, the one
-// the engine keeps, the one the receive returns); 1,772 when it was set.
-// The collector's share of the engine's CPU grows with the bytes
-// allocated, not with the count, so both are guarded.
-const loopBytesBudget = 1900
+// the engine keeps, the one the receive returns); 1,772 when it was set,
+// 1,666 since a receive's scratch and a settlement's errors are no longer
+// allocated per call and emptied seqSet pages are reused. The collector's share of the engine's CPU grows with
+// the bytes allocated, not with the count, so both are guarded.
+const loopBytesBudget = 1800
 
 func TestLoopAllocsPerMessage(t *testing.T) {
 	if raceEnabled {

@@ -16,10 +16,12 @@ import (
 )
 
 // benchLoop runs send + peek-lock receive + complete of 1 KiB messages in
-// batches of 64 on `workers` goroutines, each on its own queue slice of the
-// work, and reports messages per second. It sends as the AMQP listener does:
-// each message is new and handed over (SendOwned), so the engine keeps it
-// instead of a copy.
+// batches of 64 on `workers` goroutines, each doing its share of the work,
+// all on one queue (many clients of one queue: its mutex serialises them,
+// and a worker receives whatever is first in the queue, its own messages or
+// another's), and reports messages per second and the process's CPU per
+// message. It sends as the AMQP listener does: each message is new and
+// handed over (SendOwned), so the engine keeps it instead of a copy.
 func benchLoop(b *testing.B, st store.Store, workers int) {
 	benchLoopWith(b, st, workers, broker.EntitySettings{})
 }
@@ -32,14 +34,28 @@ func benchLoopWith(b *testing.B, st store.Store, workers int, s broker.EntitySet
 
 // benchLoopOpts is benchLoopWith on an engine opened with opts.
 func benchLoopOpts(b *testing.B, opts Options, workers int, s broker.EntitySettings) {
+	benchLoopQueues(b, opts, workers, 1, s)
+}
+
+// benchLoopQueues is benchLoopOpts with the workers spread over `queues`
+// queues (worker i on queue i%queues), so that, with a queue per worker,
+// no two workers share an entity mutex.
+func benchLoopQueues(b *testing.B, opts Options, workers, queues int, s broker.EntitySettings) {
 	e, err := New(opts)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer e.Close()
 	ctx := context.Background()
-	if err := e.CreateEntity(ctx, broker.Entity{Path: "bench", Settings: s}); err != nil {
-		b.Fatal(err)
+	paths := make([]string, queues)
+	for i := range paths {
+		paths[i] = "bench"
+		if i > 0 {
+			paths[i] += itoa(i)
+		}
+		if err := e.CreateEntity(ctx, broker.Entity{Path: paths[i], Settings: s}); err != nil {
+			b.Fatal(err)
+		}
 	}
 	var ids atomic.Int64
 	body := make([]byte, 1024)
@@ -49,7 +65,8 @@ func benchLoopOpts(b *testing.B, opts Options, workers int, s broker.EntitySetti
 	cpu0 := processCPU()
 	var wg sync.WaitGroup
 	per := (b.N + workers - 1) / workers
-	for range workers {
+	for w := range workers {
+		path := paths[w%queues]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -62,20 +79,20 @@ func benchLoopOpts(b *testing.B, opts Options, workers int, s broker.EntitySetti
 						msgs[i].MessageID = strconv.FormatInt(ids.Add(1), 10)
 					}
 				}
-				if err := e.SendOwned(ctx, "bench", msgs); err != nil {
+				if err := e.SendOwned(ctx, path, msgs); err != nil {
 					b.Error(err)
 					return
 				}
 				got := 0
 				for got < batch {
-					ms, err := e.Receive(ctx, broker.ReceiveRequest{Entity: "bench", Max: batch - got})
+					ms, err := e.Receive(ctx, broker.ReceiveRequest{Entity: path, Max: batch - got})
 					if err != nil {
 						b.Error(err)
 						return
 					}
 					ss = ss[:0]
 					for _, m := range ms {
-						ss = append(ss, broker.Settlement{Kind: broker.Complete, Entity: "bench", Token: m.LockToken})
+						ss = append(ss, broker.Settlement{Kind: broker.Complete, Entity: path, Token: m.LockToken})
 					}
 					if errs := e.SettleMany(ctx, ss); errs != nil {
 						b.Error(errs)
@@ -109,6 +126,11 @@ func BenchmarkMemoryLoop(b *testing.B) {
 	for _, w := range []int{1, 2, 8} {
 		b.Run("workers="+itoa(w), func(b *testing.B) { benchLoop(b, store.NewMemory(), w) })
 	}
+	// The 8 workers on a queue each: what the one queue's mutex costs the
+	// 8-worker case (little: see BENCHMARKS.md, session 29).
+	b.Run("workers=8,queues=8", func(b *testing.B) {
+		benchLoopQueues(b, Options{Store: store.NewMemory()}, 8, 8, broker.EntitySettings{})
+	})
 }
 
 // BenchmarkHistoryLoop is the memory and durable loops with the message

@@ -118,6 +118,7 @@ type core struct {
 	sweep   sweeper
 	listers listerSet
 	flushes flushes
+	msgIDs  messageIDs
 	wg      sync.WaitGroup
 }
 
@@ -162,6 +163,7 @@ func New(opts Options) (*Engine, error) {
 		e.events.buffer = DefaultEventBuffer
 	}
 	e.sweep.init()
+	e.msgIDs.init()
 	if err := e.load(); err != nil {
 		return nil, err
 	}

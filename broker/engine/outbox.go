@@ -78,7 +78,7 @@ func (e *Engine) flushOutbox(src *entity, items []outItem) {
 			})
 			continue
 		}
-		c := acceptCopy(msg)
+		c := e.acceptCopy(msg)
 		c.ApplicationProperties = mergeProps(msg.ApplicationProperties, it.props, it.set)
 		c.DeadLetterSource = src.path
 		c.ScheduledEnqueueTime = time.Time{}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
@@ -92,8 +93,9 @@ type taken struct {
 
 // take is one look of receive under en's mutex: it takes what is
 // available and commits, or, when nothing is and req waits, adds a waiter.
-// The locks it takes are taken as o says (see lock).
-func (en *entity) take(owner uint64, req broker.ReceiveRequest, sub broker.SubQueue, sessionID *string, now int64, o origin) (taken, error) {
+// The locks it takes are taken as o says (see lock), their hand-outs
+// appended to hs.
+func (en *entity) take(owner uint64, req broker.ReceiveRequest, sub broker.SubQueue, sessionID *string, now int64, o origin, hs []handout) (taken, error) {
 	if err := en.receiveRefused(); err != nil {
 		return taken{}, err
 	}
@@ -119,7 +121,7 @@ func (en *entity) take(owner uint64, req broker.ReceiveRequest, sub broker.SubQu
 			return taken{out: out}, err
 		}
 	} else {
-		hs := en.takeLocked(src, req.Max, owner, now, o)
+		hs := en.takeLocked(src, req.Max, owner, now, o, hs)
 		if len(hs) > 0 || req.MaxWait == 0 {
 			if _, err := en.commit(); err != nil {
 				return taken{}, err
@@ -140,13 +142,15 @@ func (e *Engine) receive(ctx context.Context, en *entity, owner uint64, req brok
 			dt.stop()
 		}
 	}()
+	sc := scratchPool.Get().(*scratch)
+	defer sc.put()
 	for {
 		if err := checkCtx(ctx); err != nil {
 			return nil, err
 		}
 		var t taken
 		if err := e.withDue(en, func(now int64) (err error) {
-			t, err = en.take(owner, req, sub, sessionID, now, e.by(""))
+			t, err = en.take(owner, req, sub, sessionID, now, e.by(""), sc.hs[:0])
 			if err == nil && t.w != nil && dt.c == nil {
 				dt = e.newDeadline(req.MaxWait)
 			}
@@ -158,6 +162,7 @@ func (e *Engine) receive(ctx context.Context, en *entity, owner uint64, req brok
 		case t.w == nil && req.Mode == broker.ReceiveAndDelete:
 			return t.out, nil
 		case t.w == nil:
+			sc.hs = t.hs
 			return e.bodies(en, t.hs)
 		}
 		// Nothing available: wait for a wake-up, the deadline, ctx or Close.
@@ -195,11 +200,11 @@ type handout struct {
 }
 
 // takeLocked locks up to max messages from src (a tree of available
-// messages) for owner. Locks are volatile, so a hand-out writes nothing to
-// the store.
-func (en *entity) takeLocked(src *seqSet, max int, owner uint64, now int64, o origin) []handout {
-	hs := make([]handout, 0, min(max, src.Len()))
-	for len(hs) < max {
+// messages) for owner, and appends their hand-outs to hs. Locks are
+// volatile, so a hand-out writes nothing to the store.
+func (en *entity) takeLocked(src *seqSet, max int, owner uint64, now int64, o origin, hs []handout) []handout {
+	hs = slices.Grow(hs, min(max, src.Len()))
+	for n := len(hs) + max; len(hs) < n; {
 		x, ok := src.Min()
 		if !ok {
 			break
@@ -297,10 +302,13 @@ func (en *entity) takeAndDelete(src *seqSet, max int, now int64) ([]*broker.Mess
 // cannot read them, the error is the caller's to return, and the locks the
 // hand-outs took are given back (giveBack): nothing was delivered.
 func (e *Engine) bodies(en *entity, hs []handout) ([]*broker.Message, error) {
-	locs := make([]store.Loc, len(hs))
+	sc := scratchPool.Get().(*scratch)
+	defer sc.put()
+	locs := sc.locs[:0]
 	for i := range hs {
-		locs[i] = hs[i].loc
+		locs = append(locs, hs[i].loc)
 	}
+	sc.locs = locs
 	stored := make([]*broker.Message, len(hs))
 	if err := e.store.Bodies(locs, stored); err != nil {
 		e.log.Error("reading messages failed", "entity", en.path, "err", err)

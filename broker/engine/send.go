@@ -74,7 +74,10 @@ func (e *Engine) send(ctx context.Context, addr string, msgs []*broker.Message, 
 		return nil, nil
 	}
 	en.touch(e.now())
-	copies := make([]*broker.Message, len(msgs))
+	copies := msgs // owned messages are accepted in place, and the slice is not written
+	if !owned {
+		copies = make([]*broker.Message, len(msgs))
+	}
 	for i, m := range msgs {
 		if m == nil {
 			return nil, newErr(broker.CodeInvalid, en.path, "message %d of the batch is nil", i)
@@ -98,14 +101,14 @@ func (e *Engine) send(ctx context.Context, addr string, msgs []*broker.Message, 
 		}
 		c := m
 		if owned {
-			accept(c)
+			e.accept(c)
 		} else {
-			c = acceptCopy(m)
+			c = e.acceptCopy(m)
+			copies[i] = c
 		}
 		if !at.IsZero() {
 			c.ScheduledEnqueueTime = at
 		}
-		copies[i] = c
 	}
 	return e.deliver(en, copies, 0, false, o)
 }
@@ -127,18 +130,18 @@ func checkIDLengths(path string, i int, m *broker.Message) error {
 }
 
 // acceptCopy returns a shallow copy of m, accepted (see accept).
-func acceptCopy(m *broker.Message) *broker.Message {
+func (e *core) acceptCopy(m *broker.Message) *broker.Message {
 	c := *m
-	accept(&c)
+	e.accept(&c)
 	return &c
 }
 
 // accept makes c a message as the engine takes it in: the broker-set
 // properties cleared, a MessageId where the sender gave none, and the size
 // computed.
-func accept(c *broker.Message) {
+func (e *core) accept(c *broker.Message) {
 	if c.MessageID == "" {
-		c.MessageID = broker.NewMessageID()
+		c.MessageID = e.msgIDs.new()
 	}
 	c.SequenceNumber = 0
 	c.EnqueuedSequenceNumber = 0

@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/tidwall/btree"
+import (
+	"sync"
+
+	"github.com/tidwall/btree"
+)
 
 // seqSet is a set of entries by sequence number: a queue's active, locked
 // and deferred messages, a session's available ones, the scheduled ones.
@@ -41,6 +45,12 @@ type seqPage struct {
 	slots [seqPageSize]*entry
 }
 
+// seqPages holds emptied pages that no set kept as its spare, for any
+// set's next new page: a batch of messages fills and empties a page per
+// seqPageSize of them in each set it passes through, and a set keeps one
+// spare only.
+var seqPages = sync.Pool{New: func() any { return new(seqPage) }}
+
 func newSeqSet() *seqSet {
 	return &seqSet{pages: btree.NewBTreeGOptions(byBase, btree.Options{NoLocks: true})}
 }
@@ -78,7 +88,7 @@ func (s *seqSet) put(key int64, x *entry) {
 		p = s.spare
 		s.spare = nil
 		if p == nil {
-			p = new(seqPage)
+			p = seqPages.Get().(*seqPage)
 		}
 		p.base, p.lo = pageBase(key), seqPageSize
 		s.pages.SetHint(p, &s.hint)
@@ -113,6 +123,9 @@ func (s *seqSet) remove(key int64) {
 		s.pages.DeleteHint(p, &s.hint)
 		if s.last == p {
 			s.last = nil
+		}
+		if s.spare != nil {
+			seqPages.Put(s.spare)
 		}
 		s.spare = p // every slot is empty again
 	}

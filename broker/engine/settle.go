@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
@@ -33,7 +34,13 @@ func (e *Engine) SettleMany(ctx context.Context, ss []broker.Settlement) []error
 		return fill(len(ss), err)
 	}
 	defer e.leave()
-	errs := make([]error, len(ss))
+	// The errors go to the stack first: most calls succeed and return nil,
+	// and only a failed call's list reaches the heap.
+	var small [settleBatch]error
+	errs := small[:min(len(ss), len(small))]
+	if len(ss) > len(small) {
+		errs = make([]error, len(ss))
+	}
 	for i := 0; i < len(ss); {
 		j := i + 1
 		for j < len(ss) && ss[j].Entity == ss[i].Entity {
@@ -44,11 +51,15 @@ func (e *Engine) SettleMany(ctx context.Context, ss []broker.Settlement) []error
 	}
 	for _, err := range errs {
 		if err != nil {
-			return errs
+			return slices.Clone(errs)
 		}
 	}
 	return nil
 }
+
+// settleBatch is the most settlements whose errors SettleMany keeps on the
+// stack: a receive's batch.
+const settleBatch = 64
 
 func fill(n int, err error) []error {
 	errs := make([]error, n)

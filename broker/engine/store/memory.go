@@ -14,7 +14,7 @@ type Memory struct {
 	mu       sync.RWMutex
 	entities map[uint32]EntityRecord
 	seqs     map[uint32]int64
-	messages map[locKey]*memoryRecord
+	messages memoryMessages
 	states   map[stateKey]storedState
 	dups     map[DuplicateRecord]struct{}
 	history  map[HistoryKey]memoryHistory
@@ -97,7 +97,7 @@ func NewMemory() *Memory {
 	return &Memory{
 		entities: make(map[uint32]EntityRecord),
 		seqs:     make(map[uint32]int64),
-		messages: make(map[locKey]*memoryRecord),
+		messages: newMemoryMessages(),
 		states:   make(map[stateKey]storedState),
 		dups:     make(map[DuplicateRecord]struct{}),
 		history:  make(map[HistoryKey]memoryHistory),
@@ -133,13 +133,13 @@ func (s *Memory) Load(l Loader) error {
 			return err
 		}
 	}
-	locs := make([]Loc, 0, len(s.messages))
-	for k := range s.messages {
+	locs := make([]Loc, 0, s.messages.len())
+	s.messages.all(func(k locKey, _ *memoryRecord) {
 		locs = append(locs, k.loc())
-	}
+	})
 	slices.SortFunc(locs, compareLocs)
 	for _, loc := range locs {
-		if err := l.Message(loc, s.messages[keyOf(loc)].meta); err != nil {
+		if err := l.Message(loc, s.messages.get(keyOf(loc)).meta); err != nil {
 			return err
 		}
 	}
@@ -179,7 +179,8 @@ func compareDuplicates(a, b DuplicateRecord) int {
 // Get returns the message at loc.
 func (s *Memory) Get(loc Loc) (*broker.Message, error) {
 	s.mu.RLock()
-	r, ok := s.messages[keyOf(loc)]
+	r := s.messages.get(keyOf(loc))
+	ok := r != nil
 	var meta Meta
 	var msg *broker.Message
 	if ok {
@@ -201,12 +202,7 @@ func (s *Memory) Get(loc Loc) (*broker.Message, error) {
 func (s *Memory) Bodies(locs []Loc, out []*broker.Message) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	for i, loc := range locs {
-		out[i] = nil
-		if r, ok := s.messages[keyOf(loc)]; ok {
-			out[i] = r.msg
-		}
-	}
+	s.messages.bodies(locs, out)
 	return nil
 }
 
@@ -226,11 +222,7 @@ func (s *Memory) Apply(b *Batch) (Pending, error) {
 		case OpDeleteEntity:
 			delete(s.entities, op.Loc.Entity)
 			delete(s.seqs, op.Loc.Entity)
-			for k := range s.messages {
-				if k.entity() == op.Loc.Entity {
-					delete(s.messages, k)
-				}
-			}
+			s.messages.deleteEntity(op.Loc.Entity)
 			for k := range s.states {
 				if k.entity == op.Loc.Entity {
 					delete(s.states, k)
@@ -249,15 +241,15 @@ func (s *Memory) Apply(b *Batch) (Pending, error) {
 		case OpSetSequence:
 			s.seqs[op.Loc.Entity] = op.Loc.Seq
 		case OpPutMessage:
-			s.messages[keyOf(op.Loc)] = newMemoryRecord(op)
+			s.messages.put(keyOf(op.Loc), newMemoryRecord(op))
 		case OpPutMeta:
-			if r, ok := s.messages[keyOf(op.Loc)]; ok {
+			if r := s.messages.get(keyOf(op.Loc)); r != nil {
 				r.meta = op.Meta
 			} else {
 				s.orphans++
 			}
 		case OpDeleteMessage:
-			delete(s.messages, keyOf(op.Loc))
+			s.messages.delete(keyOf(op.Loc))
 		case OpSetSessionState:
 			s.states[stateKey{op.Loc.Entity, op.ID}] = storedState{op.State, op.Updated}
 		case OpDeleteSessionState:
@@ -325,7 +317,7 @@ func (s *Memory) History(k HistoryKey) (uint16, []HistoryEvent, error) {
 	h := s.history[k]
 	if !h.hidden && (h.n == 0 || h.first == 1) {
 		for _, sub := range subQueues {
-			if r, ok := s.messages[keyOf(Loc{Entity: k.Entity, Sub: sub, Seq: k.Seq})]; ok && r.first != nil {
+			if r := s.messages.get(keyOf(Loc{Entity: k.Entity, Sub: sub, Seq: k.Seq})); r != nil && r.first != nil {
 				return 0, append([]HistoryEvent{r.first.event()}, h.events()...), nil
 			}
 		}
