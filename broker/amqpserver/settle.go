@@ -42,8 +42,7 @@ func (s *session) settleOutLocked(id uint32, od outDelivery, d *wire.Disposition
 		return
 	}
 	if l.settleQ == nil {
-		l.unsettled--
-		l.notify()
+		l.settledLocked(1)
 		return
 	}
 	// The delivery stays counted in l.unsettled until settleLoop has
@@ -157,10 +156,21 @@ func (l *link) settleLoop(q *settleQueue) {
 		}
 		run.flushLocked()
 		q.doneLocked(list)
-		// closeLocked zeroes the count of a link that ended meanwhile.
-		l.unsettled = max(l.unsettled-len(list), 0)
-		l.notify()
+		l.settledLocked(len(list))
 		s.mu.Unlock()
+	}
+}
+
+// settledLocked takes n settled deliveries off the link's unsettled count
+// and wakes its deliverer when the unsettled limit held it back, only
+// then: a deliverer waiting for credit would wake for nothing, once per
+// batch of outcomes. closeLocked zeroes the count of a link that ended
+// meanwhile.
+func (l *link) settledLocked(n int) {
+	held := l.unsettled >= l.s.c.opts.MaxUnsettledPerLink
+	l.unsettled = max(l.unsettled-n, 0)
+	if held {
+		l.notify()
 	}
 }
 

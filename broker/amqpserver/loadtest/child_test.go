@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 //	mem               "mem HEAPALLOC HEAPINUSE RSS GOROUTINES CONNECTIONS"
 //	heap FILE         write a heap profile to FILE; "ok"
 //	cpu               "cpu NANOSECONDS", the CPU time used so far
-//	counters          "counters FAULTS SWITCHES READS WRITES", what the
+//	counters          "counters FAULTS SWITCHES READS WRITES RUNS", what the
 //	                  process counted so far (see counters)
 //	rss               "rss RSS GCS", the resident set and the garbage
 //	                  collections so far, without collecting

@@ -24,7 +24,7 @@ func processCPU() time.Duration {
 // countersNow returns what this process counted so far: page faults
 // (minor and major) and context switches (voluntary and not) from
 // getrusage, read and write system calls from Linux's /proc/self/io (0
-// elsewhere).
+// elsewhere), goroutine runs from the runtime.
 func countersNow() counters {
 	var c counters
 	var ru syscall.Rusage
@@ -32,6 +32,7 @@ func countersNow() counters {
 		c.faults = ru.Minflt + ru.Majflt
 		c.switches = ru.Nvcsw + ru.Nivcsw
 	}
+	c.runs = goroutineRuns()
 	f, err := os.Open("/proc/self/io")
 	if err != nil {
 		return c

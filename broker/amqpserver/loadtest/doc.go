@@ -10,8 +10,10 @@
 //     this project runs on, the first touch of a 4 KiB page costs about
 //     11 µs, so what a listener keeps or throws away per message is much
 //     of its CPU time; and its context switches, read and write system
-//     calls per message (server-switches/msg, server-reads/msg,
-//     server-writes/msg), which tell how many messages each wake-up and
+//     calls and goroutine runs (a goroutine woken to take work another
+//     handed it, or a read that was waited on) per message
+//     (server-switches/msg, server-reads/msg, server-writes/msg,
+//     server-runs/msg), which tell how many messages each wake-up and
 //     system call carries. PEEKLOCK_LOADTEST_SERVER_CPUPROFILE profiles the
 //     listener during the timed phases only. The
 //     target is a peeklock listener started by the benchmark, or any broker

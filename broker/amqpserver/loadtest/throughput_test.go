@@ -266,6 +266,7 @@ func (r *run) report(b *testing.B) {
 			b.ReportMetric(float64(n.switches)/msgs, "server-switches/msg")
 			b.ReportMetric(float64(n.reads)/msgs, "server-reads/msg")
 			b.ReportMetric(float64(n.writes)/msgs, "server-writes/msg")
+			b.ReportMetric(float64(n.runs)/msgs, "server-runs/msg")
 		}
 	}
 }
