@@ -163,7 +163,7 @@ func (e *Engine) receive(ctx context.Context, en *entity, owner uint64, req brok
 			return t.out, nil
 		case t.w == nil:
 			sc.hs = t.hs
-			return e.bodies(en, t.hs)
+			return e.bodiesWith(sc, en, t.hs)
 		}
 		// Nothing available: wait for a wake-up, the deadline, ctx or Close.
 		list, s, w := t.list, t.s, t.w
@@ -304,6 +304,12 @@ func (en *entity) takeAndDelete(src *seqSet, max int, now int64) ([]*broker.Mess
 func (e *Engine) bodies(en *entity, hs []handout) ([]*broker.Message, error) {
 	sc := scratchPool.Get().(*scratch)
 	defer sc.put()
+	return e.bodiesWith(sc, en, hs)
+}
+
+// bodiesWith is bodies with the store locations in sc, the scratch of a
+// receive that holds one already.
+func (e *Engine) bodiesWith(sc *scratch, en *entity, hs []handout) ([]*broker.Message, error) {
 	locs := sc.locs[:0]
 	for i := range hs {
 		locs = append(locs, hs[i].loc)
