@@ -1,6 +1,7 @@
 package store
 
 import (
+	"math/bits"
 	"sync"
 
 	"github.com/peeklock/peeklock/broker"
@@ -105,19 +106,15 @@ func stripeSet(b *Batch) uint64 {
 
 // lockStripes takes the stripes of set in ascending order.
 func (c *bodyCache) lockStripes(set uint64) {
-	for i := range cacheStripes {
-		if set&(1<<i) != 0 {
-			c.stripes[i].Lock()
-		}
+	for ; set != 0; set &= set - 1 { // the lowest bit left, then the next
+		c.stripes[bits.TrailingZeros64(set)].Lock()
 	}
 }
 
 // unlockStripes releases the stripes of set.
 func (c *bodyCache) unlockStripes(set uint64) {
-	for i := range cacheStripes {
-		if set&(1<<i) != 0 {
-			c.stripes[i].Unlock()
-		}
+	for ; set != 0; set &= set - 1 {
+		c.stripes[bits.TrailingZeros64(set)].Unlock()
 	}
 }
 
