@@ -26,6 +26,16 @@
 // store and are read with Store.Bodies when messages are handed out or
 // browsed.
 //
+// A stored message is never changed: the stores hand out the message a
+// batch put, and the engine hands it on to receivers as it is
+// (ReceiveDeliveries: a broker.Delivery holds it beside its delivery's own
+// fields), while a listener encodes it without a lock. A change of a
+// message (properties modified by an abandon, a deferral or a
+// dead-lettering, a move to a sub-queue) stores a new message in its place
+// (see rewriteTo); the state and delivery count that change with every
+// delivery live in the index and the Meta record. TestDeliveriesNeverChange
+// checks this.
+//
 // Locks are volatile, as in Service Bus: they live only in the index. A lock
 // is held under an owner id (a listener connection; 0 is the engine's own
 // broker.Client, which the dashboard and every SSH session share), and

@@ -27,21 +27,41 @@ func (e *Engine) Receive(ctx context.Context, req broker.ReceiveRequest) ([]*bro
 // session-aware entity (use AcceptSession and ReceiveSession), are refused
 // with CodeInvalid.
 //
-// The returned messages share Body and ApplicationProperties with the store:
-// treat them as read-only (Clone before changing).
+// The returned messages are copies (see ReceiveDeliveries for none) that
+// share Body and ApplicationProperties with the store: treat them as
+// read-only (Clone before changing).
 func (e *Engine) ReceiveAs(ctx context.Context, owner uint64, req broker.ReceiveRequest) ([]*broker.Message, error) {
+	sc := scratchPool.Get().(*scratch)
+	defer sc.put()
+	var err error
+	sc.ds, err = e.receiveAs(ctx, sc, owner, req, sc.ds[:0])
+	return copyMessages(sc.ds), err
+}
+
+// ReceiveDeliveries is ReceiveAs without copies: it appends the deliveries
+// to dst and returns it, each holding the stored message itself (read-only:
+// see broker.Delivery) with its delivery's own fields. The listener
+// delivers this way, reusing dst.
+func (e *Engine) ReceiveDeliveries(ctx context.Context, owner uint64, req broker.ReceiveRequest, dst []broker.Delivery) ([]broker.Delivery, error) {
+	sc := scratchPool.Get().(*scratch)
+	defer sc.put()
+	return e.receiveAs(ctx, sc, owner, req, dst)
+}
+
+// receiveAs is ReceiveDeliveries with the scratch sc.
+func (e *Engine) receiveAs(ctx context.Context, sc *scratch, owner uint64, req broker.ReceiveRequest, dst []broker.Delivery) ([]broker.Delivery, error) {
 	if err := e.enter(); err != nil {
-		return nil, err
+		return dst, err
 	}
 	defer e.leave()
 	en, sub, err := e.receivable(req)
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
 	if sub == broker.SubQueueMain && en.requiresSession() {
-		return nil, newErr(broker.CodeInvalid, en.path, "the entity requires sessions: accept a session and receive from it")
+		return dst, newErr(broker.CodeInvalid, en.path, "the entity requires sessions: accept a session and receive from it")
 	}
-	return e.receive(ctx, en, owner, req, sub, nil)
+	return e.receive(ctx, sc, en, owner, req, sub, nil, dst)
 }
 
 // receivable checks a receive request and finds its entity.
@@ -81,10 +101,10 @@ func (en *entity) requiresSession() bool {
 }
 
 // taken is what one look into an entity by receive found: the messages
-// (out in ReceiveAndDelete mode, hs in PeekLock mode), or, when there were
+// (ds in ReceiveAndDelete mode, hs in PeekLock mode), or, when there were
 // none to wait for, the waiter w added to list (of session s, or nil).
 type taken struct {
-	out  []*broker.Message
+	ds   []broker.Delivery
 	hs   []handout
 	w    *waiter
 	list *waitList
@@ -94,8 +114,8 @@ type taken struct {
 // take is one look of receive under en's mutex: it takes what is
 // available and commits, or, when nothing is and req waits, adds a waiter.
 // The locks it takes are taken as o says (see lock), their hand-outs
-// appended to hs.
-func (en *entity) take(owner uint64, req broker.ReceiveRequest, sub broker.SubQueue, sessionID *string, now int64, o origin, hs []handout) (taken, error) {
+// appended to hs; the messages it removes are appended to ds.
+func (en *entity) take(owner uint64, req broker.ReceiveRequest, sub broker.SubQueue, sessionID *string, now int64, o origin, hs []handout, ds []broker.Delivery) (taken, error) {
 	if err := en.receiveRefused(); err != nil {
 		return taken{}, err
 	}
@@ -111,14 +131,15 @@ func (en *entity) take(owner uint64, req broker.ReceiveRequest, sub broker.SubQu
 		src, list = s.active, &s.waiters
 	}
 	if req.Mode == broker.ReceiveAndDelete {
-		out, err := en.takeAndDelete(src, req.Max, now)
+		n := len(ds)
+		ds, err := en.takeAndDelete(src, req.Max, now, ds)
 		if err != nil {
 			en.commitQuiet() // what expired on the way
 			return taken{}, err
 		}
-		if len(out) > 0 || req.MaxWait == 0 {
+		if len(ds) > n || req.MaxWait == 0 {
 			_, err := en.commit()
-			return taken{out: out}, err
+			return taken{ds: ds}, err
 		}
 	} else {
 		hs := en.takeLocked(src, req.Max, owner, now, o, hs)
@@ -134,36 +155,35 @@ func (en *entity) take(owner uint64, req broker.ReceiveRequest, sub broker.SubQu
 }
 
 // receive takes messages from the sub-queue, or from session s (by id) when
-// sessionID is non-nil, waiting up to req.MaxWait for the first.
-func (e *Engine) receive(ctx context.Context, en *entity, owner uint64, req broker.ReceiveRequest, sub broker.SubQueue, sessionID *string) ([]*broker.Message, error) {
+// sessionID is non-nil, waiting up to req.MaxWait for the first, and
+// appends their deliveries to dst. sc is the receive's scratch.
+func (e *Engine) receive(ctx context.Context, sc *scratch, en *entity, owner uint64, req broker.ReceiveRequest, sub broker.SubQueue, sessionID *string, dst []broker.Delivery) ([]broker.Delivery, error) {
 	var dt deadlineTimer
 	defer func() {
 		if dt.stop != nil {
 			dt.stop()
 		}
 	}()
-	sc := scratchPool.Get().(*scratch)
-	defer sc.put()
 	for {
 		if err := checkCtx(ctx); err != nil {
-			return nil, err
+			return dst, err
 		}
 		var t taken
 		if err := e.withDue(en, func(now int64) (err error) {
-			t, err = en.take(owner, req, sub, sessionID, now, e.by(""), sc.hs[:0])
+			t, err = en.take(owner, req, sub, sessionID, now, e.by(""), sc.hs[:0], dst)
 			if err == nil && t.w != nil && dt.c == nil {
 				dt = e.newDeadline(req.MaxWait)
 			}
 			return err
 		}); err != nil {
-			return nil, err
+			return dst, err
 		}
 		switch {
 		case t.w == nil && req.Mode == broker.ReceiveAndDelete:
-			return t.out, nil
+			return t.ds, nil
 		case t.w == nil:
 			sc.hs = t.hs
-			return e.bodiesWith(sc, en, t.hs)
+			return e.deliveries(sc, en, t.hs, dst)
 		}
 		// Nothing available: wait for a wake-up, the deadline, ctx or Close.
 		list, s, w := t.list, t.s, t.w
@@ -179,11 +199,11 @@ func (e *Engine) receive(ctx context.Context, en *entity, owner uint64, req brok
 		})
 		switch r {
 		case waitTimeout:
-			return nil, nil
+			return dst, nil
 		case waitCancelled:
-			return nil, ctxErr(ctx.Err())
+			return dst, ctxErr(ctx.Err())
 		case waitClosed:
-			return nil, errClosed()
+			return dst, errClosed()
 		}
 	}
 }
@@ -245,11 +265,11 @@ func lockExpiry(now int64, d time.Duration) int64 {
 	return now + int64(d)
 }
 
-// takeAndDelete removes up to max messages from src and returns them
-// (ReceiveAndDelete). Their bodies are read under the mutex, before the
-// delete is applied; when the store cannot read them, nothing is deleted
-// and the error is returned.
-func (en *entity) takeAndDelete(src *seqSet, max int, now int64) ([]*broker.Message, error) {
+// takeAndDelete removes up to max messages from src and appends their
+// deliveries to ds (ReceiveAndDelete). Their bodies are read under the
+// mutex, before the delete is applied; when the store cannot read them,
+// nothing is deleted and the error is returned.
+func (en *entity) takeAndDelete(src *seqSet, max int, now int64, ds []broker.Delivery) ([]broker.Delivery, error) {
 	var taken []*entry
 	for len(taken) < max {
 		x, ok := src.Min()
@@ -264,7 +284,7 @@ func (en *entity) takeAndDelete(src *seqSet, max int, now int64) ([]*broker.Mess
 		taken = append(taken, x)
 	}
 	if len(taken) == 0 {
-		return nil, nil
+		return ds, nil
 	}
 	locs := make([]store.Loc, len(taken))
 	for i, x := range taken {
@@ -277,9 +297,8 @@ func (en *entity) takeAndDelete(src *seqSet, max int, now int64) ([]*broker.Mess
 		for _, x := range taken {
 			en.index(x)
 		}
-		return nil, storeErr("reading the messages failed", en.path, err)
+		return ds, storeErr("reading the messages failed", en.path, err)
 	}
-	out := stored[:0] // each message is copied before its slot is reused
 	for i, x := range taken {
 		en.forget(x)
 		en.batch.DeleteMessage(locs[i])
@@ -288,71 +307,95 @@ func (en *entity) takeAndDelete(src *seqSet, max int, now int64) ([]*broker.Mess
 			en.eng.log.Error("stored message missing", "entity", en.path, "seq", x.seq)
 			continue
 		}
-		m := *msg
-		m.SequenceNumber, m.DeliveryCount, m.State, m.SubQueue = x.seq, x.deliveryCount(), handOutState(msg.State, x.state), x.sub
-		m.LockToken, m.LockedUntil = broker.LockToken{}, time.Time{}
-		out = append(out, &m)
+		ds = append(ds, broker.Delivery{
+			Msg:            msg,
+			SequenceNumber: x.seq,
+			DeliveryCount:  x.deliveryCount(),
+			State:          handOutState(msg.State, x.state),
+			SubQueue:       x.sub,
+		})
 		en.emit(broker.EventReceived, x, "")
 	}
-	return out, nil
+	return ds, nil
 }
 
-// bodies reads the hand-outs' messages of en from the store and sets their
-// lock. A message settled or purged meanwhile is left out. When the store
-// cannot read them, the error is the caller's to return, and the locks the
-// hand-outs took are given back (giveBack): nothing was delivered.
+// bodies reads the hand-outs' messages of en from the store and returns
+// copies of them with their locks set (see deliveries).
 func (e *Engine) bodies(en *entity, hs []handout) ([]*broker.Message, error) {
 	sc := scratchPool.Get().(*scratch)
 	defer sc.put()
-	return e.bodiesWith(sc, en, hs)
+	var err error
+	sc.ds, err = e.deliveries(sc, en, hs, sc.ds[:0])
+	return copyMessages(sc.ds), err
 }
 
-// bodiesWith is bodies with the store locations in sc, the scratch of a
-// receive that holds one already.
-func (e *Engine) bodiesWith(sc *scratch, en *entity, hs []handout) ([]*broker.Message, error) {
+// deliveries reads the hand-outs' messages of en from the store and appends
+// their deliveries, locks set, to dst; sc holds the receive's scratch. A
+// message settled or purged meanwhile is left out. When the store cannot
+// read them, the error is the caller's to return, and the locks the
+// hand-outs took are given back (giveBack): nothing was delivered.
+func (e *Engine) deliveries(sc *scratch, en *entity, hs []handout, dst []broker.Delivery) ([]broker.Delivery, error) {
 	locs := sc.locs[:0]
 	for i := range hs {
 		locs = append(locs, hs[i].loc)
 	}
 	sc.locs = locs
-	stored := make([]*broker.Message, len(hs))
+	stored := slices.Grow(sc.stored[:0], len(hs))[:len(hs)]
+	sc.stored = stored
 	if err := e.store.Bodies(locs, stored); err != nil {
 		e.log.Error("reading messages failed", "entity", en.path, "err", err)
 		e.giveBack(en, hs, "reading the message from the store failed")
-		return nil, storeErr("reading the messages failed", en.path, err)
+		return dst, storeErr("reading the messages failed", en.path, err)
 	}
-	// The copies share allocations of up to copySlab messages: a batch's
-	// messages are made, handed out and dropped together, and one slab costs
-	// the allocator (and the collector's bookkeeping) once instead of once
-	// per message. The bound keeps what one message kept from a large browse
-	// holds on to small.
-	var copies []broker.Message
-	out := stored[:0] // each message is copied before its slot is reused
+	dst = slices.Grow(dst, len(hs))
 	for i, msg := range stored {
 		if msg == nil {
 			continue
 		}
-		if len(copies) == 0 {
-			copies = make([]broker.Message, min(copySlab, len(stored)-i))
-		}
 		h := &hs[i]
-		m := &copies[0]
-		copies = copies[1:]
-		*m = *msg
-		m.SequenceNumber, m.DeliveryCount, m.State, m.SubQueue = h.loc.Seq, h.delivery, h.state, h.loc.Sub
+		d := broker.Delivery{
+			Msg:            msg,
+			SequenceNumber: h.loc.Seq,
+			DeliveryCount:  h.delivery,
+			State:          h.state,
+			SubQueue:       h.loc.Sub,
+			LockToken:      h.token,
+		}
 		if !h.peek {
-			m.State = handOutState(msg.State, h.state)
+			d.State = handOutState(msg.State, h.state)
 		}
-		m.LockToken, m.LockedUntil = h.token, time.Time{}
 		if h.until != 0 {
-			m.LockedUntil = time.Unix(0, h.until).UTC()
+			d.LockedUntil = time.Unix(0, h.until).UTC()
 		}
-		out = append(out, m)
+		dst = append(dst, d)
 	}
-	return out, nil
+	return dst, nil
 }
 
-// copySlab is the most message copies bodies allocates at once: a
+// copyMessages returns copies of the deliveries' messages with the
+// deliveries' fields set: what the broker.Client API hands out. The copies
+// share allocations of up to copySlab messages: a batch's messages are
+// made, handed out and dropped together, and one slab costs the allocator
+// (and the collector's bookkeeping) once instead of once per message. The
+// bound keeps what one message kept from a large browse holds on to small.
+func copyMessages(ds []broker.Delivery) []*broker.Message {
+	if len(ds) == 0 {
+		return nil
+	}
+	out := make([]*broker.Message, len(ds))
+	var copies []broker.Message
+	for i := range ds {
+		if len(copies) == 0 {
+			copies = make([]broker.Message, min(copySlab, len(ds)-i))
+		}
+		ds[i].CopyTo(&copies[0])
+		out[i] = &copies[0]
+		copies = copies[1:]
+	}
+	return out
+}
+
+// copySlab is the most message copies copyMessages allocates at once: a
 // receive's whole batch (maxReceiveBatch in the listener).
 const copySlab = 64
 

@@ -172,21 +172,38 @@ func (e *Engine) acceptSession(ctx context.Context, owner uint64, entity string,
 // ReceiveAs. Message locks are separate locks with the entity's
 // LockDuration, but they are lost with the session lock.
 func (e *Engine) ReceiveSession(ctx context.Context, owner uint64, sessionID string, req broker.ReceiveRequest) ([]*broker.Message, error) {
+	sc := scratchPool.Get().(*scratch)
+	defer sc.put()
+	var err error
+	sc.ds, err = e.receiveSession(ctx, sc, owner, sessionID, req, sc.ds[:0])
+	return copyMessages(sc.ds), err
+}
+
+// ReceiveSessionDeliveries is ReceiveSession without copies, as
+// ReceiveDeliveries is ReceiveAs: it appends the deliveries to dst.
+func (e *Engine) ReceiveSessionDeliveries(ctx context.Context, owner uint64, sessionID string, req broker.ReceiveRequest, dst []broker.Delivery) ([]broker.Delivery, error) {
+	sc := scratchPool.Get().(*scratch)
+	defer sc.put()
+	return e.receiveSession(ctx, sc, owner, sessionID, req, dst)
+}
+
+// receiveSession is ReceiveSessionDeliveries with the scratch sc.
+func (e *Engine) receiveSession(ctx context.Context, sc *scratch, owner uint64, sessionID string, req broker.ReceiveRequest, dst []broker.Delivery) ([]broker.Delivery, error) {
 	if err := e.enter(); err != nil {
-		return nil, err
+		return dst, err
 	}
 	defer e.leave()
 	en, sub, err := e.receivable(req)
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
 	if sub != broker.SubQueueMain {
-		return nil, newErr(broker.CodeInvalid, en.path, "a %s has no sessions", sub)
+		return dst, newErr(broker.CodeInvalid, en.path, "a %s has no sessions", sub)
 	}
 	if !en.requiresSession() {
-		return nil, newErr(broker.CodeInvalid, en.path, "the entity does not require sessions")
+		return dst, newErr(broker.CodeInvalid, en.path, "the entity does not require sessions")
 	}
-	return e.receive(ctx, en, owner, req, sub, &sessionID)
+	return e.receive(ctx, sc, en, owner, req, sub, &sessionID, dst)
 }
 
 // ReceiveSessionDeferred locks deferred messages of a session by sequence

@@ -235,7 +235,8 @@ type Store interface {
 	// State and DeliveryCount are those of the put, not of the current Meta
 	// (callers that know them set them). out[i] receives locs[i]'s message,
 	// or nil when it is not stored; out must be at least as long as locs.
-	// The results must not be changed (Clone them). Reading neighbours
+	// The results must not be changed (Clone them): the engine hands them
+	// to receivers as they are (broker.Delivery). Reading neighbours
 	// together is cheaper than as many Gets.
 	Bodies(locs []Loc, out []*broker.Message) error
 	// Apply applies b atomically and in order with every other Apply; the
