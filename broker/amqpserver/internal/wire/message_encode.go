@@ -32,10 +32,12 @@ const MessageFormatBatch uint32 = 0x80013700
 // EncodeOptions says how EncodeMessage presents a message to a receiver.
 type EncodeOptions struct {
 	// LockToken adds the delivery annotation x-opt-lock-token carrying
-	// m.LockToken, as receive-by-sequence-number responses need.
+	// m.LockToken (the delivery's, for EncodeDelivery), as
+	// receive-by-sequence-number responses need.
 	LockToken bool
 	// DeliveryCount writes the header delivery-count as
-	// m.DeliveryCount-1 (the SDKs add one back); a message with
+	// m.DeliveryCount-1 (the delivery's, for EncodeDelivery; the SDKs add
+	// one back); a message with
 	// DeliveryCount 0 gets no delivery count. Without it, as a sender
 	// writes a message, the header has no delivery count.
 	DeliveryCount bool
@@ -58,10 +60,20 @@ type EncodeOptions struct {
 // rule encodes are written as their fmt.Sprint text, so encoding never
 // fails.
 func EncodeMessage(dst []byte, m *broker.Message, opts EncodeOptions) []byte {
+	d := broker.DeliveryOf(m)
+	return EncodeDelivery(dst, &d, opts)
+}
+
+// EncodeDelivery is EncodeMessage for a delivery of a stored message,
+// without a copy of it: the message is d.Msg, with d's sequence number,
+// delivery count, state and lock in place of its own. It encodes the same
+// bytes as EncodeMessage of d.Message().
+func EncodeDelivery(dst []byte, d *broker.Delivery, opts EncodeOptions) []byte {
+	m := d.Msg
 	dst = slices.Grow(dst, encodedSizeHint(m)) // one allocation, not one per section
-	dst = appendHeader(dst, m, opts)
-	dst = appendDeliveryAnnotations(dst, m, opts)
-	dst = appendMessageAnnotations(dst, m)
+	dst = appendHeader(dst, d, opts)
+	dst = appendDeliveryAnnotations(dst, d, opts)
+	dst = appendMessageAnnotations(dst, d)
 	dst = appendProperties(dst, m, opts.CorrelationID)
 	dst = appendApplicationProperties(dst, m.ApplicationProperties)
 	dst = appendBody(dst, m)
@@ -88,8 +100,8 @@ func passedThrough(m *broker.Message, pick func(*broker.Passthrough) []byte) ([]
 	return entries, pairs
 }
 
-func appendDeliveryAnnotations(b []byte, m *broker.Message, opts EncodeOptions) []byte {
-	entries, pairs := passedThrough(m, func(p *broker.Passthrough) []byte { return p.DeliveryAnnotations })
+func appendDeliveryAnnotations(b []byte, d *broker.Delivery, opts EncodeOptions) []byte {
+	entries, pairs := passedThrough(d.Msg, func(p *broker.Passthrough) []byte { return p.DeliveryAnnotations })
 	if !opts.LockToken && pairs == 0 {
 		return b
 	}
@@ -97,7 +109,7 @@ func appendDeliveryAnnotations(b []byte, m *broker.Message, opts EncodeOptions) 
 	b, start := beginCompound(b, codeMap32)
 	n := pairs
 	if opts.LockToken {
-		b = AppendUUID(AppendSymbol(b, AnnotLockToken), UUID(m.LockToken))
+		b = AppendUUID(AppendSymbol(b, AnnotLockToken), UUID(d.LockToken))
 		n++
 	}
 	b = append(b, entries...)
@@ -146,9 +158,10 @@ func headerTTL(m *broker.Message) (uint32, bool) {
 	return 0, false
 }
 
-func appendHeader(b []byte, m *broker.Message, opts EncodeOptions) []byte {
+func appendHeader(b []byte, d *broker.Delivery, opts EncodeOptions) []byte {
+	m := d.Msg
 	ttl, hasTTL := headerTTL(m)
-	hasDC := opts.DeliveryCount && m.DeliveryCount > 0
+	hasDC := opts.DeliveryCount && d.DeliveryCount > 0
 	var pass broker.Passthrough
 	if m.AMQP != nil {
 		pass = *m.AMQP
@@ -163,7 +176,7 @@ func appendHeader(b []byte, m *broker.Message, opts EncodeOptions) []byte {
 	b = c.boolean(b, false, true) // first-acquirer: Service Bus always sends false
 	var dc uint32
 	if hasDC {
-		dc = m.DeliveryCount - 1
+		dc = d.DeliveryCount - 1
 	}
 	b = c.uint(b, dc, hasDC)
 	return c.end(b)
@@ -173,18 +186,19 @@ func appendHeader(b []byte, m *broker.Message, opts EncodeOptions) []byte {
 // and then those a sender gave the message. An active message has no
 // x-opt-message-state, as Service Bus sends it: receivers take its absence
 // for active.
-func appendMessageAnnotations(b []byte, m *broker.Message) []byte {
+func appendMessageAnnotations(b []byte, d *broker.Delivery) []byte {
+	m := d.Msg
 	entries, pairs := passedThrough(m, func(p *broker.Passthrough) []byte { return p.MessageAnnotations })
-	if m.SequenceNumber == 0 && m.State == broker.StateActive && m.EnqueuedSequenceNumber == 0 && m.EnqueuedTime.IsZero() &&
-		m.LockedUntil.IsZero() && m.ScheduledEnqueueTime.IsZero() && m.PartitionKey == "" &&
+	if d.SequenceNumber == 0 && d.State == broker.StateActive && m.EnqueuedSequenceNumber == 0 && m.EnqueuedTime.IsZero() &&
+		d.LockedUntil.IsZero() && m.ScheduledEnqueueTime.IsZero() && m.PartitionKey == "" &&
 		m.ViaPartitionKey == "" && m.DeadLetterSource == "" && pairs == 0 {
 		return b
 	}
 	b = AppendDescriptor(b, descMessageAnnotations)
 	b, start := beginCompound(b, codeMap32)
 	n := pairs
-	if m.SequenceNumber != 0 {
-		b = AppendLong(AppendSymbol(b, AnnotSequenceNumber), m.SequenceNumber)
+	if d.SequenceNumber != 0 {
+		b = AppendLong(AppendSymbol(b, AnnotSequenceNumber), d.SequenceNumber)
 		n++
 	}
 	if m.EnqueuedSequenceNumber != 0 {
@@ -195,8 +209,8 @@ func appendMessageAnnotations(b []byte, m *broker.Message) []byte {
 		b = AppendTimestamp(AppendSymbol(b, AnnotEnqueuedTime), m.EnqueuedTime)
 		n++
 	}
-	if !m.LockedUntil.IsZero() {
-		b = AppendTimestamp(AppendSymbol(b, AnnotLockedUntil), m.LockedUntil)
+	if !d.LockedUntil.IsZero() {
+		b = AppendTimestamp(AppendSymbol(b, AnnotLockedUntil), d.LockedUntil)
 		n++
 	}
 	if !m.ScheduledEnqueueTime.IsZero() {
@@ -215,8 +229,8 @@ func appendMessageAnnotations(b []byte, m *broker.Message) []byte {
 		b = AppendString(AppendSymbol(b, AnnotDeadLetterSource), m.DeadLetterSource)
 		n++
 	}
-	if m.State != broker.StateActive {
-		b = AppendInt(AppendSymbol(b, AnnotMessageState), int32(m.State))
+	if d.State != broker.StateActive {
+		b = AppendInt(AppendSymbol(b, AnnotMessageState), int32(d.State))
 		n++
 	}
 	b = append(b, entries...)
