@@ -75,26 +75,30 @@ func (l *link) finishDrainLocked() {
 
 // deliverLoop is the deliverer of an entity link: while the peer gives
 // credit it takes messages from the engine (locked under the connection's
-// owner, or removed in receive-and-delete mode) and transfers them.
+// owner, or removed in receive-and-delete mode) and transfers them. The
+// engine hands them over as deliveries of the stored messages, not copies;
+// the loop receives them into one slice, reused while it lives.
 func (l *link) deliverLoop() {
-	var pending []*broker.Message // received and delete: taken, not yet sent
+	var buf []broker.Delivery     // the receives' deliveries
+	var pending []broker.Delivery // received and delete: taken, not yet sent (in buf)
 	defer func() { l.deliverExit(pending) }()
 	for {
 		n, drain, seq, ok := l.awaitCredit()
 		if !ok {
 			return
 		}
-		var msgs []*broker.Message
+		var ds []broker.Delivery
 		switch {
 		case len(pending) > 0:
-			msgs, pending = pending, nil
+			ds, pending = pending, nil
 		case n > 0:
 			wait := receiveWait
 			if drain {
 				wait = 0
 			}
 			var err error
-			msgs, err = l.receive(n, wait, seq)
+			buf, err = l.receive(buf[:0], n, wait, seq)
+			ds = buf
 			if err != nil {
 				if l.ctx.Err() != nil {
 					return
@@ -106,13 +110,16 @@ func (l *link) deliverLoop() {
 				return
 			}
 		}
-		left := l.deliver(msgs)
+		left := l.deliver(ds)
 		if len(left) > 0 {
 			if l.mode == broker.ReceiveAndDelete {
 				pending = left
 			} else {
 				l.giveBack(left)
 			}
+		}
+		if len(pending) == 0 {
+			clear(buf) // while the link waits, it keeps no message alive
 		}
 		if drain {
 			l.s.mu.Lock()
@@ -155,16 +162,16 @@ func (l *link) awaitCredit() (n int, drain bool, seq uint64, ok bool) {
 }
 
 // receive takes up to n messages from the engine, waiting up to wait for
-// the first. A flow that takes the credit away (or drains) cancels the
-// wait: errFlowChanged.
-func (l *link) receive(n int, wait time.Duration, seq uint64) ([]*broker.Message, error) {
+// the first, and appends their deliveries to dst. A flow that takes the
+// credit away (or drains) cancels the wait: errFlowChanged.
+func (l *link) receive(dst []broker.Delivery, n int, wait time.Duration, seq uint64) ([]broker.Delivery, error) {
 	c := l.s.c
 	ctx, cancel := context.WithCancel(l.ctx)
 	defer cancel()
 	l.s.mu.Lock()
 	if l.flowSeq != seq {
 		l.s.mu.Unlock()
-		return nil, errFlowChanged
+		return dst, errFlowChanged
 	}
 	l.waitCancel = cancel
 	l.s.mu.Unlock()
@@ -174,36 +181,36 @@ func (l *link) receive(n int, wait time.Duration, seq uint64) ([]*broker.Message
 		l.s.mu.Unlock()
 	}()
 	req := broker.ReceiveRequest{Entity: l.entity, Mode: l.mode, Max: n, MaxWait: wait}
-	var msgs []*broker.Message
 	var err error
 	if l.sessionful {
-		msgs, err = l.eng.ReceiveSession(ctx, c.owner, l.sessionID, req)
+		dst, err = l.eng.ReceiveSessionDeliveries(ctx, c.owner, l.sessionID, req, dst)
 	} else {
-		msgs, err = l.eng.ReceiveAs(ctx, c.owner, req)
+		dst, err = l.eng.ReceiveDeliveries(ctx, c.owner, req, dst)
 	}
 	if err != nil && ctx.Err() != nil && l.ctx.Err() == nil {
-		return msgs, errFlowChanged
+		return dst, errFlowChanged
 	}
-	return msgs, err
+	return dst, err
 }
 
-// deliver transfers messages while credit, the unsettled limit and the
+// deliver transfers deliveries while credit, the unsettled limit and the
 // session window allow, and returns those it could not send.
-func (l *link) deliver(msgs []*broker.Message) []*broker.Message {
+func (l *link) deliver(ds []broker.Delivery) []broker.Delivery {
 	s := l.s
 	var buf []byte // each payload is encoded here: its frames are a copy
-	for i, m := range msgs {
-		payload := wire.EncodeMessage(buf[:0], m, wire.EncodeOptions{DeliveryCount: true, LockToken: l.mode == broker.PeekLock})
+	for i := range ds {
+		d := &ds[i]
+		payload := wire.EncodeDelivery(buf[:0], d, wire.EncodeOptions{DeliveryCount: true, LockToken: l.mode == broker.PeekLock})
 		buf = payload
 		var tag []byte
 		if l.mode == broker.PeekLock {
-			t := wire.DeliveryTag(m.LockToken)
+			t := wire.DeliveryTag(d.LockToken)
 			tag = t[:]
 		}
 		// Wait for the writer here, holding no lock: under the lock the
 		// delivery is only queued (see TestRawSlowReaderDoesNotStallSettlements).
 		if !s.c.w.awaitRoom(l.ctx) {
-			return msgs[i:]
+			return ds[i:]
 		}
 		s.mu.Lock()
 		need := s.framesFor(len(payload))
@@ -213,7 +220,7 @@ func (l *link) deliver(msgs []*broker.Message) []*broker.Message {
 		if s.done || l.state != linkAttached || l.credit == 0 ||
 			(l.mode == broker.PeekLock && l.unsettled >= s.c.opts.MaxUnsettledPerLink) {
 			s.mu.Unlock()
-			return msgs[i:]
+			return ds[i:]
 		}
 		if tag == nil {
 			l.tagSeq++
@@ -221,12 +228,12 @@ func (l *link) deliver(msgs []*broker.Message) []*broker.Message {
 		}
 		id, ok := s.transferLocked(l, tag, payload, l.preSettled)
 		if ok && !l.preSettled {
-			s.outUnsettled[id] = outDelivery{link: l, token: m.LockToken}
+			s.outUnsettled[id] = outDelivery{link: l, token: d.LockToken}
 			l.unsettled++
 		}
 		s.mu.Unlock()
 		if !ok {
-			return msgs[i:]
+			return ds[i:]
 		}
 	}
 	return nil
@@ -285,13 +292,13 @@ func (s *session) transferLocked(l *link, tag, payload []byte, settled bool) (ui
 	return id, true
 }
 
-// giveBack releases peek-locked messages that could not be sent (credit
+// giveBack releases peek-locked deliveries that could not be sent (credit
 // went away): their locks end at once, and nothing counts as a failed
 // delivery.
-func (l *link) giveBack(msgs []*broker.Message) {
-	ss := make([]broker.Settlement, len(msgs))
-	for i, m := range msgs {
-		ss[i] = broker.Settlement{Kind: broker.Release, Entity: l.entity, Token: m.LockToken}
+func (l *link) giveBack(ds []broker.Delivery) {
+	ss := make([]broker.Settlement, len(ds))
+	for i := range ds {
+		ss[i] = broker.Settlement{Kind: broker.Release, Entity: l.entity, Token: ds[i].LockToken}
 	}
 	l.eng.SettleMany(context.WithoutCancel(l.ctx), ss)
 }
@@ -299,7 +306,7 @@ func (l *link) giveBack(msgs []*broker.Message) {
 // deliverExit cleans up after the link ended: a session receiver gives its
 // session lock back, and messages taken in receive-and-delete mode that
 // were not sent are reported lost (that mode's contract).
-func (l *link) deliverExit(pending []*broker.Message) {
+func (l *link) deliverExit(pending []broker.Delivery) {
 	c := l.s.c
 	if len(pending) > 0 {
 		c.log.Warn("messages received in receive-and-delete mode were lost with their link", "entity", logsafe.Clip(l.entity), "count", len(pending))
