@@ -65,8 +65,10 @@ type link struct {
 	creditLimit   uint32 // deliveryCount at which the credit we gave runs out
 	inflight      int    // received deliveries whose outcome is not sent yet
 	maxSize       uint64 // the largest delivery accepted (announced max-message-size)
-	partial       *inDelivery
-	inQ           chan *inDelivery // to the store goroutine (entity links)
+	partial       *inDelivery      // a delivery of several transfers, being reassembled
+	burst         []inDelivery     // whole deliveries not handed to the store goroutine yet (handBurstLocked)
+	spareBurst    []inDelivery     // a burst the store goroutine is done with, to gather the next one in
+	inQ           chan []inDelivery // bursts to the store goroutine (entity links)
 
 	// Outgoing deliveries (the listener is the sender).
 	mode       broker.ReceiveMode
@@ -202,6 +204,7 @@ func (l *link) closeLocked() {
 	l.s.c.untrackLink(l)
 	l.cancel()
 	if l.inQ != nil {
+		l.handBurstLocked() // what was read before the close is stored, as when each delivery was handed on at once
 		close(l.inQ)
 		l.inQ = nil
 	}
