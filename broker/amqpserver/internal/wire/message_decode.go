@@ -60,17 +60,19 @@ func decodeMessage(b []byte, copyBytes bool) (*broker.Message, error) {
 
 // messageReader tracks what the sections seen so far established.
 type messageReader struct {
-	m          *broker.Message
-	bodyKinds  int   // sections of the body seen
-	dataLens   []int // lengths of the data sections seen
-	pass       broker.Passthrough
-	deliveryAn entryCollector // delivery annotations passed through
-	messageAn  entryCollector // message annotations passed through
-	hasValue   bool
-	ttlHeader  bool
-	absExpiry  time.Time
-	created    time.Time
-	expirySeen bool
+	m            *broker.Message
+	bodyKinds    int   // sections of the body seen
+	dataSections int   // data sections seen
+	firstDataLen int   // the length of the first
+	dataLens     []int // the lengths of all, once there are two
+	pass         broker.Passthrough
+	deliveryAn   entryCollector // delivery annotations passed through
+	messageAn    entryCollector // message annotations passed through
+	hasValue     bool
+	ttlHeader    bool
+	absExpiry    time.Time
+	created      time.Time
+	expirySeen   bool
 }
 
 func (d *Decoder) readMessage(m *broker.Message) error {
@@ -104,7 +106,15 @@ func (d *Decoder) readMessage(m *broker.Message) error {
 			if err == nil {
 				var data []byte
 				if data, err = d.ReadBinary(); err == nil {
-					r.dataLens = append(r.dataLens, len(data))
+					r.dataSections++
+					switch r.dataSections {
+					case 1: // most messages: no list of lengths
+						r.firstDataLen = len(data)
+					case 2:
+						r.dataLens = append(r.dataLens, r.firstDataLen, len(data))
+					default:
+						r.dataLens = append(r.dataLens, len(data))
+					}
 					if m.Body == nil {
 						m.Body = data // already a copy
 					} else {
