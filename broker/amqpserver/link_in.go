@@ -227,7 +227,9 @@ func (l *link) onFlowLocked(f *wire.Flow) {
 // storeLoop stores the deliveries of an entity link in order, a run of
 // them with one engine call, and sends their outcomes.
 func (l *link) storeLoop(q <-chan []inDelivery) {
-	var st storeScratch
+	// Deliveries the client handed over are stored even if the connection
+	// drops meanwhile.
+	st := storeScratch{ctx: context.WithoutCancel(l.ctx)}
 	for b := range q {
 		list := append(st.list[:0], b...)
 		clear(b)
@@ -258,6 +260,7 @@ func takeNow(q <-chan []inDelivery) ([]inDelivery, bool) {
 // storeScratch is what the store goroutine of a link reuses from one run
 // of deliveries to the next.
 type storeScratch struct {
+	ctx   context.Context // the link's, without its cancellation
 	list  []inDelivery
 	spare []inDelivery // a burst copied into list, for the reader to gather the next one in
 	errs  []error
@@ -272,10 +275,7 @@ type storeScratch struct {
 // nothing.
 func (l *link) store(st *storeScratch) {
 	c := l.s.c
-	list := st.list
-	// Deliveries the client handed over are stored even if the connection
-	// drops meanwhile.
-	ctx := context.WithoutCancel(l.ctx)
+	list, ctx := st.list, st.ctx
 	errs := slices.Grow(st.errs[:0], len(list))[:len(list)]
 	msgs := slices.Grow(st.msgs[:0], len(list))[:len(list)]
 	run := st.run[:0]
