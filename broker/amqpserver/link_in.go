@@ -261,6 +261,7 @@ func takeNow(q <-chan []inDelivery) ([]inDelivery, bool) {
 // of deliveries to the next.
 type storeScratch struct {
 	ctx   context.Context // the link's, without its cancellation
+	dec   wire.MessageDecoder
 	list  []inDelivery
 	spare []inDelivery // a burst copied into list, for the reader to gather the next one in
 	errs  []error
@@ -307,7 +308,7 @@ func (l *link) store(st *storeScratch) {
 		d := &list[i]
 		switch d.format {
 		case 0:
-			m, err := wire.DecodeOwnedMessage(d.payload) // d.payload is this delivery's own
+			m, err := st.dec.DecodeOwned(d.payload) // d.payload is this delivery's own
 			if err != nil {
 				errs[i] = err
 				continue
@@ -316,7 +317,7 @@ func (l *link) store(st *storeScratch) {
 			run = append(run, i)
 		case wire.MessageFormatBatch:
 			flush()
-			errs[i] = l.storeBatch(ctx, d.payload)
+			errs[i] = l.storeBatch(ctx, &st.dec, d.payload)
 		default:
 			errs[i] = broker.Errorf(broker.CodeInvalid, "message format 0x%08x is not supported", d.format)
 		}
@@ -351,14 +352,14 @@ func (l *link) store(st *storeScratch) {
 }
 
 // storeBatch stores the messages of a batch delivery with one engine call.
-func (l *link) storeBatch(ctx context.Context, payload []byte) error {
+func (l *link) storeBatch(ctx context.Context, dec *wire.MessageDecoder, payload []byte) error {
 	parts, err := wire.SplitBatch(payload)
 	if err != nil {
 		return err
 	}
 	msgs := make([]*broker.Message, len(parts))
 	for i, p := range parts {
-		m, err := wire.DecodeOwnedMessage(p) // a part of the delivery's own payload
+		m, err := dec.DecodeOwned(p) // a part of the delivery's own payload
 		if err != nil {
 			return fmt.Errorf("message %d of the batch: %w", i, err)
 		}

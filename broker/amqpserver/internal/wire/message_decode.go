@@ -43,19 +43,43 @@ func DecodeMessage(b []byte) (*broker.Message, error) {
 // the binary values of the result (the body of a single data section, the
 // sections passed through) alias b instead of being copied, so b must not
 // change afterwards. A listener decodes each message it stores this way,
-// from the payload it reassembled for it: a copy less of every message.
+// from the payload it reassembled for it (with a MessageDecoder): a copy
+// less of every message.
 func DecodeOwnedMessage(b []byte) (*broker.Message, error) {
 	return decodeMessage(b, false)
 }
 
 // decodeMessage is DecodeMessage, copying binary values out of b or not.
 func decodeMessage(b []byte, copyBytes bool) (*broker.Message, error) {
+	var d Decoder
+	return decodeMessageWith(&d, b, copyBytes)
+}
+
+// decodeMessageWith is decodeMessage with the decoder d (which escapes to
+// the heap: the readers of composite fields are called through function
+// values).
+func decodeMessageWith(d *Decoder, b []byte, copyBytes bool) (*broker.Message, error) {
 	m := &broker.Message{Size: int64(len(b))}
-	d := Decoder{buf: b, copyBytes: copyBytes}
-	if err := d.readMessage(m); err != nil {
+	*d = Decoder{buf: b, copyBytes: copyBytes}
+	err := d.readMessage(m)
+	*d = Decoder{}
+	if err != nil {
 		return nil, &broker.Error{Code: broker.CodeInvalid, Message: "malformed AMQP message: " + err.Error(), Err: err}
 	}
 	return m, nil
+}
+
+// A MessageDecoder decodes one message after another with the same
+// decoder, so that a message costs only the allocations of what it keeps.
+// The zero value is ready; it is not safe for concurrent use and holds no
+// bytes of a message between calls.
+type MessageDecoder struct {
+	d Decoder
+}
+
+// DecodeOwned is DecodeOwnedMessage.
+func (md *MessageDecoder) DecodeOwned(b []byte) (*broker.Message, error) {
+	return decodeMessageWith(&md.d, b, false)
 }
 
 // messageReader tracks what the sections seen so far established.
