@@ -187,8 +187,12 @@ func (d *Decoder) readMessage(m *broker.Message) error {
 	r.pass.DeliveryAnnotations = r.deliveryAn.encoded()
 	r.pass.MessageAnnotations = r.messageAn.encoded()
 	if !r.pass.IsZero() {
-		pass := r.pass // r stays on the stack: most messages have nothing to pass through
-		m.AMQP = &pass
+		if p := sharedPassthrough(&r.pass); p != nil {
+			m.AMQP = p
+		} else {
+			pass := r.pass // r stays on the stack: most messages have nothing to pass through
+			m.AMQP = &pass
+		}
 	}
 	// Without a header ttl, or with the longest one it holds (a longer time
 	// to live is sent so), the absolute-expiry-time minus the creation-time
@@ -199,6 +203,39 @@ func (d *Decoder) readMessage(m *broker.Message) error {
 		}
 	}
 	return nil
+}
+
+// headerPassthroughs are the passthroughs of the messages that pass
+// through nothing but their header's durable flag and a priority up to 9
+// (or none), by durable and priority + 1 (0: none). go-amqp writes the
+// priority of every header it sends (0 unless set), so most messages of
+// generic AMQP clients have one of these; they share it instead of
+// allocating and keeping their own. Nothing changes a decoded message's
+// Passthrough in place (a message's copy clones it).
+var headerPassthroughs = func() (t [2][11]broker.Passthrough) {
+	for d := range t {
+		for p := range t[d] {
+			t[d][p] = broker.Passthrough{Durable: d == 1, HasPriority: p > 0, Priority: uint8(max(p-1, 0))}
+		}
+	}
+	return t
+}()
+
+// sharedPassthrough returns the entry of headerPassthroughs equal to p, or
+// nil when there is none.
+func sharedPassthrough(p *broker.Passthrough) *broker.Passthrough {
+	if p.ContentEncoding != "" || p.DeliveryAnnotations != nil || p.MessageAnnotations != nil || p.Footer != nil ||
+		(p.HasPriority && p.Priority > 9) || (!p.HasPriority && p.Priority != 0) {
+		return nil
+	}
+	d, i := 0, 0
+	if p.Durable {
+		d = 1
+	}
+	if p.HasPriority {
+		i = int(p.Priority) + 1
+	}
+	return &headerPassthroughs[d][i]
 }
 
 // bodySection checks that a body section agrees with the ones before it.

@@ -137,6 +137,37 @@ func TestMessageDecoder(t *testing.T) {
 	}
 }
 
+// TestHeaderPassthroughShared checks that messages passing through only
+// their header share one Passthrough per durable flag and priority up to 9,
+// equal to what they would have had of their own.
+func TestHeaderPassthroughShared(t *testing.T) {
+	for _, p := range []broker.Passthrough{
+		{Durable: true},
+		{HasPriority: true},
+		{Durable: true, HasPriority: true, Priority: 9},
+		{HasPriority: true, Priority: 10},
+		{Durable: true, ContentEncoding: "gzip"},
+	} {
+		m := &broker.Message{Body: []byte("b"), AMQP: &p}
+		b := EncodeMessage(nil, m, EncodeOptions{})
+		one, err := DecodeMessage(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		two, err := DecodeOwnedMessage(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(*one.AMQP, p) || !reflect.DeepEqual(*two.AMQP, p) {
+			t.Fatalf("%+v decoded as %+v and %+v", p, *one.AMQP, *two.AMQP)
+		}
+		shared := p.ContentEncoding == "" && p.Priority <= 9
+		if (one.AMQP == two.AMQP) != shared {
+			t.Fatalf("%+v: shared %v, want %v", p, one.AMQP == two.AMQP, shared)
+		}
+	}
+}
+
 func TestMessageEncodeOptions(t *testing.T) {
 	m := fullMessage()
 	got, err := DecodeMessage(EncodeMessage(nil, m, EncodeOptions{}))
