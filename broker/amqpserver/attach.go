@@ -168,7 +168,7 @@ func (s *session) attachIncoming(l *link, a *wire.Attach) error {
 	l.deliveryCount = a.InitialDeliveryCount
 	l.creditLimit = l.deliveryCount + l.creditMax
 	if l.kind == kindEntityIn {
-		l.inQ = make(chan []inDelivery, l.creditMax)
+		l.inQ = make(chan *inDelivery, l.creditMax)
 		q := l.inQ
 		s.c.goSafe(func() { l.storeLoop(q) })
 		s.c.guardLink(l)

@@ -46,7 +46,6 @@ type conn struct {
 	channelMax   uint16
 
 	sessions map[uint16]*session // reader goroutine only
-	bursts   []*link             // links with deliveries to hand on (handBursts; reader goroutine only)
 
 	replyMu      sync.Mutex
 	replies      map[string]*link // reply links by their target address
@@ -138,10 +137,7 @@ func (c *conn) serve() {
 }
 
 // readLoop reads and handles frames until the connection ends.
-// The deliveries of a burst of transfers are handed on together when no
-// whole frame is left to read without waiting (handBursts).
 func (c *conn) readLoop() error {
-	defer c.handBursts()
 	for {
 		fr, err := c.r.ReadFrame()
 		if err != nil {
@@ -151,16 +147,11 @@ func (c *conn) readLoop() error {
 		if fr.Type != wire.FrameAMQP {
 			return connError(wire.CondFramingError, "a SASL frame after the SASL exchange")
 		}
-		if fr.Body != nil {
-			if _, ok := fr.Body.(*wire.Transfer); !ok && len(c.bursts) > 0 {
-				c.handBursts()
-			}
-			if err := c.handle(fr.Channel, fr.Body); err != nil {
-				return err
-			}
+		if fr.Body == nil {
+			continue // heartbeat
 		}
-		if len(c.bursts) > 0 && !c.r.FrameBuffered() {
-			c.handBursts()
+		if err := c.handle(fr.Channel, fr.Body); err != nil {
+			return err
 		}
 	}
 }

@@ -61,14 +61,12 @@ type link struct {
 
 	// Incoming deliveries (the listener is the receiver).
 	creditMax     uint32
-	deliveryCount uint32            // deliveries the peer has sent, from its initial count
-	creditLimit   uint32            // deliveryCount at which the credit we gave runs out
-	inflight      int               // received deliveries whose outcome is not sent yet
-	maxSize       uint64            // the largest delivery accepted (announced max-message-size)
-	partial       *inDelivery       // a delivery of several transfers, being reassembled
-	burst         []inDelivery      // whole deliveries not handed to the store goroutine yet (handBurstLocked)
-	spareBurst    []inDelivery      // a burst the store goroutine is done with, to gather the next one in
-	inQ           chan []inDelivery // bursts to the store goroutine (entity links)
+	deliveryCount uint32 // deliveries the peer has sent, from its initial count
+	creditLimit   uint32 // deliveryCount at which the credit we gave runs out
+	inflight      int    // received deliveries whose outcome is not sent yet
+	maxSize       uint64 // the largest delivery accepted (announced max-message-size)
+	partial       *inDelivery
+	inQ           chan *inDelivery // to the store goroutine (entity links)
 
 	// Outgoing deliveries (the listener is the sender).
 	mode       broker.ReceiveMode
@@ -204,7 +202,6 @@ func (l *link) closeLocked() {
 	l.s.c.untrackLink(l)
 	l.cancel()
 	if l.inQ != nil {
-		l.handBurstLocked() // what was read before the close is stored, as when each delivery was handed on at once
 		close(l.inQ)
 		l.inQ = nil
 	}

@@ -30,28 +30,23 @@ type inDelivery struct {
 // reassembly (capped at the link's maximum message size) and, at the last
 // frame, the delivery's dispatch.
 func (l *link) onTransferLocked(t *wire.Transfer) {
-	if l.partial == nil && !t.More && !t.Aborted {
-		// A delivery of one transfer, the usual case: nothing to
-		// reassemble, and nothing on the heap but its payload.
-		var d inDelivery
-		if !l.startDeliveryLocked(t, &d) {
-			return
-		}
-		d.settled = t.Settled
-		d.size = uint64(len(t.Payload))
-		if d.size > l.maxSize {
-			d.tooLarge = true
-		} else {
-			d.payload = make([]byte, len(t.Payload))
-			copy(d.payload, t.Payload) // t.Payload lives in the read buffer
-		}
-		l.dispatchLocked(&d)
-		return
-	}
 	d := l.partial
 	if d == nil {
-		d = new(inDelivery)
-		if !l.startDeliveryLocked(t, d) {
+		id, ok := t.DeliveryID.Get()
+		if !ok {
+			l.failLocked(&wire.Error{Condition: wire.CondInvalidField, Description: "the first transfer of a delivery has no delivery-id"})
+			return
+		}
+		if l.creditLimit == l.deliveryCount {
+			l.failLocked(&wire.Error{Condition: wire.CondTransferLimitExceeded, Description: "a transfer without link credit"})
+			return
+		}
+		l.deliveryCount++
+		l.inflight++
+		l.moved++
+		d = &inDelivery{id: id, format: t.MessageFormat.Value}
+		if m, ok := t.RcvSettleMode.Get(); ok && m == wire.ReceiverSettleSecond && l.rcvMode.Value != wire.ReceiverSettleSecond {
+			l.failLocked(&wire.Error{Condition: wire.CondInvalidField, Description: "a transfer asks for rcv-settle-mode second on a link attached with first"})
 			return
 		}
 	} else if id, ok := t.DeliveryID.Get(); ok && id != d.id {
@@ -83,33 +78,8 @@ func (l *link) onTransferLocked(t *wire.Transfer) {
 	l.dispatchLocked(d)
 }
 
-// startDeliveryLocked checks the first transfer of a delivery, takes a
-// unit of credit for it and fills in d's id and format; false when the
-// transfer broke the protocol (the link is failing).
-func (l *link) startDeliveryLocked(t *wire.Transfer, d *inDelivery) bool {
-	id, ok := t.DeliveryID.Get()
-	if !ok {
-		l.failLocked(&wire.Error{Condition: wire.CondInvalidField, Description: "the first transfer of a delivery has no delivery-id"})
-		return false
-	}
-	if l.creditLimit == l.deliveryCount {
-		l.failLocked(&wire.Error{Condition: wire.CondTransferLimitExceeded, Description: "a transfer without link credit"})
-		return false
-	}
-	l.deliveryCount++
-	l.inflight++
-	l.moved++
-	d.id, d.format = id, t.MessageFormat.Value
-	if m, ok := t.RcvSettleMode.Get(); ok && m == wire.ReceiverSettleSecond && l.rcvMode.Value != wire.ReceiverSettleSecond {
-		l.failLocked(&wire.Error{Condition: wire.CondInvalidField, Description: "a transfer asks for rcv-settle-mode second on a link attached with first"})
-		return false
-	}
-	return true
-}
-
-// dispatchLocked hands a whole delivery on: to the burst of an entity link
-// (handed to its store goroutine when the reader has no whole frame left
-// to read, see handBurstLocked), or to a request goroutine.
+// dispatchLocked hands a whole delivery on: to the store goroutine of an
+// entity link, or to a request goroutine.
 func (l *link) dispatchLocked(d *inDelivery) {
 	if d.tooLarge {
 		err := broker.Errorf(broker.CodeMessageTooLarge, "the message of %d bytes exceeds the maximum of %d bytes", d.size, l.maxSize)
@@ -120,60 +90,14 @@ func (l *link) dispatchLocked(d *inDelivery) {
 	}
 	if l.kind == kindRequestIn {
 		l.outcomeLocked(d, wire.Accepted{})
-		req := *d
-		l.s.c.goSafe(func() { l.handleRequest(&req) })
+		l.s.c.goSafe(func() { l.handleRequest(d) })
 		return
 	}
-	if len(l.burst) >= int(l.creditMax) { // cannot happen: a burst holds at most the credit
-		l.failLocked(&wire.Error{Condition: wire.CondTransferLimitExceeded, Description: "too many deliveries in flight"})
-		return
-	}
-	if len(l.burst) == 0 {
-		if l.burst == nil {
-			l.burst, l.spareBurst = l.spareBurst, nil
-		}
-		l.s.c.bursts = append(l.s.c.bursts, l)
-	}
-	l.burst = append(l.burst, *d)
-}
-
-// handBurstLocked hands the deliveries read for l since the last burst to
-// its store goroutine, all at once: one wake-up of that goroutine, one
-// engine call and one disposition frame for what one read brought, where
-// handing each delivery on as it was decoded woke the store goroutine for
-// the first and split the rest. It reports false when the queue had no
-// room, which cannot happen (it holds the whole credit, and a burst at
-// least one delivery): the burst is dropped.
-func (l *link) handBurstLocked() bool {
-	if len(l.burst) == 0 {
-		return true
-	}
-	b := l.burst
-	l.burst = nil
 	select {
-	case l.inQ <- b:
-		return true
-	default:
-		return false
+	case l.inQ <- d:
+	default: // cannot happen: the queue holds the whole credit
+		l.failLocked(&wire.Error{Condition: wire.CondTransferLimitExceeded, Description: "too many deliveries in flight"})
 	}
-}
-
-// handBursts hands on the bursts of every link that has one (reader
-// goroutine only): when the next frame is not read yet, and before any
-// frame other than a transfer, so that the peer's flows, dispositions and
-// detaches find the deliveries before them handed on, as they were
-// before bursts.
-func (c *conn) handBursts() {
-	for i, l := range c.bursts {
-		c.bursts[i] = nil
-		s := l.s
-		s.mu.Lock()
-		if !l.handBurstLocked() {
-			l.failLocked(&wire.Error{Condition: wire.CondTransferLimitExceeded, Description: "too many deliveries in flight"})
-		}
-		s.mu.Unlock()
-	}
-	c.bursts = c.bursts[:0]
 }
 
 // outcomeLocked sends the outcome of an incoming delivery, settled (nothing
@@ -226,34 +150,14 @@ func (l *link) onFlowLocked(f *wire.Flow) {
 
 // storeLoop stores the deliveries of an entity link in order, a run of
 // them with one engine call, and sends their outcomes.
-func (l *link) storeLoop(q <-chan []inDelivery) {
+func (l *link) storeLoop(q <-chan *inDelivery) {
 	// Deliveries the client handed over are stored even if the connection
 	// drops meanwhile.
 	st := storeScratch{ctx: context.WithoutCancel(l.ctx)}
-	for b := range q {
-		list := append(st.list[:0], b...)
-		clear(b)
-		st.spare = b // given back to the reader by store
-		for len(list) < maxStoreBatch {
-			more, ok := takeNow(q)
-			if !ok {
-				break
-			}
-			list = append(list, more...)
-		}
-		st.list = list
+	for d := range q {
+		st.list = gather(st.list[:0], d, q, maxStoreBatch)
 		l.store(&st)
-		clear(st.list) // the payloads are the engine's now, or garbage
-	}
-}
-
-// takeNow returns a burst if q holds one, without waiting.
-func takeNow(q <-chan []inDelivery) ([]inDelivery, bool) {
-	select {
-	case b, ok := <-q:
-		return b, ok
-	default:
-		return nil, false
+		st.release()
 	}
 }
 
@@ -262,15 +166,32 @@ func takeNow(q <-chan []inDelivery) ([]inDelivery, bool) {
 type storeScratch struct {
 	ctx   context.Context // the link's, without its cancellation
 	dec   wire.MessageDecoder
-	list  []inDelivery
-	spare []inDelivery // a burst copied into list, for the reader to gather the next one in
+	list  []*inDelivery
 	errs  []error
 	msgs  []*broker.Message
 	run   []int
 	batch []*broker.Message
 }
 
-// store stores a list of deliveries, keeping their order: consecutive
+// keptScratch bounds the runs whose lists a store goroutine keeps for the
+// next: a link that once stored its whole credit at once does not keep
+// lists that size while it idles.
+const keptScratch = 64
+
+// release drops what the last run left in the lists, and the lists too
+// when they grew past keptScratch.
+func (st *storeScratch) release() {
+	if cap(st.list) > keptScratch {
+		st.list, st.errs, st.msgs, st.run, st.batch = nil, nil, nil, nil, nil
+		return
+	}
+	clear(st.list[:cap(st.list)])
+	clear(st.errs[:cap(st.errs)])
+	clear(st.msgs[:cap(st.msgs)])
+	clear(st.batch[:cap(st.batch)])
+}
+
+// store stores the deliveries of st.list, keeping their order: consecutive
 // single messages go in one engine call (retried one by one if it fails,
 // so each gets its own outcome); a batch delivery is stored alone, all or
 // nothing.
@@ -288,6 +209,7 @@ func (l *link) store(st *storeScratch) {
 		for _, k := range run {
 			batch = append(batch, msgs[k])
 		}
+		st.batch = batch
 		// The engine keeps the messages decoded here without copying
 		// them; a failed send keeps none, and the retry copies.
 		err := l.eng.SendOwned(ctx, l.entity, batch)
@@ -300,12 +222,9 @@ func (l *link) store(st *storeScratch) {
 				errs[k] = err
 			}
 		}
-		clear(batch)
-		st.batch = batch
 		run = run[:0]
 	}
-	for i := range list {
-		d := &list[i]
+	for i, d := range list {
 		switch d.format {
 		case 0:
 			m, err := st.dec.DecodeOwned(d.payload) // d.payload is this delivery's own
@@ -323,13 +242,12 @@ func (l *link) store(st *storeScratch) {
 		}
 	}
 	flush()
-	st.run = run
+	st.errs, st.msgs, st.run = errs, msgs, run
 	s := l.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	answers := s.newDispositionRun(wire.RoleReceiver)
-	for i := range list {
-		d := &list[i]
+	for i, d := range list {
 		if errs[i] != nil {
 			if d.settled {
 				c.log.Warn("a pre-settled message could not be stored and is lost", "entity", logsafe.Clip(l.entity), "err", logsafe.Err(errs[i]))
@@ -342,13 +260,6 @@ func (l *link) store(st *storeScratch) {
 	answers.flushLocked()
 	l.inflight -= len(list)
 	l.replenishLocked()
-	if l.spareBurst == nil && st.spare != nil {
-		l.spareBurst = st.spare[:0]
-	}
-	st.spare = nil
-	clear(errs)
-	clear(msgs)
-	st.errs, st.msgs = errs, msgs
 }
 
 // storeBatch stores the messages of a batch delivery with one engine call.
@@ -366,4 +277,22 @@ func (l *link) storeBatch(ctx context.Context, dec *wire.MessageDecoder, payload
 		msgs[i] = m
 	}
 	return l.eng.SendOwned(ctx, l.entity, msgs)
+}
+
+// gather appends first and whatever else q holds right now to list, up to
+// max in all, without waiting: the batch one engine call handles.
+func gather[T any](list []T, first T, q <-chan T, max int) []T {
+	list = append(list, first)
+	for len(list) < max {
+		select {
+		case more, ok := <-q:
+			if !ok {
+				return list
+			}
+			list = append(list, more)
+		default:
+			return list
+		}
+	}
+	return list
 }

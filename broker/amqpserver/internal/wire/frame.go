@@ -423,11 +423,3 @@ func (fr *FrameReader) bufferedFrame() ([]byte, FrameHeader, bool) {
 	}
 	return avail[:h.Size:h.Size], h, true
 }
-
-// FrameBuffered reports whether the next frame is already read whole, so
-// that ReadFrame returns it without a system call: a reader that hands work
-// on in bursts hands it on when this turns false.
-func (fr *FrameReader) FrameBuffered() bool {
-	_, _, ok := fr.bufferedFrame()
-	return ok
-}
