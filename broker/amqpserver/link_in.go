@@ -3,6 +3,7 @@ package amqpserver
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/amqpserver/internal/logsafe"
@@ -150,32 +151,65 @@ func (l *link) onFlowLocked(f *wire.Flow) {
 // storeLoop stores the deliveries of an entity link in order, a run of
 // them with one engine call, and sends their outcomes.
 func (l *link) storeLoop(q <-chan *inDelivery) {
+	// Deliveries the client handed over are stored even if the connection
+	// drops meanwhile.
+	st := storeScratch{ctx: context.WithoutCancel(l.ctx)}
 	for d := range q {
-		list := gather(d, q, maxStoreBatch)
-		l.store(list)
+		st.list = gather(st.list[:0], d, q, maxStoreBatch)
+		l.store(&st)
+		st.release()
 	}
 }
 
-// store stores a list of deliveries, keeping their order: consecutive
+// storeScratch is what the store goroutine of a link reuses from one run
+// of deliveries to the next.
+type storeScratch struct {
+	ctx   context.Context // the link's, without its cancellation
+	dec   wire.MessageDecoder
+	list  []*inDelivery
+	errs  []error
+	msgs  []*broker.Message
+	run   []int
+	batch []*broker.Message
+}
+
+// keptScratch bounds the runs whose lists a store goroutine keeps for the
+// next: a link that once stored its whole credit at once does not keep
+// lists that size while it idles.
+const keptScratch = 64
+
+// release drops what the last run left in the lists, and the lists too
+// when they grew past keptScratch.
+func (st *storeScratch) release() {
+	if cap(st.list) > keptScratch {
+		st.list, st.errs, st.msgs, st.run, st.batch = nil, nil, nil, nil, nil
+		return
+	}
+	clear(st.list[:cap(st.list)])
+	clear(st.errs[:cap(st.errs)])
+	clear(st.msgs[:cap(st.msgs)])
+	clear(st.batch[:cap(st.batch)])
+}
+
+// store stores the deliveries of st.list, keeping their order: consecutive
 // single messages go in one engine call (retried one by one if it fails,
 // so each gets its own outcome); a batch delivery is stored alone, all or
 // nothing.
-func (l *link) store(list []*inDelivery) {
+func (l *link) store(st *storeScratch) {
 	c := l.s.c
-	// Deliveries the client handed over are stored even if the connection
-	// drops meanwhile.
-	ctx := context.WithoutCancel(l.ctx)
-	errs := make([]error, len(list))
-	msgs := make([]*broker.Message, len(list))
-	var run []int
+	list, ctx := st.list, st.ctx
+	errs := slices.Grow(st.errs[:0], len(list))[:len(list)]
+	msgs := slices.Grow(st.msgs[:0], len(list))[:len(list)]
+	run := st.run[:0]
 	flush := func() {
 		if len(run) == 0 {
 			return
 		}
-		batch := make([]*broker.Message, len(run))
-		for i, k := range run {
-			batch[i] = msgs[k]
+		batch := st.batch[:0]
+		for _, k := range run {
+			batch = append(batch, msgs[k])
 		}
+		st.batch = batch
 		// The engine keeps the messages decoded here without copying
 		// them; a failed send keeps none, and the retry copies.
 		err := l.eng.SendOwned(ctx, l.entity, batch)
@@ -193,7 +227,7 @@ func (l *link) store(list []*inDelivery) {
 	for i, d := range list {
 		switch d.format {
 		case 0:
-			m, err := wire.DecodeOwnedMessage(d.payload) // d.payload is this delivery's own
+			m, err := st.dec.DecodeOwned(d.payload) // d.payload is this delivery's own
 			if err != nil {
 				errs[i] = err
 				continue
@@ -202,12 +236,13 @@ func (l *link) store(list []*inDelivery) {
 			run = append(run, i)
 		case wire.MessageFormatBatch:
 			flush()
-			errs[i] = l.storeBatch(ctx, d.payload)
+			errs[i] = l.storeBatch(ctx, &st.dec, d.payload)
 		default:
 			errs[i] = broker.Errorf(broker.CodeInvalid, "message format 0x%08x is not supported", d.format)
 		}
 	}
 	flush()
+	st.errs, st.msgs, st.run = errs, msgs, run
 	s := l.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -228,14 +263,14 @@ func (l *link) store(list []*inDelivery) {
 }
 
 // storeBatch stores the messages of a batch delivery with one engine call.
-func (l *link) storeBatch(ctx context.Context, payload []byte) error {
+func (l *link) storeBatch(ctx context.Context, dec *wire.MessageDecoder, payload []byte) error {
 	parts, err := wire.SplitBatch(payload)
 	if err != nil {
 		return err
 	}
 	msgs := make([]*broker.Message, len(parts))
 	for i, p := range parts {
-		m, err := wire.DecodeOwnedMessage(p) // a part of the delivery's own payload
+		m, err := dec.DecodeOwned(p) // a part of the delivery's own payload
 		if err != nil {
 			return fmt.Errorf("message %d of the batch: %w", i, err)
 		}
@@ -244,10 +279,10 @@ func (l *link) storeBatch(ctx context.Context, payload []byte) error {
 	return l.eng.SendOwned(ctx, l.entity, msgs)
 }
 
-// gather returns first and whatever else q holds right now, up to max in
-// all, without waiting: the batch one engine call handles.
-func gather[T any](first T, q <-chan T, max int) []T {
-	list := []T{first}
+// gather appends first and whatever else q holds right now to list, up to
+// max in all, without waiting: the batch one engine call handles.
+func gather[T any](list []T, first T, q <-chan T, max int) []T {
+	list = append(list, first)
 	for len(list) < max {
 		select {
 		case more, ok := <-q:

@@ -70,7 +70,7 @@ const minHeartbeat = 100 * time.Millisecond
 type writer struct {
 	nc      net.Conn
 	clock   clockwork.Clock
-	timeout time.Duration // real-time write deadline per write
+	timeout time.Duration // real-time write deadline per write (at least 7/8 of it left when a write starts)
 	log     *slog.Logger  // may be nil
 
 	mu            sync.Mutex
@@ -90,6 +90,7 @@ type writer struct {
 	wrote    atomic.Bool // something was written since the last heartbeat tick
 	failed   atomic.Bool
 	iov      net.Buffers // the writing goroutine's copy of a batch's list, which a write consumes
+	deadline time.Time   // the write deadline set last (writing goroutine only)
 
 	// sent counts the bytes written, for metrics; nil: not counted.
 	sent *atomic.Uint64
@@ -344,7 +345,12 @@ func (w *writer) write(bufs net.Buffers) bool {
 		return false
 	}
 	w.wrote.Store(true)
-	_ = w.nc.SetWriteDeadline(time.Now().Add(w.timeout))
+	// The deadline moves only when less than seven eighths of the timeout
+	// is left: on a busy connection most writes change no timer.
+	if now := time.Now(); w.deadline.Sub(now) < w.timeout-w.timeout/8 {
+		w.deadline = now.Add(w.timeout)
+		_ = w.nc.SetWriteDeadline(w.deadline)
+	}
 	if w.sent != nil {
 		n := 0
 		for _, b := range bufs {

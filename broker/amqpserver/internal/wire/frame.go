@@ -254,10 +254,14 @@ const (
 // stay valid only until the next read; every transfer it returns is the
 // same value, read again, so that the frames of a message stream allocate
 // nothing to be read.
+//
+// A frame that the read buffer holds whole is decoded where it lies; one
+// that spans reads is gathered into a buffer of the reader's own.
 type FrameReader struct {
 	r        readBuffer
 	max      uint32
 	buf      []byte
+	hb       [FrameHeaderSize]byte // a frame header being read (here, not on the heap)
 	dec      Decoder
 	transfer Transfer
 }
@@ -366,11 +370,15 @@ func (fr *FrameReader) ReadProtocolHeader() (ProtocolHeader, error) {
 // frame over the maximum size is a *FrameSizeError, corrupt content a
 // *DecodeError.
 func (fr *FrameReader) ReadFrame() (Frame, error) {
-	var hb [FrameHeaderSize]byte
-	if _, err := io.ReadFull(&fr.r, hb[:]); err != nil {
+	if b, h, ok := fr.bufferedFrame(); ok {
+		fr.r.r += len(b)
+		return decodeFrameBody(&fr.dec, h, b, &fr.transfer)
+	}
+	hb := fr.hb[:]
+	if _, err := io.ReadFull(&fr.r, hb); err != nil {
 		return Frame{}, err
 	}
-	h, err := ParseFrameHeader(hb[:])
+	h, err := ParseFrameHeader(hb)
 	if err != nil {
 		return Frame{}, err
 	}
@@ -379,7 +387,7 @@ func (fr *FrameReader) ReadFrame() (Frame, error) {
 	}
 	// Grow the buffer as bytes arrive rather than trusting the announced
 	// size, so a peer cannot make the reader allocate what it never sends.
-	b := append(fr.buf[:0], hb[:]...)
+	b := append(fr.buf[:0], hb...)
 	for len(b) < int(h.Size) {
 		n := min(int(h.Size), max(2*len(b), 64<<10))
 		if cap(b) < n {
@@ -398,4 +406,20 @@ func (fr *FrameReader) ReadFrame() (Frame, error) {
 	}
 	fr.buf = b
 	return decodeFrameBody(&fr.dec, h, b, &fr.transfer)
+}
+
+// bufferedFrame returns the next frame and its header when the read buffer
+// holds all of it and its header is valid (anything else takes ReadFrame's
+// reading path, which reports what is wrong), without consuming it.
+func (fr *FrameReader) bufferedFrame() ([]byte, FrameHeader, bool) {
+	rb := &fr.r
+	avail := rb.b[rb.r:rb.w]
+	if len(avail) < FrameHeaderSize {
+		return nil, FrameHeader{}, false
+	}
+	h, err := ParseFrameHeader(avail[:FrameHeaderSize])
+	if err != nil || h.Size > fr.max || int(h.Size) > len(avail) {
+		return nil, FrameHeader{}, false
+	}
+	return avail[:h.Size:h.Size], h, true
 }

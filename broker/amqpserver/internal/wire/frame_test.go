@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 func TestProtocolHeaders(t *testing.T) {
@@ -127,6 +128,43 @@ func TestFrameReader(t *testing.T) {
 	}
 	if _, err := r.ReadFrame(); err != io.EOF {
 		t.Fatalf("at the end: %v, want io.EOF", err)
+	}
+}
+
+// TestFrameReaderBuffered reads the same frames decoded where the read
+// buffer holds them and gathered across one-byte reads.
+func TestFrameReaderBuffered(t *testing.T) {
+	var stream []byte
+	for i := range 3 {
+		stream, _ = AppendFrame(stream, FrameAMQP, uint16(i), &Transfer{Handle: uint32(i), DeliveryID: Some(uint32(i)), Payload: bytes.Repeat([]byte{byte(i)}, 1000)})
+	}
+	stream = AppendEmptyFrame(stream)
+	for _, tc := range []struct {
+		name string
+		r    io.Reader
+	}{
+		{"whole", bytes.NewReader(stream)},
+		{"one byte at a time", iotest.OneByteReader(bytes.NewReader(stream))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewFrameReader(tc.r, 4096)
+			for i := range 3 {
+				fr, err := r.ReadFrame()
+				if err != nil {
+					t.Fatalf("frame %d: %v", i, err)
+				}
+				tr := fr.Body.(*Transfer)
+				if fr.Channel != uint16(i) || tr.Handle != uint32(i) || !bytes.Equal(tr.Payload, bytes.Repeat([]byte{byte(i)}, 1000)) {
+					t.Fatalf("frame %d: channel %d, handle %d, payload of %d bytes", i, fr.Channel, tr.Handle, len(tr.Payload))
+				}
+			}
+			if fr, err := r.ReadFrame(); err != nil || fr.Body != nil {
+				t.Fatalf("heartbeat %+v %v", fr, err)
+			}
+			if _, err := r.ReadFrame(); err != io.EOF {
+				t.Fatalf("at the end: %v, want io.EOF", err)
+			}
+		})
 	}
 }
 

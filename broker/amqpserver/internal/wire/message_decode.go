@@ -43,34 +43,60 @@ func DecodeMessage(b []byte) (*broker.Message, error) {
 // the binary values of the result (the body of a single data section, the
 // sections passed through) alias b instead of being copied, so b must not
 // change afterwards. A listener decodes each message it stores this way,
-// from the payload it reassembled for it: a copy less of every message.
+// from the payload it reassembled for it (with a MessageDecoder): a copy
+// less of every message.
 func DecodeOwnedMessage(b []byte) (*broker.Message, error) {
 	return decodeMessage(b, false)
 }
 
 // decodeMessage is DecodeMessage, copying binary values out of b or not.
 func decodeMessage(b []byte, copyBytes bool) (*broker.Message, error) {
+	var d Decoder
+	return decodeMessageWith(&d, b, copyBytes)
+}
+
+// decodeMessageWith is decodeMessage with the decoder d (which escapes to
+// the heap: the readers of composite fields are called through function
+// values).
+func decodeMessageWith(d *Decoder, b []byte, copyBytes bool) (*broker.Message, error) {
 	m := &broker.Message{Size: int64(len(b))}
-	d := Decoder{buf: b, copyBytes: copyBytes}
-	if err := d.readMessage(m); err != nil {
+	*d = Decoder{buf: b, copyBytes: copyBytes}
+	err := d.readMessage(m)
+	*d = Decoder{}
+	if err != nil {
 		return nil, &broker.Error{Code: broker.CodeInvalid, Message: "malformed AMQP message: " + err.Error(), Err: err}
 	}
 	return m, nil
 }
 
+// A MessageDecoder decodes one message after another with the same
+// decoder, so that a message costs only the allocations of what it keeps.
+// The zero value is ready; it is not safe for concurrent use and holds no
+// bytes of a message between calls.
+type MessageDecoder struct {
+	d Decoder
+}
+
+// DecodeOwned is DecodeOwnedMessage.
+func (md *MessageDecoder) DecodeOwned(b []byte) (*broker.Message, error) {
+	return decodeMessageWith(&md.d, b, false)
+}
+
 // messageReader tracks what the sections seen so far established.
 type messageReader struct {
-	m          *broker.Message
-	bodyKinds  int   // sections of the body seen
-	dataLens   []int // lengths of the data sections seen
-	pass       broker.Passthrough
-	deliveryAn entryCollector // delivery annotations passed through
-	messageAn  entryCollector // message annotations passed through
-	hasValue   bool
-	ttlHeader  bool
-	absExpiry  time.Time
-	created    time.Time
-	expirySeen bool
+	m            *broker.Message
+	bodyKinds    int   // sections of the body seen
+	dataSections int   // data sections seen
+	firstDataLen int   // the length of the first
+	dataLens     []int // the lengths of all, once there are two
+	pass         broker.Passthrough
+	deliveryAn   entryCollector // delivery annotations passed through
+	messageAn    entryCollector // message annotations passed through
+	hasValue     bool
+	ttlHeader    bool
+	absExpiry    time.Time
+	created      time.Time
+	expirySeen   bool
 }
 
 func (d *Decoder) readMessage(m *broker.Message) error {
@@ -104,7 +130,15 @@ func (d *Decoder) readMessage(m *broker.Message) error {
 			if err == nil {
 				var data []byte
 				if data, err = d.ReadBinary(); err == nil {
-					r.dataLens = append(r.dataLens, len(data))
+					r.dataSections++
+					switch r.dataSections {
+					case 1: // most messages: no list of lengths
+						r.firstDataLen = len(data)
+					case 2:
+						r.dataLens = append(r.dataLens, r.firstDataLen, len(data))
+					default:
+						r.dataLens = append(r.dataLens, len(data))
+					}
 					if m.Body == nil {
 						m.Body = data // already a copy
 					} else {
@@ -153,8 +187,12 @@ func (d *Decoder) readMessage(m *broker.Message) error {
 	r.pass.DeliveryAnnotations = r.deliveryAn.encoded()
 	r.pass.MessageAnnotations = r.messageAn.encoded()
 	if !r.pass.IsZero() {
-		pass := r.pass // r stays on the stack: most messages have nothing to pass through
-		m.AMQP = &pass
+		if p := sharedPassthrough(&r.pass); p != nil {
+			m.AMQP = p
+		} else {
+			pass := r.pass // r stays on the stack: most messages have nothing to pass through
+			m.AMQP = &pass
+		}
 	}
 	// Without a header ttl, or with the longest one it holds (a longer time
 	// to live is sent so), the absolute-expiry-time minus the creation-time
@@ -165,6 +203,39 @@ func (d *Decoder) readMessage(m *broker.Message) error {
 		}
 	}
 	return nil
+}
+
+// headerPassthroughs are the passthroughs of the messages that pass
+// through nothing but their header's durable flag and a priority up to 9
+// (or none), by durable and priority + 1 (0: none). go-amqp writes the
+// priority of every header it sends (0 unless set), so most messages of
+// generic AMQP clients have one of these; they share it instead of
+// allocating and keeping their own. Nothing changes a decoded message's
+// Passthrough in place (a message's copy clones it).
+var headerPassthroughs = func() (t [2][11]broker.Passthrough) {
+	for d := range t {
+		for p := range t[d] {
+			t[d][p] = broker.Passthrough{Durable: d == 1, HasPriority: p > 0, Priority: uint8(max(p-1, 0))}
+		}
+	}
+	return t
+}()
+
+// sharedPassthrough returns the entry of headerPassthroughs equal to p, or
+// nil when there is none.
+func sharedPassthrough(p *broker.Passthrough) *broker.Passthrough {
+	if p.ContentEncoding != "" || p.DeliveryAnnotations != nil || p.MessageAnnotations != nil || p.Footer != nil ||
+		(p.HasPriority && p.Priority > 9) || (!p.HasPriority && p.Priority != 0) {
+		return nil
+	}
+	d, i := 0, 0
+	if p.Durable {
+		d = 1
+	}
+	if p.HasPriority {
+		i = int(p.Priority) + 1
+	}
+	return &headerPassthroughs[d][i]
 }
 
 // bodySection checks that a body section agrees with the ones before it.

@@ -112,6 +112,62 @@ func TestDecodeOwnedMessage(t *testing.T) {
 	}
 }
 
+// TestMessageDecoder decodes messages one after another with one
+// MessageDecoder, a malformed one between them, as DecodeOwnedMessage does.
+func TestMessageDecoder(t *testing.T) {
+	full := fullMessage()
+	full.DataSections = nil
+	var md MessageDecoder
+	for i, b := range [][]byte{
+		EncodeMessage(nil, full, EncodeOptions{LockToken: true, DeliveryCount: true}),
+		{0x00, 0x53, 0x75, 0xa0, 0x05, 1, 2}, // a data section shorter than it says
+		EncodeMessage(nil, &broker.Message{Body: []byte("two")}, EncodeOptions{}),
+	} {
+		want, wantErr := DecodeOwnedMessage(b)
+		if (wantErr != nil) != (i == 1) {
+			t.Fatalf("message %d: DecodeOwnedMessage error %v", i, wantErr)
+		}
+		got, err := md.DecodeOwned(b)
+		if !reflect.DeepEqual(got, want) || fmt.Sprint(err) != fmt.Sprint(wantErr) {
+			t.Fatalf("message %d: got %#v, %v\nwant %#v, %v", i, got, err, want, wantErr)
+		}
+		if md.d.buf != nil {
+			t.Fatalf("message %d: the decoder keeps the message's bytes", i)
+		}
+	}
+}
+
+// TestHeaderPassthroughShared checks that messages passing through only
+// their header share one Passthrough per durable flag and priority up to 9,
+// equal to what they would have had of their own.
+func TestHeaderPassthroughShared(t *testing.T) {
+	for _, p := range []broker.Passthrough{
+		{Durable: true},
+		{HasPriority: true},
+		{Durable: true, HasPriority: true, Priority: 9},
+		{HasPriority: true, Priority: 10},
+		{Durable: true, ContentEncoding: "gzip"},
+	} {
+		m := &broker.Message{Body: []byte("b"), AMQP: &p}
+		b := EncodeMessage(nil, m, EncodeOptions{})
+		one, err := DecodeMessage(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		two, err := DecodeOwnedMessage(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(*one.AMQP, p) || !reflect.DeepEqual(*two.AMQP, p) {
+			t.Fatalf("%+v decoded as %+v and %+v", p, *one.AMQP, *two.AMQP)
+		}
+		shared := p.ContentEncoding == "" && p.Priority <= 9
+		if (one.AMQP == two.AMQP) != shared {
+			t.Fatalf("%+v: shared %v, want %v", p, one.AMQP == two.AMQP, shared)
+		}
+	}
+}
+
 func TestMessageEncodeOptions(t *testing.T) {
 	m := fullMessage()
 	got, err := DecodeMessage(EncodeMessage(nil, m, EncodeOptions{}))
