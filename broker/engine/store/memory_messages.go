@@ -19,13 +19,13 @@ import (
 // slot instead of allocating a record (an allocation per message was 5% of
 // the engine's in-memory loop, in its own time and the collector's). A
 // page costs its slots however few records it holds: 2,304 bytes (a size
-// class) for 16 records of 136 bytes, 144 bytes per record when the page
-// is full (153, with a first history event, when each record was
-// allocated and its pointer kept in a page of 32) and, at worst (records at least recordPageSize apart), about
-// 2,350 bytes per record, measured (476 with records by pointer). Pages of
-// 32 would touch the map half as often and double that worst case; pages
-// of 8 halve it, at 20 more bytes allocated per message in the engine's
-// loop (the map grows and shrinks more often).
+// class) for 16 records of 136 bytes. Measured per record: 143 bytes when
+// the pages are full (153, with a first history event, when each record
+// was allocated and its pointer kept in a page of 32) and, at worst
+// (records at least recordPageSize apart), about 2,350 bytes (476 with
+// records by pointer). Pages of 32 would touch the map half as often and
+// double that worst case; pages of 8 halve it, at 20 more bytes allocated
+// per message in the engine's loop (the map grows and shrinks more often).
 //
 // A *memoryRecord that get or put returns points into its page: it is good
 // until the next put, delete or deleteEntity, as a delete empties the slot
