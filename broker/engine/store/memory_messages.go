@@ -17,24 +17,26 @@ import (
 //
 // The records are kept by value, so that a put writes a slot instead of
 // allocating a record (an allocation per message was 5% of the engine's
-// in-memory loop, in its own time and the collector's). A page is full
-// (a slot for each of its locations: 2,304 bytes, a size class, for 16
+// in-memory loop, in its own time and the collector's). A page is full (a
+// slot for each of its locations: 2,304 bytes, a size class, for 16
 // records of 136 bytes) or short: the records of its used slots only, in
 // slot order, with room for 1, 2, 4 or 8. A new page is full when an
-// emptied page is at hand (the steady loop) or when the put follows a
-// stored record (a queue filling up); otherwise it is short, and grows
-// by doubling, or into a full page, as records arrive. A page that thins
-// out (a full page down to a quarter, or a new full page still at a
-// quarter) is shrunk into a short page, but only thinDelay puts and
-// deletes later, if it is still thin: a queue drained from the front
-// takes every page through one record before it empties, and shrinking
-// then would allocate a page per page drained.
+// emptied full page is at hand (the steady loop) or when the put follows a
+// stored record (a queue filling up); otherwise it is short, and doubles
+// its room, or becomes full, as records arrive. A page that thins out to
+// half its room or less (a new full page is thin too) is shrunk into the
+// least room that holds its records, but only thinDelay puts and deletes
+// later, if it is still thin: a queue drained from the front takes every
+// page through one record before it empties, and shrinking it then would
+// allocate a page per page drained. A full page that empties is kept as a
+// spare for the next new page, so the steady loop allocates nothing.
 //
-// Measured per record (TestMemoryMessagesBytesPerRecord): 144 bytes when
-// the pages are full, 222 for records 16 apart, 163 for records 8 apart,
-// 222 for every 16th record left of a full queue, and at most about 500
-// (a full page with 5 records); records by pointer in pages of 32 cost
-// 153 to 476, and full pages alone 2,350 at 16 apart.
+// Measured per record (TestMemoryBytesPerRecord, records of 136 bytes):
+// 146 bytes when the pages are full; 211 for records 16 apart, 177 for 8
+// apart, 213 for every 16th record left of a full queue, and at worst 261
+// (9 of every 16 left, in full pages; 241 for 5 of 16, in pages of 8).
+// Records by pointer in pages of 32 pointers cost 106 to 257 (16 apart);
+// full pages alone cost 2,339 for records 16 apart.
 //
 // A *memoryRecord that get or put returns points into its page: it is good
 // until the next put, delete or deleteEntity, as a write may move the
@@ -61,8 +63,10 @@ const (
 	maxSpares = 8
 	// thinDelay is how many puts and deletes after a page was found thin
 	// it is shrunk, if it is still thin: enough for a page drained from
-	// the front to empty, and one filled from the back to fill, with a few
-	// hundred queues at work at once.
+	// the front to empty (8 deletes), and a new one filled from the back
+	// to fill, with a hundred queues at work a message at a time in turn,
+	// or more a batch at a time. The pages shrunk late cost at most
+	// thinDelay/8 full pages (300 KB) more than the bound.
 	thinDelay = 1024
 )
 
@@ -100,28 +104,29 @@ type (
 )
 
 // newPage returns an empty page with room for n records: a full page for
-// recordPageSize, a short one for 1, 2, 4 or 8.
+// recordPageSize, a short one for 1, 2, 4 or 8 (fewer than
+// recordPageSize).
 func newPage(n int) *recordPage {
-	switch n {
-	case 1:
+	switch {
+	case n >= recordPageSize:
+		p := new(fullPage)
+		p.recs = p.slots[:]
+		return &p.recordPage
+	case n == 1:
 		p := new(shortPage1)
 		p.recs = p.slots[:0]
 		return &p.recordPage
-	case 2:
+	case n == 2:
 		p := new(shortPage2)
 		p.recs = p.slots[:0]
 		return &p.recordPage
-	case 4:
+	case n == 4:
 		p := new(shortPage4)
 		p.recs = p.slots[:0]
 		return &p.recordPage
-	case 8:
-		p := new(shortPage8)
-		p.recs = p.slots[:0]
-		return &p.recordPage
 	}
-	p := new(fullPage)
-	p.recs = p.slots[:]
+	p := new(shortPage8)
+	p.recs = p.slots[:0]
 	return &p.recordPage
 }
 
