@@ -36,17 +36,27 @@ type stateKey struct {
 
 // memoryRecord is a stored message: its meta, the message, and the first
 // event of its history when it was put with it (see PutMessageWithHistory).
+// Records live in the slots of memoryMessages' pages: 136 bytes.
 type memoryRecord struct {
 	meta  Meta
 	msg   *broker.Message
-	first *memoryFirst
+	first memoryFirst
+}
+
+// set fills in the empty record r from the put op.
+func (r *memoryRecord) set(op *Op) {
+	r.meta, r.msg = op.Meta, op.Message
+	if op.First != nil {
+		r.first.set(op.First)
+	}
 }
 
 // memoryFirst is the first event of a message's history as its record
-// keeps it: the fields of a send, 32 bytes less than a HistoryEvent (every
-// message has one, and its allocation is most of what a history costs the
-// memory store); an event with a lock or a reason is kept whole in full.
+// keeps it, when ok: the fields of a send, 32 bytes less than a
+// HistoryEvent (every message has one); an event with a lock or a reason
+// is kept whole in full.
 type memoryFirst struct {
+	ok     bool
 	kind   broker.EventKind
 	sub    broker.SubQueue
 	count  uint32
@@ -58,6 +68,7 @@ type memoryFirst struct {
 
 // set keeps ev in f.
 func (f *memoryFirst) set(ev *HistoryEvent) {
+	f.ok = true
 	if ev.Until != 0 || !ev.Token.IsZero() || ev.Reason != "" {
 		full := *ev
 		f.full = &full
@@ -72,24 +83,6 @@ func (f *memoryFirst) event() HistoryEvent {
 		return *f.full
 	}
 	return HistoryEvent{Kind: f.kind, Sub: f.sub, DeliveryCount: f.count, Time: f.time, Actor: f.actor, Detail: f.detail}
-}
-
-// memoryRecordWithFirst holds a record and its first history event in one
-// allocation.
-type memoryRecordWithFirst struct {
-	rec memoryRecord
-	ev  memoryFirst
-}
-
-// newMemoryRecord returns the record of a put.
-func newMemoryRecord(op *Op) *memoryRecord {
-	if op.First == nil {
-		return &memoryRecord{meta: op.Meta, msg: op.Message}
-	}
-	p := &memoryRecordWithFirst{rec: memoryRecord{meta: op.Meta, msg: op.Message}}
-	p.ev.set(op.First)
-	p.rec.first = &p.ev
-	return &p.rec
 }
 
 // NewMemory returns an empty memory store.
@@ -241,7 +234,7 @@ func (s *Memory) Apply(b *Batch) (Pending, error) {
 		case OpSetSequence:
 			s.seqs[op.Loc.Entity] = op.Loc.Seq
 		case OpPutMessage:
-			s.messages.put(keyOf(op.Loc), newMemoryRecord(op))
+			s.messages.put(keyOf(op.Loc)).set(op)
 		case OpPutMeta:
 			if r := s.messages.get(keyOf(op.Loc)); r != nil {
 				r.meta = op.Meta
@@ -317,7 +310,7 @@ func (s *Memory) History(k HistoryKey) (uint16, []HistoryEvent, error) {
 	h := s.history[k]
 	if !h.hidden && (h.n == 0 || h.first == 1) {
 		for _, sub := range subQueues {
-			if r := s.messages.get(keyOf(Loc{Entity: k.Entity, Sub: sub, Seq: k.Seq})); r != nil && r.first != nil {
+			if r := s.messages.get(keyOf(Loc{Entity: k.Entity, Sub: sub, Seq: k.Seq})); r != nil && r.first.ok {
 				return 0, append([]HistoryEvent{r.first.event()}, h.events()...), nil
 			}
 		}

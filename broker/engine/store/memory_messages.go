@@ -1,6 +1,10 @@
 package store
 
-import "github.com/peeklock/peeklock/broker"
+import (
+	"math/bits"
+
+	"github.com/peeklock/peeklock/broker"
+)
 
 // memoryMessages holds the memory store's message records by location:
 // pages of recordPageSize consecutive sequence numbers of one entity's
@@ -9,32 +13,147 @@ import "github.com/peeklock/peeklock/broker"
 // put or a delete writes a slot of the page used last, and the map is
 // touched once per page: a map by message (an insert and a delete per
 // message, and a lookup per read) was a tenth of the engine's in-memory
-// loop, and more with more messages in flight, as the map grew. A page
-// costs its slots however few records it holds: at worst (records at least
-// recordPageSize apart) about 270 bytes per record, as the engine's
-// seqSet.
+// loop, and more with more messages in flight, as the map grew.
 //
-// Writes (put, delete, clear) need the store's mutex held for writing;
-// get only reads, under the read lock.
+// The records are kept by value, so that a put writes a slot instead of
+// allocating a record (an allocation per message was 5% of the engine's
+// in-memory loop, in its own time and the collector's). A page is full (a
+// slot for each of its locations: 2,304 bytes, a size class, for 16
+// records of 136 bytes) or short: the records of its used slots only, in
+// slot order, with room for 1, 2, 4 or 8. A new page is full when an
+// emptied full page is at hand (the steady loop) or when the put follows a
+// stored record (a queue filling up); otherwise it is short, and doubles
+// its room, or becomes full, as records arrive. A page that thins out to
+// half its room or less (a new full page is thin too) is shrunk into the
+// least room that holds its records, but only thinDelay puts and deletes
+// later, if it is still thin: a queue drained from the front takes every
+// page through one record before it empties, and shrinking it then would
+// allocate a page per page drained. A full page that empties is kept as a
+// spare for the next new page, so the steady loop allocates nothing.
+//
+// Measured per record (TestMemoryBytesPerRecord, records of 136 bytes):
+// 146 bytes when the pages are full; 211 for records 16 apart, 177 for 8
+// apart, 213 for every 16th record left of a full queue, and at worst 261
+// (9 of every 16 left, in full pages; 241 for 5 of 16, in pages of 8).
+// Records by pointer in pages of 32 pointers cost 106 to 257 (16 apart);
+// full pages alone cost 2,339 for records 16 apart.
+//
+// A *memoryRecord that get or put returns points into its page: it is good
+// until the next put, delete or deleteEntity, as a write may move the
+// records of a short page, or move a page's records to another page, and
+// an emptied page is reused for other locations, so nothing may keep one
+// past the store's mutex. Writes (put, delete, deleteEntity) need that
+// mutex held for writing; get, all and bodies only read, under the read
+// lock.
 type memoryMessages struct {
 	pages    map[locKey]*recordPage // by the location of slot 0
 	last     *recordPage            // the page written last; nil after it emptied
 	lastBase locKey
-	spares   []*recordPage // emptied pages, for the next new ones
+	spares   []*recordPage // emptied full pages, every slot zero, for the next new ones
+	ops      uint64        // puts and deletes so far
+	thin     []thinPage    // pages that were thin, oldest first, from thin[thinHead]
+	thinHead int
 }
 
 const (
-	recordPageBits = 5
+	recordPageBits = 4
 	recordPageSize = 1 << recordPageBits
 	// maxSpares is the most emptied pages kept: a batch's worth in a few
 	// queues.
 	maxSpares = 8
+	// thinDelay is how many puts and deletes after a page was found thin
+	// it is shrunk, if it is still thin: enough for a page drained from
+	// the front to empty (8 deletes), and a new one filled from the back
+	// to fill, with a hundred queues at work a message at a time in turn,
+	// or more a batch at a time. The pages shrunk late cost at most
+	// thinDelay/8 full pages (300 KB) more than the bound.
+	thinDelay = 1024
 )
 
-// recordPage is the records of recordPageSize consecutive locations.
+// recordPage is the records of recordPageSize consecutive locations. A
+// full page has a slot per location, recs[i] for location i, and an empty
+// slot is zero; a short page has the records of its used slots, in slot
+// order, and the rest of its room (up to cap(recs)) is zero.
 type recordPage struct {
-	n    int // the records in recs
-	recs [recordPageSize]*memoryRecord
+	used uint32 // bit i: location i holds a record
+	recs []memoryRecord
+}
+
+// The pages, each one allocation: recs points into the page's own array.
+type (
+	fullPage struct {
+		recordPage
+		slots [recordPageSize]memoryRecord
+	}
+	shortPage1 struct {
+		recordPage
+		slots [1]memoryRecord
+	}
+	shortPage2 struct {
+		recordPage
+		slots [2]memoryRecord
+	}
+	shortPage4 struct {
+		recordPage
+		slots [4]memoryRecord
+	}
+	shortPage8 struct {
+		recordPage
+		slots [8]memoryRecord
+	}
+)
+
+// newPage returns an empty page with room for n records: a full page for
+// recordPageSize, a short one for 1, 2, 4 or 8 (fewer than
+// recordPageSize).
+func newPage(n int) *recordPage {
+	switch {
+	case n >= recordPageSize:
+		p := new(fullPage)
+		p.recs = p.slots[:]
+		return &p.recordPage
+	case n == 1:
+		p := new(shortPage1)
+		p.recs = p.slots[:0]
+		return &p.recordPage
+	case n == 2:
+		p := new(shortPage2)
+		p.recs = p.slots[:0]
+		return &p.recordPage
+	case n == 4:
+		p := new(shortPage4)
+		p.recs = p.slots[:0]
+		return &p.recordPage
+	}
+	p := new(shortPage8)
+	p.recs = p.slots[:0]
+	return &p.recordPage
+}
+
+// thinPage is a page that was thin when the store had done at puts and
+// deletes.
+type thinPage struct {
+	base locKey
+	p    *recordPage
+	at   uint64
+}
+
+func (p *recordPage) has(i int) bool { return p.used&(1<<i) != 0 }
+
+func (p *recordPage) full() bool { return len(p.recs) == recordPageSize }
+
+// count returns the number of records in p.
+func (p *recordPage) count() int { return bits.OnesCount32(p.used) }
+
+// thin reports whether p holds half its room or less.
+func (p *recordPage) thin() bool { return p.count() <= cap(p.recs)/2 }
+
+// slot returns the record of location i, which p holds.
+func (p *recordPage) slot(i int) *memoryRecord {
+	if p.full() {
+		return &p.recs[i]
+	}
+	return &p.recs[bits.OnesCount32(p.used&(1<<i-1))]
 }
 
 func newMemoryMessages() memoryMessages {
@@ -50,10 +169,10 @@ func pageOf(k locKey) (locKey, int) {
 func (m *memoryMessages) get(k locKey) *memoryRecord {
 	base, i := pageOf(k)
 	p := m.pages[base]
-	if p == nil {
+	if p == nil || !p.has(i) {
 		return nil
 	}
-	return p.recs[i]
+	return p.slot(i)
 }
 
 // page returns the page of base for a write, or nil.
@@ -68,41 +187,170 @@ func (m *memoryMessages) page(base locKey) *recordPage {
 	return p
 }
 
-// put sets the record at k.
-func (m *memoryMessages) put(k locKey, r *memoryRecord) {
+// install makes p the page of base.
+func (m *memoryMessages) install(base locKey, p *recordPage) {
+	m.pages[base] = p
+	m.last, m.lastBase = p, base
+	if p.full() && p.thin() {
+		m.markThin(base, p)
+	}
+}
+
+// fullPage returns a spare full page, or a new one.
+func (m *memoryMessages) fullPage() *recordPage {
+	if n := len(m.spares); n > 0 {
+		p := m.spares[n-1]
+		m.spares[n-1] = nil
+		m.spares = m.spares[:n-1]
+		return p
+	}
+	return newPage(recordPageSize)
+}
+
+// put returns the slot of k, emptied (zero), for the caller to fill in.
+func (m *memoryMessages) put(k locKey) *memoryRecord {
+	m.tick()
 	base, i := pageOf(k)
 	p := m.page(base)
-	if p == nil {
-		if n := len(m.spares); n > 0 {
-			p, m.spares = m.spares[n-1], m.spares[:n-1]
+	switch {
+	case p == nil:
+		// A queue filling up has the record before k (when its page is
+		// not this one, it was looked up once for the page).
+		if len(m.spares) > 0 || i == 0 && k[1] > 0 && m.get(locKey{k[0], k[1] - 1}) != nil {
+			p = m.fullPage()
 		} else {
-			p = new(recordPage)
+			p = newPage(1)
 		}
-		m.pages[base] = p
-		m.last, m.lastBase = p, base
+		m.install(base, p)
+	case p.has(i):
+		r := p.slot(i)
+		*r = memoryRecord{}
+		return r
+	case !p.full() && len(p.recs) == cap(p.recs):
+		p = m.grow(base, p)
 	}
-	if p.recs[i] == nil {
-		p.n++
+	p.used |= 1 << i
+	if p.full() {
+		return &p.recs[i]
 	}
-	p.recs[i] = r
+	j := bits.OnesCount32(p.used & (1<<i - 1))
+	p.recs = p.recs[:len(p.recs)+1]
+	copy(p.recs[j+1:], p.recs[j:])
+	p.recs[j] = memoryRecord{}
+	return &p.recs[j]
+}
+
+// grow moves the records of the short page p of base, which has no room
+// left, to a page with twice the room (a spare full page, if there is
+// one), and returns that page.
+func (m *memoryMessages) grow(base locKey, p *recordPage) *recordPage {
+	var q *recordPage
+	if n := 2 * cap(p.recs); n < recordPageSize && len(m.spares) == 0 {
+		q = newPage(n)
+	} else {
+		q = m.fullPage()
+	}
+	m.move(q, p)
+	m.install(base, q)
+	return q
+}
+
+// move moves the records of p to the empty page q, and empties p.
+func (m *memoryMessages) move(q, p *recordPage) {
+	q.used = p.used
+	j := 0
+	for used := p.used; used != 0; used &= used - 1 {
+		i := bits.TrailingZeros32(used)
+		if !p.full() {
+			i, j = j, j+1
+		}
+		if q.full() {
+			q.recs[bits.TrailingZeros32(used)] = p.recs[i]
+		} else {
+			q.recs = append(q.recs, p.recs[i])
+		}
+		p.recs[i] = memoryRecord{}
+	}
+	p.used = 0
+	if !p.full() {
+		p.recs = p.recs[:0]
+	}
 }
 
 // delete removes the record at k, if there is one.
 func (m *memoryMessages) delete(k locKey) {
+	m.tick()
 	base, i := pageOf(k)
 	p := m.page(base)
-	if p == nil || p.recs[i] == nil {
+	if p == nil || !p.has(i) {
 		return
 	}
-	p.recs[i] = nil
-	if p.n--; p.n == 0 {
+	if p.full() {
+		p.recs[i] = memoryRecord{} // drops the message for the collector
+	} else {
+		j := bits.OnesCount32(p.used & (1<<i - 1))
+		n := len(p.recs)
+		copy(p.recs[j:], p.recs[j+1:])
+		p.recs[n-1] = memoryRecord{}
+		p.recs = p.recs[:n-1]
+	}
+	p.used &^= 1 << i
+	switch n := p.count(); {
+	case n == 0:
 		delete(m.pages, base)
 		if m.last == p {
 			m.last = nil
 		}
-		if len(m.spares) < maxSpares {
-			m.spares = append(m.spares, p) // every slot is empty again
+		if p.full() && len(m.spares) < maxSpares {
+			m.spares = append(m.spares, p) // every slot is zero again
 		}
+	case n == cap(p.recs)/2:
+		m.markThin(base, p)
+	}
+}
+
+// markThin notes that the page p of base is thin, to be shrunk thinDelay
+// puts and deletes from now if it still is.
+func (m *memoryMessages) markThin(base locKey, p *recordPage) {
+	m.thin = append(m.thin, thinPage{base, p, m.ops})
+}
+
+// tick counts a put or a delete, and shrinks the pages that were thin
+// thinDelay of them ago and still are.
+func (m *memoryMessages) tick() {
+	m.ops++
+	if m.thinHead < len(m.thin) && m.ops-m.thin[m.thinHead].at >= thinDelay {
+		m.shrinkThin(m.ops - thinDelay)
+	}
+}
+
+// shrinkThin shrinks the pages found thin at or before at puts and deletes
+// that are still thin, into short pages with the least room that holds
+// their records.
+func (m *memoryMessages) shrinkThin(at uint64) {
+	for ; m.thinHead < len(m.thin) && m.thin[m.thinHead].at <= at; m.thinHead++ {
+		t := &m.thin[m.thinHead]
+		p := t.p
+		t.p = nil
+		if m.pages[t.base] != p || !p.thin() {
+			continue // emptied, shrunk or filled since
+		}
+		q := newPage(1 << bits.Len(uint(p.count()-1)))
+		m.move(q, p)
+		m.pages[t.base] = q
+		if m.last == p {
+			m.last = q
+		}
+		if p.full() && len(m.spares) < maxSpares {
+			m.spares = append(m.spares, p)
+		}
+	}
+	if m.thinHead == len(m.thin) {
+		m.thin, m.thinHead = m.thin[:0], 0
+	} else if m.thinHead >= 256 && 2*m.thinHead >= len(m.thin) {
+		n := copy(m.thin, m.thin[m.thinHead:])
+		clear(m.thin[n:])
+		m.thin, m.thinHead = m.thin[:n], 0
 	}
 }
 
@@ -122,7 +370,7 @@ func (m *memoryMessages) deleteEntity(id uint32) {
 func (m *memoryMessages) len() int {
 	n := 0
 	for _, p := range m.pages {
-		n += p.n
+		n += p.count()
 	}
 	return n
 }
@@ -130,10 +378,15 @@ func (m *memoryMessages) len() int {
 // all calls fn for every record, in no order.
 func (m *memoryMessages) all(fn func(k locKey, r *memoryRecord)) {
 	for base, p := range m.pages {
-		for i, r := range p.recs {
-			if r != nil {
-				fn(locKey{base[0], base[1] + uint64(i)}, r)
+		j := 0
+		for used := p.used; used != 0; used &= used - 1 {
+			i := bits.TrailingZeros32(used)
+			r := &p.recs[j]
+			if p.full() {
+				r = &p.recs[i]
 			}
+			j++
+			fn(locKey{base[0], base[1] + uint64(i)}, r)
 		}
 	}
 }
@@ -149,8 +402,8 @@ func (m *memoryMessages) bodies(locs []Loc, out []*broker.Message) {
 			base, p = b, m.pages[b]
 		}
 		out[i] = nil
-		if p != nil && p.recs[j] != nil {
-			out[i] = p.recs[j].msg
+		if p != nil && p.has(j) {
+			out[i] = p.slot(j).msg
 		}
 	}
 }
