@@ -332,8 +332,8 @@ func (m *memoryMessages) shrinkThin(at uint64) {
 		t := &m.thin[m.thinHead]
 		p := t.p
 		t.p = nil
-		if m.pages[t.base] != p || !p.thin() {
-			continue // emptied, shrunk or filled since
+		if p == nil || m.pages[t.base] != p || !p.thin() {
+			continue // emptied, shrunk, filled or its entity deleted since
 		}
 		q := newPage(1 << bits.Len(uint(p.count()-1)))
 		m.move(q, p)
@@ -354,7 +354,8 @@ func (m *memoryMessages) shrinkThin(at uint64) {
 	}
 }
 
-// deleteEntity removes every record of entity id.
+// deleteEntity removes every record of entity id, and lets go of its
+// pages that wait to be shrunk.
 func (m *memoryMessages) deleteEntity(id uint32) {
 	for base, p := range m.pages {
 		if base.entity() == id {
@@ -362,6 +363,11 @@ func (m *memoryMessages) deleteEntity(id uint32) {
 			if m.last == p {
 				m.last = nil
 			}
+		}
+	}
+	for i := m.thinHead; i < len(m.thin); i++ {
+		if m.thin[i].base.entity() == id {
+			m.thin[i].p = nil
 		}
 	}
 }

@@ -244,3 +244,29 @@ func TestMemoryMessagesDrainAllocatesNothing(t *testing.T) {
 		t.Fatalf("%d records, want %d", n, queues*inFlight)
 	}
 }
+
+// TestMemoryMessagesDeletedEntityLetsGoOfThinPages deletes an entity whose
+// thin pages wait to be shrunk: the list lets go of them at once, and the
+// shrinking that comes due later passes over them.
+func TestMemoryMessagesDeletedEntityLetsGoOfThinPages(t *testing.T) {
+	m := newMemoryMessages()
+	msg := &broker.Message{}
+	for seq := int64(1); seq <= recordPageSize/2+1; seq++ {
+		m.put(keyOf(Loc{Entity: 1, Seq: seq})).msg = msg // a short page grows full, with half its room used: thin
+	}
+	if len(m.thin) == 0 {
+		t.Fatal("no page waits to be shrunk; the test needs one")
+	}
+	m.deleteEntity(1)
+	for i := m.thinHead; i < len(m.thin); i++ {
+		if m.thin[i].p != nil {
+			t.Fatalf("a page of the deleted entity (%v) still waits to be shrunk", m.thin[i].base)
+		}
+	}
+	for seq := int64(1); seq <= thinDelay+1; seq++ { // the shrinking comes due
+		m.put(keyOf(Loc{Entity: 2, Seq: seq})).msg = msg
+	}
+	if n := m.len(); n != thinDelay+1 {
+		t.Fatalf("%d records, want %d", n, thinDelay+1)
+	}
+}
