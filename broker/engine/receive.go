@@ -31,11 +31,9 @@ func (e *Engine) Receive(ctx context.Context, req broker.ReceiveRequest) ([]*bro
 // share Body and ApplicationProperties with the store: treat them as
 // read-only (Clone before changing).
 func (e *Engine) ReceiveAs(ctx context.Context, owner uint64, req broker.ReceiveRequest) ([]*broker.Message, error) {
-	sc := scratchPool.Get().(*scratch)
-	defer sc.put()
-	var err error
-	sc.ds, err = e.receiveAs(ctx, sc, owner, req, sc.ds[:0])
-	return copyMessages(sc.ds), err
+	return copiesOf(func(sc *scratch, dst []broker.Delivery) ([]broker.Delivery, error) {
+		return e.receiveAs(ctx, sc, owner, req, dst)
+	})
 }
 
 // ReceiveDeliveries is ReceiveAs without copies: it appends the deliveries
@@ -322,10 +320,19 @@ func (en *entity) takeAndDelete(src *seqSet, max int, now int64, ds []broker.Del
 // bodies reads the hand-outs' messages of en from the store and returns
 // copies of them with their locks set (see deliveries).
 func (e *Engine) bodies(en *entity, hs []handout) ([]*broker.Message, error) {
+	return copiesOf(func(sc *scratch, dst []broker.Delivery) ([]broker.Delivery, error) {
+		return e.deliveries(sc, en, hs, dst)
+	})
+}
+
+// copiesOf runs deliver with a scratch from the pool, appending to the
+// scratch's own deliveries, and returns copies of the messages it
+// delivered (copyMessages): the broker.Client API's form of a receive.
+func copiesOf(deliver func(sc *scratch, dst []broker.Delivery) ([]broker.Delivery, error)) ([]*broker.Message, error) {
 	sc := scratchPool.Get().(*scratch)
 	defer sc.put()
 	var err error
-	sc.ds, err = e.deliveries(sc, en, hs, sc.ds[:0])
+	sc.ds, err = deliver(sc, sc.ds[:0])
 	return copyMessages(sc.ds), err
 }
 

@@ -172,11 +172,9 @@ func (e *Engine) acceptSession(ctx context.Context, owner uint64, entity string,
 // ReceiveAs. Message locks are separate locks with the entity's
 // LockDuration, but they are lost with the session lock.
 func (e *Engine) ReceiveSession(ctx context.Context, owner uint64, sessionID string, req broker.ReceiveRequest) ([]*broker.Message, error) {
-	sc := scratchPool.Get().(*scratch)
-	defer sc.put()
-	var err error
-	sc.ds, err = e.receiveSession(ctx, sc, owner, sessionID, req, sc.ds[:0])
-	return copyMessages(sc.ds), err
+	return copiesOf(func(sc *scratch, dst []broker.Delivery) ([]broker.Delivery, error) {
+		return e.receiveSession(ctx, sc, owner, sessionID, req, dst)
+	})
 }
 
 // ReceiveSessionDeliveries is ReceiveSession without copies, as
