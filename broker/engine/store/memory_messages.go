@@ -153,8 +153,12 @@ func (p *recordPage) slot(i int) *memoryRecord {
 	if p.full() {
 		return &p.recs[i]
 	}
-	return &p.recs[bits.OnesCount32(p.used&(1<<i-1))]
+	return &p.recs[p.rank(i)]
 }
+
+// rank returns where a short page keeps the record of location i: the
+// number of its records before it.
+func (p *recordPage) rank(i int) int { return bits.OnesCount32(p.used & (1<<i - 1)) }
 
 func newMemoryMessages() memoryMessages {
 	return memoryMessages{pages: make(map[locKey]*recordPage)}
@@ -233,7 +237,7 @@ func (m *memoryMessages) put(k locKey) *memoryRecord {
 	if p.full() {
 		return &p.recs[i]
 	}
-	j := bits.OnesCount32(p.used & (1<<i - 1))
+	j := p.rank(i)
 	p.recs = p.recs[:len(p.recs)+1]
 	copy(p.recs[j+1:], p.recs[j:])
 	p.recs[j] = memoryRecord{}
@@ -288,7 +292,7 @@ func (m *memoryMessages) delete(k locKey) {
 	if p.full() {
 		p.recs[i] = memoryRecord{} // drops the message for the collector
 	} else {
-		j := bits.OnesCount32(p.used & (1<<i - 1))
+		j := p.rank(i)
 		n := len(p.recs)
 		copy(p.recs[j:], p.recs[j+1:])
 		p.recs[n-1] = memoryRecord{}
