@@ -112,9 +112,44 @@ func latencyConfigFromEnv() (latencyConfig, error) {
 type latencyReport struct {
 	sends, received, completed int64
 	latencies                  []time.Duration // of every send, sorted
+	windows                    []latencyWindow // the sends by when they started, in windows of the RSS samples' period
 	rss                        []rssSample
 	serverCPU, clientCPU       time.Duration
 	elapsed                    time.Duration
+}
+
+// latencyWindow is the send latencies of the sends that started in one
+// window of the run: whether a tail comes from every burst or a few.
+type latencyWindow struct {
+	sends    int
+	p99, max time.Duration
+}
+
+// timedSend is a send's latency and when it started, from the run's start.
+type timedSend struct {
+	at, d time.Duration
+}
+
+// windowsOf groups sends by when they started, in windows of width w, and
+// returns each window's count, p99 and max.
+func windowsOf(sends []timedSend, w time.Duration) []latencyWindow {
+	var byWindow [][]time.Duration
+	for _, s := range sends {
+		i := int(s.at / w)
+		for len(byWindow) <= i {
+			byWindow = append(byWindow, nil)
+		}
+		byWindow[i] = append(byWindow[i], s.d)
+	}
+	out := make([]latencyWindow, len(byWindow))
+	for i, ds := range byWindow {
+		if len(ds) == 0 {
+			continue
+		}
+		slices.Sort(ds)
+		out[i] = latencyWindow{sends: len(ds), p99: ds[min(len(ds)*99/100, len(ds)-1)], max: ds[len(ds)-1]}
+	}
+	return out
 }
 
 // rssSample is the listener's resident memory at a moment of the run.
@@ -145,6 +180,11 @@ func (r latencyReport) log(tb testing.TB, cfg latencyConfig) {
 		tb.Logf("CPU: listener %v (%.0f%% of a core), clients %v (%.0f%%)", r.serverCPU.Round(time.Millisecond), 100*r.serverCPU.Seconds()/r.elapsed.Seconds(),
 			r.clientCPU.Round(time.Millisecond), 100*r.clientCPU.Seconds()/r.elapsed.Seconds())
 	}
+	var ws []string
+	for i, w := range r.windows {
+		ws = append(ws, fmt.Sprintf("%v %v/%v", time.Duration(i)*cfg.sample, w.p99.Round(time.Millisecond), w.max.Round(time.Millisecond)))
+	}
+	tb.Logf("send latency p99/max by when the send started: %s", strings.Join(ws, ", "))
 	var curve []string
 	for _, s := range r.rss {
 		curve = append(curve, fmt.Sprintf("%v %.0f MiB (%d GCs)", s.at.Round(time.Second), float64(s.rss)/(1<<20), s.gcs))
@@ -206,7 +246,7 @@ func runLatency(tb testing.TB, cfg latencyConfig) latencyReport {
 
 	var (
 		mu        sync.Mutex
-		latencies = make([]time.Duration, 0, int(float64(cfg.conns)*cfg.duration.Seconds()/cfg.interval.Seconds())+cfg.conns)
+		timed     = make([]timedSend, 0, int(float64(cfg.conns)*cfg.duration.Seconds()/cfg.interval.Seconds())+cfg.conns)
 		sends     atomic.Int64
 		received  atomic.Int64
 		completed atomic.Int64
@@ -257,7 +297,7 @@ func runLatency(tb testing.TB, cfg latencyConfig) latencyReport {
 				}
 				sends.Add(1)
 				mu.Lock()
-				latencies = append(latencies, d)
+				timed = append(timed, timedSend{at: t0.Sub(start), d: d})
 				mu.Unlock()
 				next := tick.C
 				if cfg.together {
@@ -332,7 +372,11 @@ wait:
 	if rep.completed != rep.sends {
 		tb.Errorf("%d messages sent, %d completed", rep.sends, rep.completed)
 	}
-	rep.latencies = latencies
+	rep.windows = windowsOf(timed, cfg.sample)
+	rep.latencies = make([]time.Duration, len(timed))
+	for i, s := range timed {
+		rep.latencies[i] = s.d
+	}
 	slices.Sort(rep.latencies)
 	return rep
 }
