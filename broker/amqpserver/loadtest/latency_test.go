@@ -154,9 +154,10 @@ func windowsOf(sends []timedSend, w time.Duration) []latencyWindow {
 
 // rssSample is the listener's resident memory at a moment of the run.
 type rssSample struct {
-	at  time.Duration
-	rss uint64
-	gcs uint64
+	at        time.Duration
+	rss       uint64
+	gcs       uint64
+	clientGCs uint64 // the collections of this process, the clients'
 }
 
 // quantile returns the q-quantile of the send latencies.
@@ -187,7 +188,7 @@ func (r latencyReport) log(tb testing.TB, cfg latencyConfig) {
 	tb.Logf("send latency p99/max by when the send started: %s", strings.Join(ws, ", "))
 	var curve []string
 	for _, s := range r.rss {
-		curve = append(curve, fmt.Sprintf("%v %.0f MiB (%d GCs)", s.at.Round(time.Second), float64(s.rss)/(1<<20), s.gcs))
+		curve = append(curve, fmt.Sprintf("%v %.0f MiB (%d GCs; clients %d)", s.at.Round(time.Second), float64(s.rss)/(1<<20), s.gcs, s.clientGCs))
 	}
 	tb.Logf("listener RSS: %s", strings.Join(curve, ", "))
 }
@@ -199,7 +200,10 @@ func (r latencyReport) log(tb testing.TB, cfg latencyConfig) {
 // Small in every go test; PEEKLOCK_LOADTEST_LATENCY=big or =soak for the
 // real thing, and the variables above for the queues the connections
 // share and senders that start together. PEEKLOCK_LOADTEST_SERVER_CPUPROFILE
-// profiles the listener while the clients send.
+// profiles the listener while the clients send;
+// PEEKLOCK_LOADTEST_SERVER_HEAPPROFILE=F writes its heap profiles F.open
+// (the connections open, before the first send) and F.sending (at the
+// third memory sample).
 func TestLatencyManyConnections(t *testing.T) {
 	cfg, err := latencyConfigFromEnv()
 	if err != nil {
@@ -261,6 +265,7 @@ func runLatency(tb testing.TB, cfg latencyConfig) latencyReport {
 		}
 	}
 	body := benchBody(cfg.size)
+	heapProfile(tb, srv, "open")
 	cpu0, _, _ := srv.CPU()
 	clientCPU0 := processCPU()
 	if err := srv.Profile(true); err != nil {
@@ -334,7 +339,7 @@ func runLatency(tb testing.TB, cfg latencyConfig) latencyReport {
 	sampleRSS := func() {
 		rss, gcs, err := serverRSS(srv)
 		if err == nil {
-			rep.rss = append(rep.rss, rssSample{at: time.Since(start), rss: rss, gcs: gcs})
+			rep.rss = append(rep.rss, rssSample{at: time.Since(start), rss: rss, gcs: gcs, clientGCs: gcCount()})
 		}
 	}
 	sampleRSS()
@@ -346,6 +351,9 @@ wait:
 		select {
 		case <-samples.C:
 			sampleRSS()
+			if len(rep.rss) == 3 {
+				heapProfile(tb, srv, "sending") // the buffers the traffic needs are in use by now
+			}
 		case <-sendersDone:
 			break wait
 		}
