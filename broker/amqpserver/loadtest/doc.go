@@ -25,6 +25,12 @@
 //     sender and a receiver, and reports the listener's memory per
 //     connection (100 always; 1,000 with PEEKLOCK_BIG=1 or as
 //     BenchmarkConnections1000).
+//   - TestLatencyManyConnections (latency_test.go) runs many official Go
+//     SDK clients in this process, each sending a small message every
+//     interval and receiving and completing, and reports the send latency
+//     (over the run and by when the sends started, so that a tail of every
+//     burst is told from a few bad bursts), both processes' CPU, and the
+//     listener's memory with both processes' garbage collections.
 //   - settle_test.go checks that outcomes the client does not wait for are
 //     all applied when the engine settles slowly.
 //
