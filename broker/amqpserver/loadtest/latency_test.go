@@ -121,7 +121,6 @@ type latencyReport struct {
 // latencyWindow is the send latencies of the sends that started in one
 // window of the run: whether a tail comes from every burst or a few.
 type latencyWindow struct {
-	sends    int
 	p99, max time.Duration
 }
 
@@ -131,7 +130,7 @@ type timedSend struct {
 }
 
 // windowsOf groups sends by when they started, in windows of width w, and
-// returns each window's count, p99 and max.
+// returns each window's p99 and max (zero for a window without a send).
 func windowsOf(sends []timedSend, w time.Duration) []latencyWindow {
 	var byWindow [][]time.Duration
 	for _, s := range sends {
@@ -147,9 +146,25 @@ func windowsOf(sends []timedSend, w time.Duration) []latencyWindow {
 			continue
 		}
 		slices.Sort(ds)
-		out[i] = latencyWindow{sends: len(ds), p99: ds[min(len(ds)*99/100, len(ds)-1)], max: ds[len(ds)-1]}
+		out[i] = latencyWindow{p99: ds[min(len(ds)*99/100, len(ds)-1)], max: ds[len(ds)-1]}
 	}
 	return out
+}
+
+// TestWindowsOf: sends fall in the window of when they started, whatever
+// their latency, and a window without a send is zero.
+func TestWindowsOf(t *testing.T) {
+	ms := time.Millisecond
+	got := windowsOf([]timedSend{
+		{at: 500 * ms, d: 900 * ms},
+		{at: 2100 * ms, d: 20 * ms},
+		{at: 2900 * ms, d: 30 * ms},
+		{at: 2000 * ms, d: 10 * ms},
+	}, time.Second)
+	want := []latencyWindow{{p99: 900 * ms, max: 900 * ms}, {}, {p99: 30 * ms, max: 30 * ms}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("windows %v, want %v", got, want)
+	}
 }
 
 // rssSample is the listener's resident memory at a moment of the run.
