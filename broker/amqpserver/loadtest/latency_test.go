@@ -142,11 +142,8 @@ func windowsOf(sends []timedSend, w time.Duration) []latencyWindow {
 	}
 	out := make([]latencyWindow, len(byWindow))
 	for i, ds := range byWindow {
-		if len(ds) == 0 {
-			continue
-		}
 		slices.Sort(ds)
-		out[i] = latencyWindow{p99: ds[min(len(ds)*99/100, len(ds)-1)], max: ds[len(ds)-1]}
+		out[i] = latencyWindow{p99: quantileOf(ds, 0.99), max: quantileOf(ds, 1)}
 	}
 	return out
 }
@@ -177,11 +174,15 @@ type rssSample struct {
 
 // quantile returns the q-quantile of the send latencies.
 func (r latencyReport) quantile(q float64) time.Duration {
-	if len(r.latencies) == 0 {
+	return quantileOf(r.latencies, q)
+}
+
+// quantileOf returns the q-quantile of sorted latencies (0 for none).
+func quantileOf(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
 		return 0
 	}
-	i := min(int(q*float64(len(r.latencies))), len(r.latencies)-1)
-	return r.latencies[i]
+	return sorted[min(int(q*float64(len(sorted))), len(sorted)-1)]
 }
 
 // log writes the report.
