@@ -5,33 +5,32 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/peeklock/peeklock/broker"
 )
 
 // Memory is a Store that keeps everything in memory and forgets it on exit.
+// It keeps each entity in a shard of its own (memoryShard), under its own
+// mutex: a batch locks the shards of the entities it changes (one, but for
+// a topic's fan-out), in the order of their ids, so that batches of
+// different entities apply at once and a batch of several is still seen
+// whole or not at all.
 type Memory struct {
-	mu       sync.RWMutex
-	entities map[uint32]EntityRecord
-	seqs     map[uint32]int64
-	messages memoryMessages
-	states   map[stateKey]storedState
-	dups     map[DuplicateRecord]struct{}
-	history  map[HistoryKey]memoryHistory
-	histPeak int // most histories since the map was made (see shrinkHistory)
-	orphans  int // metas put for messages that were not stored
+	mu      sync.RWMutex // guards shards, the map; each shard guards itself
+	shards  map[uint32]*memoryShard
+	spares  sparePages    // the shards' spare pages
+	ops     atomic.Uint64 // puts and deletes (every op, counted by batch) so far
+	orphans atomic.Int64  // metas put for messages that were not stored
+
+	thinMu sync.Mutex
+	thin   []*memoryShard // shards whose pages wait to be shrunk (see sweepThin)
 }
 
 // storedState is a session state and when it was set (unix nanoseconds).
 type storedState struct {
 	state   []byte
 	updated int64
-}
-
-// stateKey names a session of an entity.
-type stateKey struct {
-	entity  uint32
-	session string
 }
 
 // memoryRecord is a stored message: its meta, the message, and the first
@@ -87,14 +86,19 @@ func (f *memoryFirst) event() HistoryEvent {
 
 // NewMemory returns an empty memory store.
 func NewMemory() *Memory {
-	return &Memory{
-		entities: make(map[uint32]EntityRecord),
-		seqs:     make(map[uint32]int64),
-		messages: newMemoryMessages(),
-		states:   make(map[stateKey]storedState),
-		dups:     make(map[DuplicateRecord]struct{}),
-		history:  make(map[HistoryKey]memoryHistory),
+	return &Memory{shards: make(map[uint32]*memoryShard)}
+}
+
+// sorted returns the shards in the order of their entities' ids.
+func (s *Memory) sorted() ([]uint32, []*memoryShard) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ids := slices.Sorted(maps.Keys(s.shards))
+	shards := make([]*memoryShard, len(ids))
+	for i, id := range ids {
+		shards[i] = s.shards[id]
 	}
+	return ids, shards
 }
 
 // Load hands l the entities in ID order, then the sequences, the session
@@ -103,37 +107,50 @@ func NewMemory() *Memory {
 // The engine only ever loads a memory store empty; sorting keeps the order
 // the same as the Pebble store's for tests that use both.
 func (s *Memory) Load(l Loader) error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	for _, id := range slices.Sorted(maps.Keys(s.entities)) {
-		if err := l.Entity(s.entities[id]); err != nil {
-			return err
+	ids, shards := s.sorted()
+	for _, sh := range shards {
+		sh.mu.RLock()
+		defer sh.mu.RUnlock()
+	}
+	for _, sh := range shards {
+		if sh.entity != nil {
+			if err := l.Entity(*sh.entity); err != nil {
+				return err
+			}
 		}
 	}
-	for _, id := range slices.Sorted(maps.Keys(s.seqs)) {
-		if err := l.Sequence(id, s.seqs[id]); err != nil {
-			return err
+	for i, sh := range shards {
+		if sh.hasSeq {
+			if err := l.Sequence(ids[i], sh.seq); err != nil {
+				return err
+			}
 		}
 	}
-	for _, k := range slices.SortedFunc(maps.Keys(s.states), compareStateKeys) {
-		st := s.states[k]
-		if err := l.SessionState(k.entity, k.session, slices.Clone(st.state), st.updated); err != nil {
-			return err
+	for i, sh := range shards {
+		for _, id := range slices.Sorted(maps.Keys(sh.states)) {
+			st := sh.states[id]
+			if err := l.SessionState(ids[i], id, slices.Clone(st.state), st.updated); err != nil {
+				return err
+			}
 		}
 	}
-	for _, r := range slices.SortedFunc(maps.Keys(s.dups), compareDuplicates) {
-		if err := l.Duplicate(r); err != nil {
-			return err
+	for i, sh := range shards {
+		for _, d := range slices.SortedFunc(maps.Keys(sh.dups), compareDups) {
+			if err := l.Duplicate(DuplicateRecord{Entity: ids[i], ID: d.id, End: d.end}); err != nil {
+				return err
+			}
 		}
 	}
-	locs := make([]Loc, 0, s.messages.len())
-	s.messages.all(func(k locKey, _ *memoryRecord) {
-		locs = append(locs, k.loc())
-	})
-	slices.SortFunc(locs, compareLocs)
-	for _, loc := range locs {
-		if err := l.Message(loc, s.messages.get(keyOf(loc)).meta); err != nil {
-			return err
+	for _, sh := range shards {
+		locs := make([]Loc, 0, sh.messages.len())
+		sh.messages.all(func(k locKey, _ *memoryRecord) {
+			locs = append(locs, k.loc())
+		})
+		slices.SortFunc(locs, compareLocs)
+		for _, loc := range locs {
+			if err := l.Message(loc, sh.messages.get(keyOf(loc)).meta); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -150,37 +167,50 @@ func compareLocs(a, b Loc) int {
 	return cmp.Compare(a.Seq, b.Seq)
 }
 
-func compareStateKeys(a, b stateKey) int {
-	if c := cmp.Compare(a.entity, b.entity); c != 0 {
+// compareDups orders an entity's duplicate-detection records by window end
+// and id, as the Pebble store's keys sort.
+func compareDups(a, b dupKey) int {
+	if c := cmp.Compare(a.end, b.end); c != 0 {
 		return c
 	}
-	return cmp.Compare(a.session, b.session)
+	return cmp.Compare(a.id, b.id)
 }
 
-// compareDuplicates orders records by entity, window end and id, as the
-// Pebble store's keys sort.
-func compareDuplicates(a, b DuplicateRecord) int {
-	if c := cmp.Compare(a.Entity, b.Entity); c != 0 {
-		return c
+// shard returns the shard of entity id, or nil.
+func (s *Memory) shard(id uint32) *memoryShard {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.shards[id]
+}
+
+// reading returns the shard of entity id locked for reading, or nil when
+// the store keeps nothing of it.
+func (s *Memory) reading(id uint32) *memoryShard {
+	for {
+		sh := s.shard(id)
+		if sh == nil {
+			return nil
+		}
+		sh.mu.RLock()
+		if !sh.dead {
+			return sh
+		}
+		sh.mu.RUnlock()
 	}
-	if c := cmp.Compare(a.End, b.End); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.ID, b.ID)
 }
 
 // Get returns the message at loc.
 func (s *Memory) Get(loc Loc) (*broker.Message, error) {
-	s.mu.RLock()
-	r := s.messages.get(keyOf(loc))
-	ok := r != nil
+	var r *memoryRecord
 	var meta Meta
 	var msg *broker.Message
-	if ok {
-		meta, msg = r.meta, r.msg
+	if sh := s.reading(loc.Entity); sh != nil {
+		if r = sh.messages.get(keyOf(loc)); r != nil {
+			meta, msg = r.meta, r.msg
+		}
+		sh.mu.RUnlock()
 	}
-	s.mu.RUnlock()
-	if !ok {
+	if r == nil {
 		return nil, broker.Errorf(broker.CodeMessageNotFound, "no stored message with sequence number %d", loc.Seq)
 	}
 	if msg.State == meta.State && msg.DeliveryCount == meta.DeliveryCount {
@@ -191,11 +221,23 @@ func (s *Memory) Get(loc Loc) (*broker.Message, error) {
 	return &m, nil
 }
 
-// Bodies reads the messages at locs as they were put.
+// Bodies reads the messages at locs as they were put, a run of one
+// entity's locations at a time.
 func (s *Memory) Bodies(locs []Loc, out []*broker.Message) error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	s.messages.bodies(locs, out)
+	for len(locs) > 0 {
+		id := locs[0].Entity
+		n := 1
+		for n < len(locs) && locs[n].Entity == id {
+			n++
+		}
+		if sh := s.reading(id); sh != nil {
+			sh.messages.bodies(locs[:n], out)
+			sh.mu.RUnlock()
+		} else {
+			clear(out[:n])
+		}
+		locs, out = locs[n:], out[n:]
+	}
 	return nil
 }
 
@@ -205,117 +247,212 @@ func (s *Memory) Apply(b *Batch) (Pending, error) {
 	if err := checkBatch(b); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	if b.Len() == 0 {
+		return Done{}, nil
+	}
+	n := uint64(b.Len())
+	ops := s.ops.Add(n)
+	var ids [4]uint32
+	var held [4]*memoryShard
+	changed, deleted := entitiesOf(b, ids[:0])
+	shards := s.lock(changed, held[:0])
+	for _, sh := range shards {
+		sh.messages.catchUp(ops - n)
+		sh.lastOps.Store(ops)
+	}
+	sh := shards[0] // of every op but in a batch of several entities
 	for i := range b.Ops {
 		op := &b.Ops[i]
-		switch op.Kind {
-		case OpPutEntity:
-			s.entities[op.Entity.ID] = *op.Entity
-		case OpDeleteEntity:
-			delete(s.entities, op.Loc.Entity)
-			delete(s.seqs, op.Loc.Entity)
-			s.messages.deleteEntity(op.Loc.Entity)
-			for k := range s.states {
-				if k.entity == op.Loc.Entity {
-					delete(s.states, k)
-				}
-			}
-			for r := range s.dups {
-				if r.Entity == op.Loc.Entity {
-					delete(s.dups, r)
-				}
-			}
-			for k := range s.history {
-				if k.Entity == op.Loc.Entity {
-					delete(s.history, k)
-				}
-			}
-		case OpSetSequence:
-			s.seqs[op.Loc.Entity] = op.Loc.Seq
-		case OpPutMessage:
-			s.messages.put(keyOf(op.Loc)).set(op)
-		case OpPutMeta:
-			if r := s.messages.get(keyOf(op.Loc)); r != nil {
-				r.meta = op.Meta
-			} else {
-				s.orphans++
-			}
-		case OpDeleteMessage:
-			s.messages.delete(keyOf(op.Loc))
-		case OpSetSessionState:
-			s.states[stateKey{op.Loc.Entity, op.ID}] = storedState{op.State, op.Updated}
-		case OpDeleteSessionState:
-			delete(s.states, stateKey{op.Loc.Entity, op.ID})
-		case OpPutDuplicate:
-			s.dups[DuplicateRecord{Entity: op.Loc.Entity, ID: op.ID, End: op.End}] = struct{}{}
-		case OpDeleteDuplicate:
-			delete(s.dups, DuplicateRecord{Entity: op.Loc.Entity, ID: op.ID, End: op.End})
+		if len(shards) > 1 {
+			sh = shardOf(shards, opEntity(op))
 		}
+		sh.apply(op, &s.orphans)
 	}
 	for i := range b.Hist {
-		s.applyHistory(&b.Hist[i])
+		op := &b.Hist[i]
+		if len(shards) > 1 {
+			sh = shardOf(shards, op.Key.Entity)
+		}
+		sh.applyHistory(op)
+	}
+	for _, sh := range shards {
+		if sh.messages.waiting() && !sh.listed.Load() {
+			sh.listed.Store(true)
+			s.thinMu.Lock()
+			s.thin = append(s.thin, sh)
+			s.thinMu.Unlock()
+		}
+		sh.mu.Unlock()
+	}
+	if deleted {
+		s.dropEmpty(shards)
+	}
+	if (ops-n)/idleOps != ops/idleOps {
+		s.sweepThin(ops)
 	}
 	return Done{}, nil
 }
 
-// applyHistory applies one history change. Called with mu held.
-func (s *Memory) applyHistory(op *HistoryOp) {
-	if op.noop() {
-		return // cancelled
+// opEntity returns the id of the entity op changes.
+func opEntity(op *Op) uint32 {
+	if op.Kind == OpPutEntity {
+		return op.Entity.ID
 	}
-	h, ok := s.history[op.Key]
-	if op.Hide {
-		h.hide()
-		s.history[op.Key] = h
-		s.histPeak = max(s.histPeak, len(s.history))
-		return
-	}
-	if op.Event != nil {
-		h.put(op.Index, *op.Event)
-		s.history[op.Key] = h
-		s.histPeak = max(s.histPeak, len(s.history))
-		return
-	}
-	if !ok {
-		return
-	}
-	if h.drop(op.Index, op.Count); h.empty() {
-		delete(s.history, op.Key)
-		s.shrinkHistory()
+	return op.Loc.Entity
+}
+
+// entitiesOf appends to ids the ids of the entities b changes, in order,
+// each once, and reports whether it deletes one. b is not empty.
+func entitiesOf(b *Batch, ids []uint32) (_ []uint32, deletes bool) {
+	var first uint32
+	if len(b.Ops) > 0 {
+		first = opEntity(&b.Ops[0])
 	} else {
-		s.history[op.Key] = h
+		first = b.Hist[0].Key.Entity
+	}
+	one := true // mostly: a topic's fan-out changes several
+	for i := range b.Ops {
+		op := &b.Ops[i]
+		one = one && opEntity(op) == first
+		deletes = deletes || op.Kind == OpDeleteEntity
+	}
+	for i := range b.Hist {
+		one = one && b.Hist[i].Key.Entity == first
+	}
+	if one {
+		return append(ids, first), deletes
+	}
+	for i := range b.Ops {
+		ids = append(ids, opEntity(&b.Ops[i]))
+	}
+	for i := range b.Hist {
+		ids = append(ids, b.Hist[i].Key.Entity)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids), deletes
+}
+
+// shardOf returns the shard of entity id among shards, in the order of
+// their ids.
+func shardOf(shards []*memoryShard, id uint32) *memoryShard {
+	if len(shards) == 1 {
+		return shards[0]
+	}
+	i, _ := slices.BinarySearchFunc(shards, id, func(sh *memoryShard, id uint32) int { return cmp.Compare(sh.id, id) })
+	return shards[i]
+}
+
+// lock appends to held the shards of the entities ids (in order, each
+// once), made when the store has none yet, each locked for writing, in
+// that order. They are all found before the first is locked, as making
+// one takes the store's mutex, which dropEmpty holds while it locks
+// shards.
+func (s *Memory) lock(ids []uint32, held []*memoryShard) []*memoryShard {
+	for {
+		held = held[:0]
+		for _, id := range ids {
+			sh := s.shard(id)
+			if sh == nil {
+				sh = s.made(id)
+			}
+			held = append(held, sh)
+		}
+		for i, sh := range held {
+			sh.mu.Lock()
+			if sh.dead { // deleted since it was looked up: again, from the start
+				for _, h := range held[:i+1] {
+					h.mu.Unlock()
+				}
+				held = held[:0]
+				break
+			}
+		}
+		if len(held) > 0 {
+			return held
+		}
 	}
 }
 
-// shrinkHistory makes the history map again when it holds far fewer
-// histories than it once did: a Go map keeps its memory, and the values
-// are kept in it.
-func (s *Memory) shrinkHistory() {
-	if n := len(s.history); s.histPeak > 1024 && n < s.histPeak/8 {
-		m := make(map[HistoryKey]memoryHistory, n) // maps.Clone would keep the size
-		for k, h := range s.history {
-			m[k] = h
-		}
-		s.history, s.histPeak = m, n
+// made returns the shard of entity id, made if there is none.
+func (s *Memory) made(id uint32) *memoryShard {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sh := s.shards[id]
+	if sh == nil {
+		sh = newMemoryShard(id, &s.spares)
+		s.shards[id] = sh
 	}
+	return sh
+}
+
+// dropEmpty takes the shards that keep nothing (their entities were
+// deleted) out of the store.
+func (s *Memory) dropEmpty(shards []*memoryShard) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sh := range shards {
+		sh.mu.Lock()
+		if !sh.dead && sh.empty() && s.shards[sh.id] == sh {
+			sh.dead = true
+			delete(s.shards, sh.id)
+		}
+		sh.mu.Unlock()
+	}
+}
+
+// idleOps is how many puts and deletes of the store a shard goes without a
+// batch before sweepThin shrinks its thin pages, and how often it looks:
+// far more than thinDelay, so that it never takes a busy shard's mutex (a
+// hundred queues at work a batch at a time write each one every few
+// thousand).
+const idleOps = 64 * thinDelay
+
+// sweepThin shrinks the thin pages of the shards that no batch has
+// written for idleOps puts and deletes of the store, as a shard's own
+// puts and deletes shrink its pages (memoryMessages.tick): an entity left
+// idle keeps no full page for a record or two. ops is the store's count
+// now. One sweep runs at a time, and a shard that a batch holds is passed
+// over, for the next sweep.
+func (s *Memory) sweepThin(ops uint64) {
+	if !s.thinMu.TryLock() {
+		return
+	}
+	list := s.thin
+	s.thin = nil
+	s.thinMu.Unlock()
+	keep := list[:0]
+	for _, sh := range list {
+		if ops-sh.lastOps.Load() < idleOps || !sh.mu.TryLock() {
+			keep = append(keep, sh)
+			continue
+		}
+		if !sh.dead {
+			sh.messages.catchUp(ops)
+			sh.messages.shrinkThin(ops - thinDelay)
+		}
+		if !sh.dead && sh.messages.waiting() {
+			keep = append(keep, sh)
+		} else {
+			sh.listed.Store(false)
+		}
+		sh.mu.Unlock()
+	}
+	s.thinMu.Lock()
+	s.thin = append(s.thin, keep...)
+	s.thinMu.Unlock()
 }
 
 // History returns a copy of the stored history of a message: its history
 // records, after the first event kept in its record unless a record of
 // index 0 replaces or hides it.
 func (s *Memory) History(k HistoryKey) (uint16, []HistoryEvent, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	h := s.history[k]
-	if !h.hidden && (h.n == 0 || h.first == 1) {
-		for _, sub := range subQueues {
-			if r := s.messages.get(keyOf(Loc{Entity: k.Entity, Sub: sub, Seq: k.Seq})); r != nil && r.first.ok {
-				return 0, append([]HistoryEvent{r.first.event()}, h.events()...), nil
-			}
-		}
+	sh := s.reading(k.Entity)
+	if sh == nil {
+		return 0, nil, nil
 	}
-	return h.first, h.events(), nil
+	defer sh.mu.RUnlock()
+	first, evs := sh.historyOf(k.Seq)
+	return first, evs, nil
 }
 
 // subQueues lists the sub-queues a message may be stored in.
@@ -325,19 +462,20 @@ var subQueues = [...]broker.SubQueue{broker.SubQueueMain, broker.SubQueueDeadLet
 // event kept in a message's record is not one), so that tests can check
 // that histories go with their messages.
 func (s *Memory) HistoryCount() int {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return len(s.history)
+	_, shards := s.sorted()
+	n := 0
+	for _, sh := range shards {
+		sh.mu.RLock()
+		n += len(sh.history)
+		sh.mu.RUnlock()
+	}
+	return n
 }
 
 // OrphanMetas returns how many metas were put for messages that were not
 // stored: a breach of the Batch.PutMeta contract that the engine's tests
 // check never happens.
-func (s *Memory) OrphanMetas() int {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.orphans
-}
+func (s *Memory) OrphanMetas() int { return int(s.orphans.Load()) }
 
 // Durable reports false.
 func (s *Memory) Durable() bool { return false }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"math/bits"
+	"sync"
 
 	"github.com/peeklock/peeklock/broker"
 )
@@ -38,21 +39,57 @@ import (
 // Records by pointer in pages of 32 pointers cost 106 to 257 (16 apart);
 // full pages alone cost 2,339 for records 16 apart.
 //
+// The memory store keeps a memoryMessages per entity (see memoryShard);
+// they share their spare pages (sparePages), so that a thousand queues keep
+// no more spares than one.
+//
 // A *memoryRecord that get or put returns points into its page: it is good
 // until the next put, delete or deleteEntity, as a write may move the
 // records of a short page, or move a page's records to another page, and
 // an emptied page is reused for other locations, so nothing may keep one
-// past the store's mutex. Writes (put, delete, deleteEntity) need that
-// mutex held for writing; get, all and bodies only read, under the read
-// lock.
+// past its shard's mutex. Writes (put, delete, deleteEntity, shrinkThin)
+// need that mutex held for writing; get, all and bodies only read, under
+// the read lock.
 type memoryMessages struct {
 	pages    map[locKey]*recordPage // by the location of slot 0
 	last     *recordPage            // the page written last; nil after it emptied
 	lastBase locKey
-	spares   []*recordPage // emptied full pages, every slot zero, for the next new ones
-	ops      uint64        // puts and deletes so far
-	thin     []thinPage    // pages that were thin, oldest first, from thin[thinHead]
+	spares   *sparePages
+	ops      uint64     // puts and deletes so far (see memoryShard.catchUp)
+	thin     []thinPage // pages that were thin, oldest first, from thin[thinHead]
 	thinHead int
+}
+
+// sparePages is emptied full pages, every slot zero, for the next new
+// ones: at most maxSpares, under their own mutex, as the entities that
+// share them are written at once.
+type sparePages struct {
+	mu    sync.Mutex
+	pages []*recordPage
+}
+
+// get returns a spare page, or nil.
+func (s *sparePages) get() *recordPage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.pages)
+	if n == 0 {
+		return nil
+	}
+	p := s.pages[n-1]
+	s.pages[n-1] = nil
+	s.pages = s.pages[:n-1]
+	return p
+}
+
+// keep keeps the emptied full page p as a spare, unless there are
+// maxSpares already.
+func (s *sparePages) keep(p *recordPage) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.pages) < maxSpares {
+		s.pages = append(s.pages, p)
+	}
 }
 
 const (
@@ -160,8 +197,15 @@ func (p *recordPage) slot(i int) *memoryRecord {
 // number of its records before it.
 func (p *recordPage) rank(i int) int { return bits.OnesCount32(p.used & (1<<i - 1)) }
 
+// newMemoryMessages returns an empty memoryMessages with spares of its own.
 func newMemoryMessages() memoryMessages {
-	return memoryMessages{pages: make(map[locKey]*recordPage)}
+	return newMemoryMessagesSharing(&sparePages{})
+}
+
+// newMemoryMessagesSharing returns an empty memoryMessages that takes its
+// spare pages from, and gives them back to, spares.
+func newMemoryMessagesSharing(spares *sparePages) memoryMessages {
+	return memoryMessages{pages: make(map[locKey]*recordPage), spares: spares}
 }
 
 // pageOf returns the location of the first slot of k's page, and k's slot.
@@ -200,17 +244,6 @@ func (m *memoryMessages) install(base locKey, p *recordPage) {
 	}
 }
 
-// fullPage returns a spare full page, or a new one.
-func (m *memoryMessages) fullPage() *recordPage {
-	if n := len(m.spares); n > 0 {
-		p := m.spares[n-1]
-		m.spares[n-1] = nil
-		m.spares = m.spares[:n-1]
-		return p
-	}
-	return newPage(recordPageSize)
-}
-
 // put returns the slot of k, emptied (zero), for the caller to fill in.
 func (m *memoryMessages) put(k locKey) *memoryRecord {
 	m.tick()
@@ -218,12 +251,15 @@ func (m *memoryMessages) put(k locKey) *memoryRecord {
 	p := m.page(base)
 	switch {
 	case p == nil:
-		// A queue filling up has the record before k (when its page is
-		// not this one, it was looked up once for the page).
-		if len(m.spares) > 0 || i == 0 && k[1] > 0 && m.get(locKey{k[0], k[1] - 1}) != nil {
-			p = m.fullPage()
-		} else {
-			p = newPage(1)
+		// A spare is full; a queue filling up has the record before k
+		// (when its page is not this one, it was looked up once for the
+		// page).
+		if p = m.spares.get(); p == nil {
+			if i == 0 && k[1] > 0 && m.get(locKey{k[0], k[1] - 1}) != nil {
+				p = newPage(recordPageSize)
+			} else {
+				p = newPage(1)
+			}
 		}
 		m.install(base, p)
 	case p.has(i):
@@ -248,11 +284,9 @@ func (m *memoryMessages) put(k locKey) *memoryRecord {
 // left, to a page with twice the room (a spare full page, if there is
 // one), and returns that page.
 func (m *memoryMessages) grow(base locKey, p *recordPage) *recordPage {
-	var q *recordPage
-	if n := 2 * cap(p.recs); n < recordPageSize && len(m.spares) == 0 {
-		q = newPage(n)
-	} else {
-		q = m.fullPage()
+	q := m.spares.get()
+	if q == nil {
+		q = newPage(min(2*cap(p.recs), recordPageSize))
 	}
 	m.move(q, p)
 	m.install(base, q)
@@ -305,8 +339,8 @@ func (m *memoryMessages) delete(k locKey) {
 		if m.last == p {
 			m.last = nil
 		}
-		if p.full() && len(m.spares) < maxSpares {
-			m.spares = append(m.spares, p) // every slot is zero again
+		if p.full() {
+			m.spares.keep(p) // every slot is zero again
 		}
 	case n == cap(p.recs)/2:
 		m.markThin(base, p)
@@ -328,6 +362,14 @@ func (m *memoryMessages) tick() {
 	}
 }
 
+// waiting reports whether pages wait to be shrunk.
+func (m *memoryMessages) waiting() bool { return m.thinHead < len(m.thin) }
+
+// catchUp sets the count of puts and deletes to ops when it is behind: the
+// memory store counts them across its entities, so that an entity's thin
+// pages come due with the others' work too (see Memory.sweepThin).
+func (m *memoryMessages) catchUp(ops uint64) { m.ops = max(m.ops, ops) }
+
 // shrinkThin shrinks the pages found thin at or before at puts and deletes
 // that are still thin, into short pages with the least room that holds
 // their records.
@@ -345,8 +387,8 @@ func (m *memoryMessages) shrinkThin(at uint64) {
 		if m.last == p {
 			m.last = q
 		}
-		if p.full() && len(m.spares) < maxSpares {
-			m.spares = append(m.spares, p)
+		if p.full() {
+			m.spares.keep(p)
 		}
 	}
 	if m.thinHead == len(m.thin) {

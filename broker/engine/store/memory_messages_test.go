@@ -41,8 +41,8 @@ func TestMemoryMessagesAgainstAModel(t *testing.T) {
 		if step%3000 == 0 {
 			dense = !dense
 		}
-		spare := make(map[*recordPage]bool, len(m.spares))
-		for _, p := range m.spares {
+		spare := make(map[*recordPage]bool, len(m.spares.pages))
+		for _, p := range m.spares.pages {
 			spare[p] = true
 		}
 		switch k := key(); r.IntN(10) {
@@ -202,7 +202,7 @@ func checkPages(t *testing.T, step int, m *memoryMessages) {
 			}
 		}
 	}
-	for _, p := range m.spares {
+	for _, p := range m.spares.pages {
 		if inUse[p] || p.used != 0 || !p.full() || [recordPageSize]memoryRecord(p.recs) != ([recordPageSize]memoryRecord{}) {
 			t.Fatalf("step %d: a spare page is in use, short or not empty", step)
 		}
