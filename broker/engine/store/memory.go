@@ -322,11 +322,16 @@ func entitiesOf(b *Batch, ids []uint32) (_ []uint32, deletes bool) {
 	if one {
 		return append(ids, first), deletes
 	}
+	add := func(id uint32) { // a fan-out's ops come an entity at a time
+		if n := len(ids); n == 0 || ids[n-1] != id {
+			ids = append(ids, id)
+		}
+	}
 	for i := range b.Ops {
-		ids = append(ids, opEntity(&b.Ops[i]))
+		add(opEntity(&b.Ops[i]))
 	}
 	for i := range b.Hist {
-		ids = append(ids, b.Hist[i].Key.Entity)
+		add(b.Hist[i].Key.Entity)
 	}
 	slices.Sort(ids)
 	return slices.Compact(ids), deletes
