@@ -252,8 +252,8 @@ func (s *Memory) Apply(b *Batch) (Pending, error) {
 	}
 	n := uint64(b.Len())
 	ops := s.ops.Add(n)
-	var ids [4]uint32
-	var held [4]*memoryShard
+	var ids [8]uint32 // a fan-out to up to 7 subscriptions allocates nothing
+	var held [8]*memoryShard
 	changed, deleted := entitiesOf(b, ids[:0])
 	shards := s.lock(changed, held[:0])
 	for _, sh := range shards {
@@ -354,14 +354,7 @@ func shardOf(shards []*memoryShard, id uint32) *memoryShard {
 // shards.
 func (s *Memory) lock(ids []uint32, held []*memoryShard) []*memoryShard {
 	for {
-		held = held[:0]
-		for _, id := range ids {
-			sh := s.shard(id)
-			if sh == nil {
-				sh = s.made(id)
-			}
-			held = append(held, sh)
-		}
+		held = s.find(ids, held[:0])
 		for i, sh := range held {
 			sh.mu.Lock()
 			if sh.dead { // deleted since it was looked up: again, from the start
@@ -378,16 +371,32 @@ func (s *Memory) lock(ids []uint32, held []*memoryShard) []*memoryShard {
 	}
 }
 
-// made returns the shard of entity id, made if there is none.
-func (s *Memory) made(id uint32) *memoryShard {
+// find appends to shards the shards of the entities ids, made when the
+// store has none yet.
+func (s *Memory) find(ids []uint32, shards []*memoryShard) []*memoryShard {
+	s.mu.RLock()
+	for _, id := range ids {
+		sh := s.shards[id]
+		if sh == nil {
+			break
+		}
+		shards = append(shards, sh)
+	}
+	s.mu.RUnlock()
+	if len(shards) == len(ids) {
+		return shards
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sh := s.shards[id]
-	if sh == nil {
-		sh = newMemoryShard(id, &s.spares)
-		s.shards[id] = sh
+	for _, id := range ids[len(shards):] {
+		sh := s.shards[id]
+		if sh == nil {
+			sh = newMemoryShard(id, &s.spares)
+			s.shards[id] = sh
+		}
+		shards = append(shards, sh)
 	}
-	return sh
+	return shards
 }
 
 // dropEmpty takes the shards that keep nothing (their entities were
