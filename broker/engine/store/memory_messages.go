@@ -55,7 +55,7 @@ type memoryMessages struct {
 	last     *recordPage            // the page written last; nil after it emptied
 	lastBase locKey
 	spares   *sparePages
-	ops      uint64     // puts and deletes so far (see memoryShard.catchUp)
+	ops      uint64     // puts and deletes so far, the store's count when behind it (see catchUp)
 	thin     []thinPage // pages that were thin, oldest first, from thin[thinHead]
 	thinHead int
 }
