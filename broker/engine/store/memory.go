@@ -90,15 +90,10 @@ func NewMemory() *Memory {
 }
 
 // sorted returns the shards in the order of their entities' ids.
-func (s *Memory) sorted() ([]uint32, []*memoryShard) {
+func (s *Memory) sorted() []*memoryShard {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	ids := slices.Sorted(maps.Keys(s.shards))
-	shards := make([]*memoryShard, len(ids))
-	for i, id := range ids {
-		shards[i] = s.shards[id]
-	}
-	return ids, shards
+	return slices.SortedFunc(maps.Values(s.shards), func(a, b *memoryShard) int { return cmp.Compare(a.id, b.id) })
 }
 
 // Load hands l the entities in ID order, then the sequences, the session
@@ -107,7 +102,7 @@ func (s *Memory) sorted() ([]uint32, []*memoryShard) {
 // The engine only ever loads a memory store empty; sorting keeps the order
 // the same as the Pebble store's for tests that use both.
 func (s *Memory) Load(l Loader) error {
-	ids, shards := s.sorted()
+	shards := s.sorted()
 	for _, sh := range shards {
 		sh.mu.RLock()
 		defer sh.mu.RUnlock()
@@ -119,24 +114,24 @@ func (s *Memory) Load(l Loader) error {
 			}
 		}
 	}
-	for i, sh := range shards {
+	for _, sh := range shards {
 		if sh.hasSeq {
-			if err := l.Sequence(ids[i], sh.seq); err != nil {
+			if err := l.Sequence(sh.id, sh.seq); err != nil {
 				return err
 			}
 		}
 	}
-	for i, sh := range shards {
+	for _, sh := range shards {
 		for _, id := range slices.Sorted(maps.Keys(sh.states)) {
 			st := sh.states[id]
-			if err := l.SessionState(ids[i], id, slices.Clone(st.state), st.updated); err != nil {
+			if err := l.SessionState(sh.id, id, slices.Clone(st.state), st.updated); err != nil {
 				return err
 			}
 		}
 	}
-	for i, sh := range shards {
+	for _, sh := range shards {
 		for _, d := range slices.SortedFunc(maps.Keys(sh.dups), compareDups) {
-			if err := l.Duplicate(DuplicateRecord{Entity: ids[i], ID: d.id, End: d.end}); err != nil {
+			if err := l.Duplicate(DuplicateRecord{Entity: sh.id, ID: d.id, End: d.end}); err != nil {
 				return err
 			}
 		}
@@ -338,11 +333,9 @@ func entitiesOf(b *Batch, ids []uint32) (_ []uint32, deletes bool) {
 }
 
 // shardOf returns the shard of entity id among shards, in the order of
-// their ids.
+// their ids (a batch of several entities; Apply takes the one of a batch
+// of one without looking).
 func shardOf(shards []*memoryShard, id uint32) *memoryShard {
-	if len(shards) == 1 {
-		return shards[0]
-	}
 	i, _ := slices.BinarySearchFunc(shards, id, func(sh *memoryShard, id uint32) int { return cmp.Compare(sh.id, id) })
 	return shards[i]
 }
@@ -476,7 +469,7 @@ var subQueues = [...]broker.SubQueue{broker.SubQueueMain, broker.SubQueueDeadLet
 // event kept in a message's record is not one), so that tests can check
 // that histories go with their messages.
 func (s *Memory) HistoryCount() int {
-	_, shards := s.sorted()
+	shards := s.sorted()
 	n := 0
 	for _, sh := range shards {
 		sh.mu.RLock()

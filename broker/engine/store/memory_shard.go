@@ -82,7 +82,7 @@ func (sh *memoryShard) apply(op *Op, orphans *atomic.Int64) {
 // clear forgets everything of the entity: it was deleted.
 func (sh *memoryShard) clear() {
 	sh.entity, sh.seq, sh.hasSeq = nil, 0, false
-	sh.messages = newMemoryMessagesSharing(sh.messages.spares)
+	sh.messages.deleteEntity(sh.id)
 	sh.states, sh.dups, sh.history, sh.histPeak = nil, nil, nil, 0
 }
 
