@@ -136,6 +136,13 @@ func BenchmarkMemoryLoop(b *testing.B) {
 	b.Run("workers=8,queues=8", func(b *testing.B) {
 		benchLoopQueues(b, Options{Store: store.NewMemory()}, 8, 8, broker.EntitySettings{})
 	})
+	// One worker with the machine's other core kept busy by another
+	// process (startSpinner): on two cores, what one worker costs when,
+	// as with eight, the runtime has no idle core to collect on.
+	b.Run("workers=1,other-core=busy", func(b *testing.B) {
+		defer startSpinner(b)()
+		benchLoop(b, store.NewMemory(), 1)
+	})
 }
 
 // BenchmarkHistoryLoop is the memory and durable loops with the message
