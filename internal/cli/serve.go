@@ -11,6 +11,7 @@ import (
 
 	"github.com/peeklock/peeklock/broker/metrics"
 	"github.com/peeklock/peeklock/internal/gctune"
+	"github.com/peeklock/peeklock/internal/proctune"
 )
 
 // newServeCommand returns `peeklock serve`: the broker without a screen,
@@ -74,6 +75,7 @@ func runServe(ctx context.Context, logw io.Writer, b brokerFlags, sf sshFlags, d
 		}
 	}
 	gctune.Start(ctx)
+	proctune.Start(ctx)
 	log := slog.New(slog.NewTextHandler(logw, nil))
 	ev, err := b.front.entraValidator(log)
 	if err != nil {

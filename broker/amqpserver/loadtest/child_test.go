@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/peeklock/peeklock/internal/gctune"
+	"github.com/peeklock/peeklock/internal/proctune"
 )
 
 // Environment of a child process that serves a listener (see runChild).
@@ -80,6 +81,7 @@ func runChild(in io.Reader, out, log io.Writer) int {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	gctune.Start(ctx) // as peeklock serve does
+	proctune.Start(ctx)
 	l, err := startListener(o)
 	if err != nil {
 		fmt.Fprintf(log, "loadtest child: %v\n", err)
