@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -50,21 +51,16 @@ func TestStartFollowsUse(t *testing.T) {
 	start(ctx, policy{raiseAt: 0.1, lowerBelow: 0.05, lowerAfter: 3}, 20*time.Millisecond)
 	waitFor(t, "one P while idle", func() bool { return runtime.GOMAXPROCS(0) == 1 })
 
-	stop := make(chan struct{})
+	var stop atomic.Bool
 	var wg sync.WaitGroup
 	for range 2 {
 		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
+			for !stop.Load() { // spin
 			}
 		})
 	}
 	waitFor(t, "the default Ps while busy", func() bool { return runtime.GOMAXPROCS(0) == def })
-	close(stop)
+	stop.Store(true)
 	wg.Wait()
 
 	waitFor(t, "one P once idle again", func() bool { return runtime.GOMAXPROCS(0) == 1 })
