@@ -75,7 +75,6 @@ func runServe(ctx context.Context, logw io.Writer, b brokerFlags, sf sshFlags, d
 		}
 	}
 	gctune.Start(ctx)
-	proctune.Start(ctx)
 	log := slog.New(slog.NewTextHandler(logw, nil))
 	ev, err := b.front.entraValidator(log)
 	if err != nil {
@@ -128,6 +127,7 @@ func runServe(ctx context.Context, logw io.Writer, b brokerFlags, sf sshFlags, d
 		case <-ctx.Done():
 		}
 	}()
+	proctune.Start(ctx) // once the store has sized its caches by the Ps
 	if plan != nil {
 		err := plan.serve(ctx, eng, sl, log)
 		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {

@@ -73,7 +73,9 @@ func (t *tuner) next(used float64) bool {
 // number of Ps (runtime.SetDefaultGOMAXPROCS, which follows the CPU limit)
 // as soon as one P is nearly full (RaiseAt), until it uses less than
 // LowerBelow of a core again (for LowerAfter Intervals); when ctx ends it
-// leaves the default. It does nothing when the GOMAXPROCS
+// leaves the default. Start it once the process has sized itself: a
+// library that sizes its shards by GOMAXPROCS when it opens (Pebble's
+// caches) would see one P. It does nothing when the GOMAXPROCS
 // environment variable is set, on a machine of one core, or where the
 // process's CPU time cannot be read.
 func Start(ctx context.Context) {

@@ -81,12 +81,12 @@ func runChild(in io.Reader, out, log io.Writer) int {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	gctune.Start(ctx) // as peeklock serve does
-	proctune.Start(ctx)
 	l, err := startListener(o)
 	if err != nil {
 		fmt.Fprintf(log, "loadtest child: %v\n", err)
 		return 1
 	}
+	proctune.Start(ctx) // as serve does, once the store is open
 	fmt.Fprintf(out, "addr %s\n", l.addr)
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
