@@ -7,12 +7,12 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/peeklock/peeklock/broker"
 	"github.com/peeklock/peeklock/broker/engine/store"
+	"github.com/peeklock/peeklock/internal/proccpu"
 )
 
 // benchLoop runs send + peek-lock receive + complete of 1 KiB messages in
@@ -64,7 +64,7 @@ func benchLoopQueues(b *testing.B, opts Options, workers, queues int, s broker.E
 	const batch = 64
 	b.ResetTimer()
 	start := time.Now()
-	cpu0 := processCPU()
+	cpu0, _ := proccpu.Used()
 	var wg sync.WaitGroup
 	per := (b.N + workers - 1) / workers
 	for w := range workers {
@@ -114,17 +114,8 @@ func benchLoopQueues(b *testing.B, opts Options, workers, queues int, s broker.E
 	// The process's CPU time per message (all goroutines, the GC and the
 	// store's included) tells costs apart on a busy machine, where the
 	// wall-clock rate varies with the other load.
-	b.ReportMetric(float64(processCPU()-cpu0)/float64(per*workers), "cpu-ns/msg")
-}
-
-// processCPU returns the CPU time the process has used, user and system,
-// in nanoseconds.
-func processCPU() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
+	cpu1, _ := proccpu.Used()
+	b.ReportMetric(float64(cpu1-cpu0)/float64(per*workers), "cpu-ns/msg")
 }
 
 func BenchmarkMemoryLoop(b *testing.B) {

@@ -17,7 +17,7 @@ const spinnerEnv = "PEEKLOCK_BENCH_SPINNER"
 // startSpinner starts a child process that spins on one core until the
 // returned stop is called (or, at the latest, until the benchmark's process
 // is gone: the child stops when its standard input closes). The child's
-// CPU is not the benchmark's: processCPU counts this process only.
+// CPU is not the benchmark's: proccpu.Used counts this process only.
 //
 // One worker of the engine loop on a two-core machine leaves a core idle,
 // and the Go runtime uses it for the collector's marking and sweeping,

@@ -18,6 +18,8 @@ import (
 	"os"
 	"runtime"
 	"time"
+
+	"github.com/peeklock/peeklock/internal/proccpu"
 )
 
 // The policy; see tuner.next.
@@ -87,7 +89,7 @@ func start(ctx context.Context, p policy, every time.Duration) {
 	if os.Getenv("GOMAXPROCS") != "" || runtime.GOMAXPROCS(0) < 2 {
 		return
 	}
-	if _, ok := processCPU(); !ok {
+	if _, ok := proccpu.Used(); !ok {
 		return
 	}
 	runtime.GOMAXPROCS(1) // a process starts idle
@@ -99,14 +101,14 @@ func run(ctx context.Context, t *tuner, every time.Duration) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	defer runtime.SetDefaultGOMAXPROCS()
-	cpu, _ := processCPU()
+	cpu, _ := proccpu.Used()
 	at := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case now := <-tick.C:
-			c, _ := processCPU()
+			c, _ := proccpu.Used()
 			wall := now.Sub(at)
 			if wall <= 0 {
 				continue

@@ -3,7 +3,17 @@ package loadtest
 import (
 	"fmt"
 	"runtime/metrics"
+	"time"
+
+	"github.com/peeklock/peeklock/internal/proccpu"
 )
+
+// processCPU returns the user and system CPU time this process used so
+// far, or 0 if the system does not tell.
+func processCPU() time.Duration {
+	d, _ := proccpu.Used()
+	return d
+}
 
 // counters are what a listener's process counted so far besides its CPU
 // time, which tell what that time went to: page faults (in this VM each

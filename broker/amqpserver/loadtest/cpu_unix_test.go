@@ -8,18 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 )
-
-// processCPU returns the user and system CPU time this process used so
-// far, or 0 if the system does not tell.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // countersNow returns what this process counted so far: page faults
 // (minor and major) and context switches (voluntary and not) from

@@ -1,14 +1,15 @@
 //go:build unix
 
-package proctune
+package proccpu
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU returns the user and system CPU time the process has used.
-func processCPU() (time.Duration, bool) {
+// Used returns the user and system CPU time the process has used so far,
+// and false when the system does not tell.
+func Used() (time.Duration, bool) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0, false
