@@ -116,16 +116,13 @@ func run(ctx context.Context, t *tuner, every time.Duration) {
 			used := float64(c-cpu) / float64(wall)
 			cpu, at = c, now
 			was := t.one
-			if t.next(used) == was {
-				continue
-			}
-			if t.one {
-				if runtime.GOMAXPROCS(0) < 2 { // the default became one P meanwhile
-					t.one = false
-					continue
-				}
+			switch one := t.next(used); {
+			case one == was:
+			case one && runtime.GOMAXPROCS(0) < 2: // the default became one P meanwhile
+				t.one = false
+			case one:
 				runtime.GOMAXPROCS(1)
-			} else {
+			default:
 				runtime.SetDefaultGOMAXPROCS()
 			}
 		}
