@@ -1,0 +1,80 @@
+package store
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/peeklock/peeklock/broker"
+)
+
+// TestPebbleBodiesInBlobFiles checks the store's value separation (see
+// bodiesApart): a flush puts large messages into blob files and keeps small
+// ones in the sstables, both read back whole after a reopen, and once every
+// message is deleted and the levels compacted no blob file is left.
+func TestPebbleBodiesInBlobFiles(t *testing.T) {
+	dir := t.TempDir()
+	opts := PebbleOptions{NoSync: true}
+	s, misuses := openMisuseCounting(t, dir, opts)
+	rng := rand.New(rand.NewPCG(3, 4))
+	var locs []Loc
+	want := map[Loc][]byte{}
+	for i := range 300 {
+		loc := Loc{Entity: 1, Seq: int64(i + 1)}
+		m, meta := testMessage(loc.Seq)
+		size := 1024
+		if i%2 == 0 {
+			size = 16 // under blobMinimumSize with its record
+		}
+		m.Body = make([]byte, size)
+		for j := range m.Body {
+			m.Body[j] = byte(rng.UintN(256))
+		}
+		var b Batch
+		b.PutMessage(loc, meta, m)
+		apply(t, s, &b)
+		locs, want[loc] = append(locs, loc), m.Body
+	}
+	if err := s.db.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	blobs := s.db.Metrics().BlobFiles
+	// A large message's record is its body and a few dozen bytes more.
+	if blobs.LiveCount == 0 || blobs.ReferencedValueSize < 150*1024 {
+		t.Fatalf("after a flush: %d blob files holding %d bytes; want the 150 large messages in blob files",
+			blobs.LiveCount, blobs.ReferencedValueSize)
+	}
+	if blobs.ReferencedValueSize > 150*(1024+64) {
+		t.Fatalf("after a flush: %d bytes in blob files; the 150 small messages belong in the sstables", blobs.ReferencedValueSize)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, misuses = openMisuseCounting(t, dir, opts)
+	load(t, s)
+	got := make([]*broker.Message, len(locs))
+	if err := s.Bodies(locs, got); err != nil {
+		t.Fatal(err)
+	}
+	for i, loc := range locs {
+		if got[i] == nil || !bytes.Equal(got[i].Body, want[loc]) {
+			t.Fatalf("message %d after a reopen: body differs from the one put", loc.Seq)
+		}
+	}
+	var b Batch
+	for _, loc := range locs {
+		b.DeleteMessage(loc)
+	}
+	apply(t, s, &b)
+	compactAll(t, s)
+	if blobs := s.db.Metrics().BlobFiles; blobs.LiveCount != 0 {
+		t.Fatalf("every message deleted and compacted: %d blob files (%d bytes) still live", blobs.LiveCount, blobs.LiveSize)
+	}
+	if n := misuses.Load(); n != 0 {
+		t.Fatalf("%d single deletes met a second Set", n)
+	}
+	for _, loc := range locs {
+		wantNotFound(t, s, loc)
+	}
+}
