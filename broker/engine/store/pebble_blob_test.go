@@ -15,7 +15,7 @@ import (
 func TestPebbleBodiesInBlobFiles(t *testing.T) {
 	dir := t.TempDir()
 	opts := PebbleOptions{NoSync: true}
-	s, misuses := openMisuseCounting(t, dir, opts)
+	s, _ := openMisuseCounting(t, dir, opts)
 	rng := rand.New(rand.NewPCG(3, 4))
 	var locs []Loc
 	want := map[Loc][]byte{}
@@ -51,7 +51,7 @@ func TestPebbleBodiesInBlobFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s, misuses = openMisuseCounting(t, dir, opts)
+	s, misuses := openMisuseCounting(t, dir, opts)
 	load(t, s)
 	got := make([]*broker.Message, len(locs))
 	if err := s.Bodies(locs, got); err != nil {
