@@ -51,6 +51,9 @@ type PebbleOptions struct {
 	// fs replaces the operating system's file system (tests use a
 	// crash-simulating in-memory one).
 	fs vfs.FS
+	// blobRewriteAge replaces the age at which a blob file with garbage
+	// may be rewritten (see bodiesApart); 0: blobRewriteAge.
+	blobRewriteAge time.Duration
 	// misuse, when not nil, is told of every misuse Pebble sees (tests of
 	// the single deletes).
 	misuse func(pebble.PossibleAPIMisuseInfo)
@@ -119,7 +122,7 @@ func OpenPebble(dir string, opts PebbleOptions) (*Pebble, error) {
 			},
 		},
 	}
-	po.Experimental.ValueSeparationPolicy = bodiesApart
+	po.Experimental.ValueSeparationPolicy = bodiesApart(opts.blobRewriteAge)
 	if po.CacheSize <= 0 {
 		po.CacheSize = DefaultPebbleCacheSize
 	}
@@ -142,27 +145,37 @@ func OpenPebble(dir string, opts PebbleOptions) (*Pebble, error) {
 	return s, nil
 }
 
-// bodiesApart is the store's value separation: a flush writes each value
-// of at least blobMinimumSize bytes (a message's record, mostly its body)
-// to a blob file and only a reference to it into the sstable, so that
+// bodiesApart returns the store's value separation: a flush writes each
+// value of at least blobMinimumSize bytes (a message's record, mostly its
+// body) to a blob file and only a reference to it into the sstable, so that
 // compactions move keys and references, not bodies: with a backlog of
 // 100,000 to 200,000 messages of 1 KiB, the listener spent 20-31% less CPU
 // per message sending them and up to 20% less receiving them
-// (BENCHMARKS.md, session 34). A queue
-// deletes its messages in about the order it wrote them, so blob files
-// mostly die whole; one that keeps a few long-lived messages (dead
-// letters, deferred ones) is rewritten once half of what blob files hold
-// is garbage and it is five minutes old: space stays within twice what is
-// live, and a backlog being drained is not rewritten while it drains.
-func bodiesApart() pebble.ValueSeparationPolicy {
-	return pebble.ValueSeparationPolicy{
-		Enabled:               true,
-		MinimumSize:           blobMinimumSize,
-		MaxBlobReferenceDepth: 10,
-		RewriteMinimumAge:     5 * time.Minute,
-		TargetGarbageRatio:    0.5,
+// (BENCHMARKS.md, session 34). A queue deletes its messages in about the
+// order it wrote them, so blob files mostly die whole. One that keeps a few
+// long-lived messages (dead letters, deferred ones) is rewritten with only
+// them once half of what blob files hold is garbage and the file is
+// rewriteAge old (0: blobRewriteAge), at Pebble's next compaction: blob
+// files stay within about twice what is live, and a backlog is not
+// rewritten while it is being drained.
+func bodiesApart(rewriteAge time.Duration) func() pebble.ValueSeparationPolicy {
+	if rewriteAge == 0 {
+		rewriteAge = blobRewriteAge
+	}
+	return func() pebble.ValueSeparationPolicy {
+		return pebble.ValueSeparationPolicy{
+			Enabled:               true,
+			MinimumSize:           blobMinimumSize,
+			MaxBlobReferenceDepth: 10,
+			RewriteMinimumAge:     rewriteAge,
+			TargetGarbageRatio:    0.5,
+		}
 	}
 }
+
+// blobRewriteAge is how old a blob file must be before bodiesApart lets
+// Pebble rewrite it to drop its garbage.
+const blobRewriteAge = 5 * time.Minute
 
 // blobMinimumSize is the smallest value that bodiesApart separates: below
 // it, the reference and the second read cost more than moving the value.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/peeklock/peeklock/broker"
 )
@@ -77,4 +78,82 @@ func TestPebbleBodiesInBlobFiles(t *testing.T) {
 	for _, loc := range locs {
 		wantNotFound(t, s, loc)
 	}
+}
+
+// TestPebbleRewritesPinnedBlobFiles checks that a few long-lived messages do
+// not keep the blob files of a drained backlog (see bodiesApart): once the
+// blob files are old enough, Pebble's compactions rewrite them until at
+// most half of what they hold is garbage, and the messages kept read back
+// whole, before and after a reopen.
+func TestPebbleRewritesPinnedBlobFiles(t *testing.T) {
+	dir := t.TempDir()
+	opts := PebbleOptions{NoSync: true, MemTableSize: 256 << 10, BodyCacheSize: -1, blobRewriteAge: time.Nanosecond}
+	s, misuses := openMisuseCounting(t, dir, opts)
+	const n, keepEvery = 2000, 40
+	body := bytes.Repeat([]byte("peeklock"), 128)
+	var kept, gone []Loc
+	for i := 0; i < n; i += 50 {
+		var b Batch
+		for j := i; j < i+50; j++ {
+			loc := Loc{Entity: 1, Seq: int64(j + 1)}
+			m, meta := testMessage(loc.Seq)
+			m.Body = body
+			b.PutMessage(loc, meta, m)
+			if j%keepEvery == 0 {
+				kept = append(kept, loc)
+			} else {
+				gone = append(gone, loc)
+			}
+		}
+		apply(t, s, &b)
+	}
+	var b Batch
+	for _, loc := range gone {
+		b.DeleteMessage(loc)
+	}
+	apply(t, s, &b)
+	compactAll(t, s)
+	blobs := s.db.Metrics().BlobFiles
+	t.Logf("drained: %d blob files, %d bytes of values, %d referenced", blobs.LiveCount, blobs.ValueSize, blobs.ReferencedValueSize)
+	if blobs.ValueSize < 10*blobs.ReferencedValueSize {
+		t.Fatalf("drained: %d bytes of values in blob files, %d referenced; want the kept messages to pin most of the backlog's files", blobs.ValueSize, blobs.ReferencedValueSize)
+	}
+	// Pebble picks a rewrite when it schedules compactions: after a flush.
+	deadline := time.Now().Add(30 * time.Second)
+	for seq := int64(n + 1); ; seq++ {
+		blobs = s.db.Metrics().BlobFiles
+		if blobs.ValueSize <= 2*blobs.ReferencedValueSize {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30 s: %d bytes of values in blob files, %d referenced; want at most twice", blobs.ValueSize, blobs.ReferencedValueSize)
+		}
+		putMessage(t, s, Loc{Entity: 2, Seq: seq})
+		if err := s.db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("rewritten: %d blob files, %d bytes of values, %d referenced", blobs.LiveCount, blobs.ValueSize, blobs.ReferencedValueSize)
+	check := func() {
+		t.Helper()
+		got := make([]*broker.Message, len(kept))
+		if err := s.Bodies(kept, got); err != nil {
+			t.Fatal(err)
+		}
+		for i, m := range got {
+			if m == nil || !bytes.Equal(m.Body, body) {
+				t.Fatalf("message %d kept: body lost or changed", kept[i].Seq)
+			}
+		}
+	}
+	check()
+	if n := misuses.Load(); n != 0 {
+		t.Fatalf("%d single deletes met a second Set", n)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, _ = openMisuseCounting(t, dir, opts)
+	load(t, s)
+	check()
 }
