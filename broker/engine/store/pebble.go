@@ -156,8 +156,8 @@ func OpenPebble(dir string, opts PebbleOptions) (*Pebble, error) {
 // long-lived messages (dead letters, deferred ones) is rewritten with only
 // them once half of what blob files hold is garbage and the file is
 // rewriteAge old (0: blobRewriteAge), at Pebble's next compaction: blob
-// files stay within about twice what is live, and a backlog is not
-// rewritten while it is being drained.
+// files stay within about twice what is live, and a backlog drained
+// within blobRewriteAge is never rewritten.
 func bodiesApart(rewriteAge time.Duration) func() pebble.ValueSeparationPolicy {
 	if rewriteAge == 0 {
 		rewriteAge = blobRewriteAge
