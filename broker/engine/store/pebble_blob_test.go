@@ -147,8 +147,8 @@ func TestPebbleRewritesPinnedBlobFiles(t *testing.T) {
 		}
 	}
 	check()
-	if n := misuses.Load(); n != 0 {
-		t.Fatalf("%d single deletes met a second Set", n)
+	if misused := misuses.Load(); misused != 0 {
+		t.Fatalf("%d single deletes met a second Set", misused)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
