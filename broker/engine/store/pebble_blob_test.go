@@ -2,7 +2,9 @@ package store
 
 import (
 	"bytes"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -28,10 +30,7 @@ func TestPebbleBodiesInBlobFiles(t *testing.T) {
 		if i%2 == 0 {
 			size = 16 // under blobMinimumSize with its record
 		}
-		m.Body = make([]byte, size)
-		for j := range m.Body {
-			m.Body[j] = byte(rng.UintN(256))
-		}
+		m.Body = randomBody(rng, size)
 		var b Batch
 		b.PutMessage(loc, meta, m)
 		apply(t, s, &b)
@@ -55,15 +54,7 @@ func TestPebbleBodiesInBlobFiles(t *testing.T) {
 
 	s, misuses := openMisuseCounting(t, dir, opts)
 	load(t, s)
-	got := make([]*broker.Message, len(locs))
-	if err := s.Bodies(locs, got); err != nil {
-		t.Fatal(err)
-	}
-	for i, loc := range locs {
-		if got[i] == nil || !bytes.Equal(got[i].Body, want[loc]) {
-			t.Fatalf("message %d after a reopen: body differs from the one put", loc.Seq)
-		}
-	}
+	wantBodies(t, s, want)
 	var b Batch
 	for _, loc := range locs {
 		b.DeleteMessage(loc)
@@ -92,7 +83,8 @@ func TestPebbleRewritesPinnedBlobFiles(t *testing.T) {
 	s, misuses := openMisuseCounting(t, dir, opts)
 	const n, keepEvery = 2000, 40
 	body := bytes.Repeat([]byte("peeklock"), 128)
-	var kept, gone []Loc
+	var gone []Loc
+	kept := map[Loc][]byte{}
 	for i := 0; i < n; i += 50 {
 		var b Batch
 		for j := i; j < i+50; j++ {
@@ -101,7 +93,7 @@ func TestPebbleRewritesPinnedBlobFiles(t *testing.T) {
 			m.Body = body
 			b.PutMessage(loc, meta, m)
 			if j%keepEvery == 0 {
-				kept = append(kept, loc)
+				kept[loc] = body
 			} else {
 				gone = append(gone, loc)
 			}
@@ -135,19 +127,7 @@ func TestPebbleRewritesPinnedBlobFiles(t *testing.T) {
 		}
 	}
 	t.Logf("rewritten: %d blob files, %d bytes of values, %d referenced", blobs.LiveCount, blobs.ValueSize, blobs.ReferencedValueSize)
-	check := func() {
-		t.Helper()
-		got := make([]*broker.Message, len(kept))
-		if err := s.Bodies(kept, got); err != nil {
-			t.Fatal(err)
-		}
-		for i, m := range got {
-			if m == nil || !bytes.Equal(m.Body, body) {
-				t.Fatalf("message %d kept: body lost or changed", kept[i].Seq)
-			}
-		}
-	}
-	check()
+	wantBodies(t, s, kept)
 	if misused := misuses.Load(); misused != 0 {
 		t.Fatalf("%d single deletes met a second Set", misused)
 	}
@@ -156,7 +136,7 @@ func TestPebbleRewritesPinnedBlobFiles(t *testing.T) {
 	}
 	s, _ = openMisuseCounting(t, dir, opts)
 	load(t, s)
-	check()
+	wantBodies(t, s, kept)
 }
 
 // TestPebbleBlobFilesSurviveACrash is TestPebbleWaitIsDurable with large
@@ -179,10 +159,7 @@ func TestPebbleBlobFilesSurviveACrash(t *testing.T) {
 		for j := i; j < i+25; j++ {
 			loc := Loc{Entity: 1, Seq: int64(j + 1)}
 			m, meta := testMessage(loc.Seq)
-			m.Body = make([]byte, 1024)
-			for k := range m.Body {
-				m.Body[k] = byte(rng.UintN(256))
-			}
+			m.Body = randomBody(rng, 1024)
 			b.PutMessage(loc, meta, m)
 			want[loc] = m.Body
 		}
@@ -206,20 +183,32 @@ func TestPebbleBlobFilesSurviveACrash(t *testing.T) {
 	}
 	defer s2.Close()
 	load(t, s2)
-	locs := make([]Loc, 0, len(want))
-	for loc := range want {
-		locs = append(locs, loc)
+	wantBodies(t, s2, want)
+	for _, loc := range deleted {
+		wantNotFound(t, s2, loc)
 	}
+}
+
+// randomBody returns n random bytes: a body Pebble cannot compress.
+func randomBody(rng *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(rng.UintN(256))
+	}
+	return b
+}
+
+// wantBodies checks that s reads back each message of want with its body.
+func wantBodies(t *testing.T, s *Pebble, want map[Loc][]byte) {
+	t.Helper()
+	locs := slices.Collect(maps.Keys(want))
 	got := make([]*broker.Message, len(locs))
-	if err := s2.Bodies(locs, got); err != nil {
+	if err := s.Bodies(locs, got); err != nil {
 		t.Fatal(err)
 	}
 	for i, loc := range locs {
 		if got[i] == nil || !bytes.Equal(got[i].Body, want[loc]) {
-			t.Fatalf("message %d after the crash: lost or changed", loc.Seq)
+			t.Fatalf("message %d: body lost or changed", loc.Seq)
 		}
-	}
-	for _, loc := range deleted {
-		wantNotFound(t, s2, loc)
 	}
 }
